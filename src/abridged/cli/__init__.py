@@ -1,0 +1,1 @@
+"""The abridged command line."""

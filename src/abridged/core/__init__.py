@@ -1,0 +1,1 @@
+"""The pure core: message model, tokens, context windows, turns and budget; no I/O."""

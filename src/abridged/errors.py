@@ -1,0 +1,115 @@
+"""Typed errors of abridged, each carrying the context needed to act on it (never secrets)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class AbridgedError(Exception):
+    """Base of every error abridged raises on purpose.
+
+    ``context`` holds what identifies the problem (conversation id, message index, sizes), so
+    callers can act on it without parsing the message text.
+    """
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context: Mapping[str, Any] = {k: v for k, v in context.items() if v is not None}
+
+    def __str__(self) -> str:
+        if not self.context:
+            return self.message
+        details = ", ".join(f"{k}={v!r}" for k, v in self.context.items())
+        return f"{self.message} ({details})"
+
+
+class MessageValidationError(AbridgedError, ValueError):
+    """A message, or a list of messages, is malformed: names the message index and field."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        index: int | None = None,
+        field: str | None = None,
+        conversation_id: str | None = None,
+        **context: Any,
+    ) -> None:
+        super().__init__(
+            message, conversation_id=conversation_id, index=index, field=field, **context
+        )
+        self.index = index
+        self.field = field
+        self.conversation_id = conversation_id
+
+
+class FormatError(AbridgedError, ValueError):
+    """Input in a provider or transcript format could not be read: names where and what."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        format: str,
+        path: str | None = None,
+        line: int | None = None,
+        index: int | None = None,
+        expected: str | None = None,
+        **context: Any,
+    ) -> None:
+        super().__init__(
+            message,
+            format=format,
+            path=path,
+            line=line,
+            index=index,
+            expected=expected,
+            **context,
+        )
+        self.format = format
+        self.path = path
+        self.line = line
+        self.index = index
+        self.expected = expected
+
+
+class SettingError(AbridgedError, ValueError):
+    """A setting is outside its valid range: names the setting, its value and the range."""
+
+    def __init__(self, name: str, value: object, valid: str, **context: Any) -> None:
+        super().__init__(
+            f"setting {name}={value!r} is invalid: expected {valid}",
+            setting=name,
+            value=value,
+            valid=valid,
+            **context,
+        )
+        self.name = name
+        self.value = value
+        self.valid = valid
+
+
+class ContextOverflowError(AbridgedError):
+    """The context cannot be brought within the window (or the provider said it was too long)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tokens: int | None = None,
+        limit: int | None = None,
+        conversation_id: str | None = None,
+        **context: Any,
+    ) -> None:
+        super().__init__(
+            message, tokens=tokens, limit=limit, conversation_id=conversation_id, **context
+        )
+        self.tokens = tokens
+        self.limit = limit
+        self.conversation_id = conversation_id
+
+
+class ProviderError(AbridgedError):
+    """A provider or provider-like endpoint failed (probe, model call); never includes API keys."""

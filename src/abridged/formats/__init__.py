@@ -1,0 +1,1 @@
+"""Edges: converters between provider wire formats, transcript files and the core model."""

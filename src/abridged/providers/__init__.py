@@ -1,0 +1,1 @@
+"""Edges that talk to providers: limits probe, model registry snapshot, exact tokenizers."""
