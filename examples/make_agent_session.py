@@ -43,7 +43,12 @@ MODULES = ["invoices", "payments", "customers", "reports", "tax", "currency", "a
 
 
 def _source_file(rng: random.Random, module: str, lines: int) -> str:
-    out = [f'"""{module.capitalize()} helpers for the ledger."""', "", "from decimal import Decimal", ""]
+    out = [
+        f'"""{module.capitalize()} helpers for the ledger."""',
+        "",
+        "from decimal import Decimal",
+        "",
+    ]
     for n in range(lines // 6):
         name = f"{rng.choice(['load', 'compute', 'render', 'check', 'apply'])}_{module}_{n}"
         out += [
@@ -97,8 +102,13 @@ def _observation(output: str, returncode: int = 0) -> str:
 def build_steps(rng: random.Random) -> list[tuple[str, str]]:
     """The (assistant text, observation) pairs of the session, in order."""
     steps: list[tuple[str, str]] = [
-        (_step("Let me look at the repository layout first.", "find ledger tests -name '*.py' | sort"),
-         _observation(_listing(rng))),
+        (
+            _step(
+                "Let me look at the repository layout first.",
+                "find ledger tests -name '*.py' | sort",
+            ),
+            _observation(_listing(rng)),
+        ),
     ]
     for i, module in enumerate(MODULES):
         path = f"ledger/{module}/{module}_{i:02d}.py"
@@ -170,7 +180,7 @@ def build_steps(rng: random.Random) -> list[tuple[str, str]]:
 
 def build_session() -> dict[str, object]:
     """The whole session as one JSON object in the shape of the shared SWE-bench file."""
-    import toktok  # the real o200k tokenizer stands in for the provider's count
+    import toktok  # noqa: PLC0415 - the real o200k tokenizer stands in for the provider's count
 
     rng = random.Random(20261122)
     messages: list[dict[str, object]] = [

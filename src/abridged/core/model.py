@@ -77,7 +77,7 @@ class File:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A call of a tool by the model. ``arguments`` is the JSON text exactly as the model wrote it."""
+    """A call of a tool by the model; ``arguments`` is the JSON text exactly as the model wrote."""
 
     id: str
     name: str
@@ -220,7 +220,7 @@ class Message:
         cls, call_id: str, content: str, *, name: str = "", is_error: bool = False, **kwargs: Any
     ) -> Message:
         """A tool message holding one result."""
-        return cls("tool", (ToolResult(call_id, name, content, is_error),), **kwargs)
+        return cls("tool", (ToolResult(call_id, name, (Text(content),), is_error),), **kwargs)
 
     # -- views --------------------------------------------------------------------------------
 
@@ -287,7 +287,8 @@ def assign_ids(messages: Sequence[Message], *, prefix: str = "m") -> list[Messag
     out: list[Message] = []
     previous = ""
     seen: set[str] = set()
-    for message in messages:
+    for original in messages:
+        message = original
         derived = message.id == "m" + message.fingerprint[:20]
         if derived or message.id in seen:
             digest = hashlib.blake2b(

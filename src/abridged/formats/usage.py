@@ -45,7 +45,8 @@ def usage_from_openai(usage: Mapping[str, Any] | None) -> Usage | None:
         or usage.get("cached_tokens")
     )
     cache_write = _int(
-        _get(usage, "prompt_tokens_details", "cache_write_tokens") or usage.get("cache_write_tokens")
+        _get(usage, "prompt_tokens_details", "cache_write_tokens")
+        or usage.get("cache_write_tokens")
     )
     reasoning = _int(
         _get(usage, "completion_tokens_details", "reasoning_tokens")

@@ -1,0 +1,5 @@
+"""``python -m abridged``: the command line."""
+
+from abridged.cli.app import main
+
+main()
