@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-* && touch $@
 
 run: $(STAMP)
-	$(BIN)/abridged analyze examples/agent-session.jsonl
+	$(BIN)/abridged analyze examples/agent-session.jsonl --window 16k
 
 test: $(STAMP)
 	$(BIN)/ruff check .
