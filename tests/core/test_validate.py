@@ -48,8 +48,9 @@ def test_duplicate_call_ids() -> None:
 
 
 def test_missing_result_before_next_model_message_or_user() -> None:
-    assert (0, "parts", "missing_tool_result") in _codes([_call("a", "b"), Message.tool("a", "x"),
-                                                           Message.assistant("next")])
+    assert (0, "parts", "missing_tool_result") in _codes(
+        [_call("a", "b"), Message.tool("a", "x"), Message.assistant("next")]
+    )
     assert (0, "parts", "missing_tool_result") in _codes([_call("a"), Message.user("hey")])
     # A pending call at the very end is a step in progress, not an error.
     assert _codes([Message.user("u"), _call("a")]) == []
@@ -76,7 +77,10 @@ def test_invalid_json_arguments_are_a_warning_not_an_error() -> None:
 
 
 def test_parts_not_allowed_for_role() -> None:
-    msgs = [Message("system", (Image(url="http://x/y.png"),)), Message("user", (ToolCall("a", "t"),))]
+    msgs = [
+        Message("system", (Image(url="http://x/y.png"),)),
+        Message("user", (ToolCall("a", "t"),)),
+    ]
     assert _codes(msgs) == [
         (0, "parts[0]", "part_not_allowed"),
         (1, "parts[0]", "part_not_allowed"),

@@ -78,4 +78,8 @@ def test_round_trips(u: Usage) -> None:
     back = usage_from_anthropic(usage_to_anthropic(u))
     assert back is not None
     assert back.context_tokens == u.context_tokens
-    assert (back.cache_read, back.cache_write, back.output) == (u.cache_read, u.cache_write, u.output)
+    assert (back.cache_read, back.cache_write, back.output) == (
+        u.cache_read,
+        u.cache_write,
+        u.output,
+    )

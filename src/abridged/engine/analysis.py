@@ -1,4 +1,4 @@
-"""Where a transcript's tokens go: per-category totals, per-call context sizes, what would trigger."""
+"""Where a transcript's tokens go: totals per category, context size per call, what triggers."""
 
 from __future__ import annotations
 
