@@ -42,7 +42,18 @@ if TYPE_CHECKING:
         assign_ids,
     )
 
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = [
+    "File",
+    "Image",
+    "Message",
+    "Reasoning",
+    "Text",
+    "ToolCall",
+    "ToolResult",
+    "Usage",
+    "__version__",
+    "assign_ids",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -113,3 +113,31 @@ class ContextOverflowError(AbridgedError):
 
 class ProviderError(AbridgedError):
     """A provider or provider-like endpoint failed (probe, model call); never includes API keys."""
+
+
+class StoreError(AbridgedError):
+    """The store could not do what was asked: names the conversation, session or message."""
+
+
+class NotFoundError(StoreError, LookupError):
+    """A conversation, session or message does not exist (or not in the conversation named)."""
+
+
+class OwnershipError(StoreError, PermissionError):
+    """The conversation belongs to another owner; nothing was read or changed."""
+
+
+class ConflictError(StoreError):
+    """A compare-and-swap on ``conversations.version`` lost: another writer changed it first."""
+
+
+class ContentionError(ConflictError):
+    """A writer lost the compare-and-swap again after re-reading and retrying once."""
+
+
+class SchemaVersionError(StoreError):
+    """The database schema is not the one this abridged knows; the message says how to upgrade."""
+
+
+class CorruptRowError(StoreError):
+    """A stored row cannot be decoded: names the conversation and the message (or session)."""

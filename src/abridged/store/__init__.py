@@ -1,0 +1,52 @@
+"""Durable conversations: the SQLAlchemy store, its sessions and the single writer (an edge).
+
+``Store(url)`` keeps every message on SQLite (default) or PostgreSQL; ``upgrade(url)`` migrates a
+database's schema. Values it takes and returns are in ``abridged.store.records``.
+"""
+
+from __future__ import annotations
+
+from abridged.core.protocols import Embedder
+from abridged.store.embed import HashingEmbedder
+from abridged.store.migrate import head_revision, upgrade
+from abridged.store.records import (
+    CompactionOutcome,
+    CompactionRecord,
+    Compactor,
+    Context,
+    ConversationInfo,
+    FinalizeRequest,
+    NewMessage,
+    ResumeResult,
+    SearchHit,
+    SessionInfo,
+    SessionTotals,
+    StoredCompaction,
+    StoredMessage,
+    StoredSummary,
+    SummaryMaker,
+)
+from abridged.store.store import Store
+
+__all__ = [
+    "CompactionOutcome",
+    "CompactionRecord",
+    "Compactor",
+    "Context",
+    "ConversationInfo",
+    "Embedder",
+    "FinalizeRequest",
+    "HashingEmbedder",
+    "NewMessage",
+    "ResumeResult",
+    "SearchHit",
+    "SessionInfo",
+    "SessionTotals",
+    "Store",
+    "StoredCompaction",
+    "StoredMessage",
+    "StoredSummary",
+    "SummaryMaker",
+    "head_revision",
+    "upgrade",
+]

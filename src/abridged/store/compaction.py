@@ -1,0 +1,262 @@
+"""The single writer's commits: compactions, the prune boundary, and the loser's re-read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from abridged.errors import ConflictError, ContentionError, StoreError
+from abridged.store import codec, lineage, queries
+from abridged.store.connect import transaction
+from abridged.store.records import (
+    CompactionOutcome,
+    CompactionRecord,
+    Compactor,
+    ConversationInfo,
+    SessionInfo,
+    SessionTotals,
+    StoredCompaction,
+    StoredSummary,
+)
+from abridged.store.schema import compactions, sessions
+from abridged.store.sessions import SessionOps
+
+
+def _file_ops(value: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    return {str(k): [str(p) for p in v] for k, v in value.items()}
+
+
+class CompactionOps(SessionOps):
+    """Every change of compaction state is one compare-and-swap on ``conversations.version``;
+    no transaction is open while a model runs."""
+
+    async def commit_compaction(
+        self,
+        conversation_id: str,
+        record: CompactionRecord,
+        *,
+        expected_version: int,
+        owner: str | None = None,
+    ) -> SessionInfo:
+        """Commit a compaction planned on the context read at ``expected_version``, in one
+        transaction: store the summary once, finalise the current session (final summary,
+        embedding, totals), start its child from the summary carrying messages from
+        ``record.cut_seq`` on, record the compaction, and make the child current.
+
+        ``ConflictError`` when another writer changed the conversation since (nothing is
+        written); ``Store.compact`` handles that as the design's loser does.
+        """
+        if not record.summary.text.strip():
+            raise StoreError(
+                "a compaction needs a non-empty summary; nothing was stored",
+                conversation_id=conversation_id,
+            )
+        vector, embedder = await self._vector(record.summary.text)
+
+        async def body(conn: AsyncConnection, conv: RowMapping) -> str:
+            locked = await queries.cas(conn, conversation_id, expected_version)
+            next_seq = int(locked["next_seq"])
+            cut = record.cut_seq
+            parent = await queries.session_row(conn, conversation_id, locked["current_session_id"])
+            if not 1 <= cut <= next_seq:
+                raise StoreError(
+                    "the cut is outside the conversation's messages",
+                    conversation_id=conversation_id,
+                    cut_seq=cut,
+                    next_seq=next_seq,
+                )
+            segments = lineage.child_segments(
+                queries.node(parent), queries.segments_of(parent), cut, next_seq
+            )
+            if segments is None:
+                segments = await _walk_back(conn, conversation_id, parent, cut, next_seq)
+            summary_id = await queries.insert_summary(
+                conn,
+                conversation_id,
+                record.summary,
+                covers_to_seq=cut,
+                vector=vector,
+                embedder=embedder,
+            )
+            totals = (await queries.live_totals(conn, conversation_id, parent["id"])).get(
+                parent["id"], SessionTotals()
+            )
+            await conn.execute(
+                update(sessions)
+                .where(sessions.c.id == parent["id"])
+                .values(
+                    final_summary_id=summary_id,
+                    finalized_at=codec.now(),
+                    **queries.totals_columns(totals),
+                )
+            )
+            child = await queries.insert_session(
+                conn,
+                conversation_id,
+                reason="compaction",
+                parent_id=parent["id"],
+                carry_from=cut,
+                start_seq=next_seq,
+                segments=segments,
+                start_summary_id=summary_id,
+            )
+            await conn.execute(
+                compactions.insert().values(
+                    id=queries.new_id(),
+                    conversation_id=conversation_id,
+                    session_id=parent["id"],
+                    child_session_id=child,
+                    summary_id=summary_id,
+                    trigger=record.trigger,
+                    tokens_before=record.tokens_before,
+                    tokens_after=record.tokens_after,
+                    cut_seq=cut,
+                    file_ops=codec.dumps(_file_ops(record.file_ops)),
+                    duration_ms=record.duration_ms,
+                    summarizer=record.summarizer,
+                    version=int(locked["version"]),
+                    created_at=codec.now(),
+                )
+            )
+            values: dict[str, Any] = {"current_session_id": child}
+            mark = locked["resummarize_from"]
+            if (
+                mark is not None
+                and record.resummarized_from is not None
+                and record.resummarized_from <= int(mark)
+            ):
+                values["resummarize_from"] = None
+            await queries.set_conversation(conn, conversation_id, **values)
+            return child
+
+        child = await self._write(conversation_id, owner, body, attempts=1)
+        return await self.get_session(conversation_id, child)
+
+    async def compact(
+        self, conversation_id: str, compactor: Compactor, *, owner: str | None = None
+    ) -> CompactionOutcome:
+        """Run a compaction through the single writer.
+
+        Reads the context, calls ``compactor`` on it (the model call: no transaction is open),
+        and commits the record it returns against the version read. A loser re-reads: if the
+        winner already covered its work (the current session carries from at or after its
+        cut) it skips; otherwise it plans and commits once more, and then reports
+        ``ContentionError``. ``compactor`` returning ``None`` means nothing to do.
+        """
+        context = await self.load_context(conversation_id, owner=owner)
+        record = await compactor(context)
+        if record is None:
+            return CompactionOutcome("nothing", attempts=1)
+        try:
+            session = await self.commit_compaction(
+                conversation_id, record, expected_version=context.version, owner=owner
+            )
+            return CompactionOutcome("committed", attempts=1, session=session, record=record)
+        except ConflictError:
+            pass
+        context = await self.load_context(conversation_id, owner=owner)
+        if context.session.carry_from >= record.cut_seq:
+            return CompactionOutcome("skipped", attempts=1, session=context.session)
+        record = await compactor(context)
+        if record is None:
+            return CompactionOutcome("nothing", attempts=2)
+        try:
+            session = await self.commit_compaction(
+                conversation_id, record, expected_version=context.version, owner=owner
+            )
+        except ConflictError as exc:
+            raise ContentionError(
+                "compaction lost the compare-and-swap twice; try again later",
+                conversation_id=conversation_id,
+                expected_version=context.version,
+            ) from exc
+        return CompactionOutcome("committed", attempts=2, session=session, record=record)
+
+    async def compactions(
+        self, conversation_id: str, *, owner: str | None = None
+    ) -> list[StoredCompaction]:
+        """The committed compactions of a conversation, oldest first."""
+        await self.open()
+        async with transaction(self._engine, "read") as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            rows = (
+                (
+                    await conn.execute(
+                        select(compactions)
+                        .where(compactions.c.conversation_id == conversation_id)
+                        .order_by(compactions.c.version)
+                    )
+                )
+                .mappings()
+                .all()
+            )
+            out = []
+            for row in rows:
+                summary = await queries.summary_by_id(conn, row["summary_id"])
+                ops = codec.loads_object(
+                    row["file_ops"],
+                    what="compaction file ops",
+                    conversation_id=conversation_id,
+                    compaction_id=row["id"],
+                )
+                record = CompactionRecord(
+                    cut_seq=int(row["cut_seq"]),
+                    summary=summary
+                    if summary is not None
+                    else StoredSummary("", {"deleted": True}),
+                    trigger=row["trigger"],
+                    tokens_before=int(row["tokens_before"]),
+                    tokens_after=int(row["tokens_after"]),
+                    file_ops={k: tuple(v) for k, v in ops.items()},
+                    duration_ms=float(row["duration_ms"]),
+                    summarizer=row["summarizer"],
+                )
+                out.append(
+                    StoredCompaction(
+                        id=row["id"],
+                        conversation_id=conversation_id,
+                        session_id=row["session_id"],
+                        child_session_id=row["child_session_id"],
+                        record=record,
+                        version=int(row["version"]),
+                        created_at=codec.aware(row["created_at"]),
+                    )
+                )
+        return out
+
+    async def set_prune_boundary(
+        self, conversation_id: str, seq: int, *, owner: str | None = None
+    ) -> ConversationInfo:
+        """Move the prune boundary forward to ``seq`` through the single writer; a boundary at
+        or beyond ``seq`` already covers it and nothing changes (it never moves back)."""
+
+        async def body(conn: AsyncConnection, conv: RowMapping) -> RowMapping:
+            if seq <= int(conv["prune_boundary"]):
+                return conv
+            await queries.cas(conn, conversation_id, int(conv["version"]), prune_boundary=seq)
+            return await queries.read_conversation(conn, conversation_id, None)
+
+        return codec.conversation_info(await self._write(conversation_id, owner, body))
+
+
+async def _walk_back(
+    conn: AsyncConnection, conversation_id: str, parent: RowMapping, cut: int, next_seq: int
+) -> list[lineage.Segment]:
+    """Segments for a cut before the parent's carry-from (the summarised boundary moving back
+    after an edit): walk up the compaction chain as far as the cut reaches."""
+    chain = [queries.node(parent)]
+    while chain[-1].reason == "compaction" and chain[-1].start_seq > cut and chain[-1].parent_id:
+        row = await queries.session_row(conn, conversation_id, chain[-1].parent_id)
+        chain.append(queries.node(row))
+    if cut < lineage.floor(chain):
+        raise StoreError(
+            "the cut is before the first message of the session's lineage",
+            conversation_id=conversation_id,
+            cut_seq=cut,
+            lineage_starts_at=lineage.floor(chain),
+        )
+    return lineage.walk(chain, cut, next_seq)

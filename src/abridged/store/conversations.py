@@ -1,0 +1,88 @@
+"""Store operations on conversations: create, open, list, delete."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from abridged.errors import StoreError
+from abridged.store import codec, queries
+from abridged.store.base import StoreBase
+from abridged.store.connect import transaction
+from abridged.store.records import ConversationInfo
+from abridged.store.schema import conversations
+
+
+class ConversationOps(StoreBase):
+    """Conversations: each starts with one session (reason ``start``)."""
+
+    async def create_conversation(
+        self,
+        conversation_id: str | None = None,
+        *,
+        owner: str | None = None,
+        model: str | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> ConversationInfo:
+        """Create a conversation and its first session; ``StoreError`` if the id is taken."""
+        await self.open()
+        cid = conversation_id or queries.new_id()
+        if not cid or len(cid) > 64:
+            raise StoreError("a conversation id has 1 to 64 characters", conversation_id=cid)
+        stamp = codec.now()
+        async with transaction(self._engine) as conn:
+            taken = (
+                await conn.execute(select(conversations.c.id).where(conversations.c.id == cid))
+            ).first()
+            if taken is not None:
+                raise StoreError("a conversation with this id exists", conversation_id=cid)
+            await conn.execute(
+                conversations.insert().values(
+                    id=cid,
+                    owner=owner,
+                    model=model,
+                    settings=codec.dumps(dict(settings or {})),
+                    version=0,
+                    next_seq=1,
+                    current_session_id=None,
+                    prune_boundary=0,
+                    resummarize_from=None,
+                    created_at=stamp,
+                    updated_at=stamp,
+                )
+            )
+            session_id = await queries.insert_session(
+                conn, cid, reason="start", parent_id=None, carry_from=1, start_seq=1
+            )
+            await queries.set_conversation(conn, cid, current_session_id=session_id)
+            row = await queries.read_conversation(conn, cid, None)
+        return codec.conversation_info(row)
+
+    async def open_conversation(
+        self, conversation_id: str, *, owner: str | None = None
+    ) -> ConversationInfo:
+        """A conversation; ``NotFoundError`` if missing, ``OwnershipError`` on owner mismatch."""
+        await self.open()
+        async with transaction(self._engine, "read") as conn:
+            row = await queries.read_conversation(conn, conversation_id, owner)
+        return codec.conversation_info(row)
+
+    async def list_conversations(self, *, owner: str | None = None) -> list[ConversationInfo]:
+        """Conversations (of ``owner`` when given), most recently updated first."""
+        await self.open()
+        stmt = select(conversations).order_by(conversations.c.updated_at.desc())
+        if owner is not None:
+            stmt = stmt.where(conversations.c.owner == owner)
+        async with transaction(self._engine, "read") as conn:
+            rows = (await conn.execute(stmt)).mappings().all()
+        return [codec.conversation_info(r) for r in rows]
+
+    async def delete_conversation(self, conversation_id: str, *, owner: str | None = None) -> None:
+        """Delete a conversation with its sessions, messages, summaries and compactions, for
+        real. Only ever on a person's request: no automatic operation calls this."""
+        await self.open()
+        async with transaction(self._engine) as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            await conn.execute(delete(conversations).where(conversations.c.id == conversation_id))

@@ -1,0 +1,339 @@
+"""Store operations on messages: append, deliver, edit, and loading contexts and histories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from abridged.core.model import Message
+from abridged.errors import CorruptRowError, NotFoundError, StoreError
+from abridged.store import codec, lineage, queries
+from abridged.store.appender import append_async, checked_head, encode, reserve_statement
+from abridged.store.connect import transaction
+from abridged.store.conversations import ConversationOps
+from abridged.store.records import (
+    STATUSES,
+    Context,
+    NewMessage,
+    Status,
+    StoredMessage,
+)
+from abridged.store.schema import messages
+
+
+def _entry(item: Message | NewMessage) -> NewMessage:
+    if isinstance(item, NewMessage):
+        entry = item
+    elif isinstance(item, Message):
+        entry = NewMessage(item)
+    else:
+        raise StoreError(f"expected a Message or NewMessage, got {type(item).__name__}")
+    if entry.status not in STATUSES:
+        raise StoreError(f"unknown message status {entry.status!r}", expected=list(STATUSES))
+    return entry
+
+
+class MessageOps(ConversationOps):
+    """Messages are immutable once written: appends add rows, edits add versions, and the only
+    update is the one-time delivery of a queued message (its ``seq`` and status)."""
+
+    async def append(
+        self,
+        conversation_id: str,
+        message: Message | NewMessage,
+        *,
+        owner: str | None = None,
+        model: str | None = None,
+        ttft_ms: float | None = None,
+        total_ms: float | None = None,
+        status: Status = "delivered",
+    ) -> StoredMessage:
+        """Append one message to the current session, in its own transaction.
+
+        ``status="queued"`` stores a message that arrived while a reply is in progress: it gets
+        its sequence number when ``deliver`` is called. ``NotFoundError`` / ``OwnershipError``
+        leave everything unchanged.
+        """
+        entry = (
+            message
+            if isinstance(message, NewMessage)
+            else NewMessage(message, model=model, ttft_ms=ttft_ms, total_ms=total_ms, status=status)
+        )
+        stored = await self.append_many(conversation_id, [entry], owner=owner)
+        return stored[0]
+
+    async def append_many(
+        self,
+        conversation_id: str,
+        items: Iterable[Message | NewMessage],
+        *,
+        owner: str | None = None,
+    ) -> list[StoredMessage]:
+        """Append messages in order, in one transaction (all or none)."""
+        entries = [_entry(i) for i in items]
+        if not entries:
+            return []
+        await self.open()
+        stamp = codec.now()
+        rows = encode(entries, conversation_id, stamp)  # JSON encoding before any lock
+        if self._appender is not None:
+            pks = await self._appender.append(conversation_id, owner, rows)
+        else:
+            async with transaction(self._engine) as conn:
+                pks = await append_async(conn, conversation_id, owner, rows)
+        return [
+            StoredMessage(
+                pk=pk,
+                conversation_id=conversation_id,
+                session_id=row["session_id"],
+                seq=row["seq"],
+                version=0,
+                message=entry.message,
+                status=entry.status,
+                model=entry.model,
+                ttft_ms=entry.ttft_ms,
+                total_ms=entry.total_ms,
+                created_at=stamp,
+            )
+            for pk, row, entry in zip(pks, rows, entries, strict=True)
+        ]
+
+    async def deliver(
+        self, conversation_id: str, *, owner: str | None = None
+    ) -> list[StoredMessage]:
+        """Give the queued messages their sequence numbers (in arrival order) in the current
+        session: they join the context after everything stored so far."""
+        await self.open()
+        async with transaction(self._engine) as conn:
+            await _reserve(conn, conversation_id, owner, 0)  # lock first: one deliverer at a time
+            pks = (
+                (
+                    await conn.execute(
+                        select(messages.c.pk)
+                        .where(messages.c.conversation_id == conversation_id)
+                        .where(messages.c.seq.is_(None))
+                        .order_by(messages.c.pk)
+                    )
+                )
+                .scalars()
+                .all()
+            )
+            if not pks:
+                return []
+            head = await _reserve(conn, conversation_id, owner, len(pks))
+            first = int(head["next_seq"]) - len(pks)
+            for offset, pk in enumerate(pks):
+                await conn.execute(
+                    update(messages)
+                    .where(messages.c.pk == pk, messages.c.seq.is_(None))
+                    .values(
+                        seq=first + offset,
+                        status="delivered",
+                        session_id=head["current_session_id"],
+                    )
+                )
+            rows = (
+                (
+                    await conn.execute(
+                        select(messages).where(messages.c.pk.in_(pks)).order_by(messages.c.seq)
+                    )
+                )
+                .mappings()
+                .all()
+            )
+        return [codec.stored_message(r) for r in rows]
+
+    async def get_message(
+        self,
+        conversation_id: str,
+        seq: int,
+        *,
+        version: int | None = None,
+        owner: str | None = None,
+    ) -> StoredMessage:
+        """One stored message (its newest version unless ``version`` is given)."""
+        await self.open()
+        stmt = (
+            select(messages)
+            .where(messages.c.conversation_id == conversation_id, messages.c.seq == seq)
+            .order_by(messages.c.version.desc())
+            .limit(1)
+        )
+        if version is not None:
+            stmt = stmt.where(messages.c.version == version)
+        async with transaction(self._engine, "read") as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            row = (await conn.execute(stmt)).mappings().first()
+        if row is None:
+            raise NotFoundError(
+                "no such message", conversation_id=conversation_id, seq=seq, version=version
+            )
+        return codec.stored_message(row)
+
+    async def stored_messages(
+        self,
+        conversation_id: str,
+        *,
+        owner: str | None = None,
+        all_versions: bool = False,
+        skip_corrupt: bool = False,
+    ) -> list[StoredMessage]:
+        """Every stored message of the conversation, in any session: delivered ones by sequence
+        number (newest version of each unless ``all_versions``), then queued ones.
+
+        A row that cannot be decoded raises ``CorruptRowError``, or is left out with
+        ``skip_corrupt`` so that everything else can still be read.
+        """
+        await self.open()
+        stmt = (
+            select(messages)
+            .where(messages.c.conversation_id == conversation_id)
+            .order_by(messages.c.seq.is_(None), messages.c.seq, messages.c.version, messages.c.pk)
+        )
+        async with transaction(self._engine, "read") as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            rows = (await conn.execute(stmt)).mappings().all()
+        out: list[StoredMessage] = []
+        for row in rows:
+            try:
+                decoded = codec.stored_message(row)
+            except CorruptRowError:
+                if skip_corrupt:
+                    continue
+                raise
+            if not all_versions and out and decoded.seq is not None and out[-1].seq == decoded.seq:
+                out[-1] = decoded
+            else:
+                out.append(decoded)
+        return out
+
+    async def load_context(self, conversation_id: str, *, owner: str | None = None) -> Context:
+        """The current context, read in one snapshot: the summary the current session starts
+        from, then the delivered messages of its lineage from its carry-from on, in order.
+
+        Cost grows with the context, not with the stored history.
+        """
+        await self.open()
+        async with transaction(self._engine, "read") as conn:
+            conv = await queries.read_conversation(conn, conversation_id, owner)
+            return await context_of(conn, conv, conv["current_session_id"])
+
+    async def history(
+        self,
+        conversation_id: str,
+        *,
+        session_id: str | None = None,
+        owner: str | None = None,
+    ) -> list[StoredMessage]:
+        """Every message of a session's lineage (default: the current session), including those
+        its summaries cover: what a re-summarisation or an export reads."""
+        await self.open()
+        async with transaction(self._engine, "read") as conn:
+            conv = await queries.read_conversation(conn, conversation_id, owner)
+            sid = session_id or conv["current_session_id"]
+            await queries.session_row(conn, conversation_id, sid)
+            nodes = [queries.node(r) for r in await queries.all_sessions(conn, conversation_id)]
+            chain = lineage.chain_from(nodes, sid)
+            segments: list[lineage.Segment] = []
+            if chain[0].reason == "compaction" and len(chain) > 1:
+                segments = lineage.walk(chain[1:], lineage.floor(chain), chain[0].start_seq)
+            rows = await queries.segment_messages(conn, conversation_id, sid, segments)
+        return queries.latest_versions(rows)
+
+    async def edit_message(
+        self,
+        conversation_id: str,
+        seq: int,
+        message: Message,
+        *,
+        owner: str | None = None,
+        model: str | None = None,
+    ) -> StoredMessage:
+        """Store a new version of the message at ``seq`` (the old one is kept). If a summary of
+        the current session covers it, mark the conversation for re-summarisation from ``seq``;
+        both through the single writer."""
+
+        async def body(conn: AsyncConnection, conv: RowMapping) -> StoredMessage:
+            old = (
+                (
+                    await conn.execute(
+                        select(messages)
+                        .where(messages.c.conversation_id == conversation_id)
+                        .where(messages.c.seq == seq)
+                        .order_by(messages.c.version.desc())
+                        .limit(1)
+                    )
+                )
+                .mappings()
+                .first()
+            )
+            if old is None:
+                raise NotFoundError("no such message", conversation_id=conversation_id, seq=seq)
+            current = await queries.session_row(conn, conversation_id, conv["current_session_id"])
+            values: dict[str, Any] = {}
+            if seq < int(current["carry_from"]) and current["reason"] != "clear":
+                mark = conv["resummarize_from"]
+                values["resummarize_from"] = seq if mark is None else min(int(mark), seq)
+            await queries.cas(conn, conversation_id, int(conv["version"]), **values)
+            row = codec.message_columns(message)
+            row.update(
+                conversation_id=conversation_id,
+                session_id=old["session_id"],
+                seq=seq,
+                version=int(old["version"]) + 1,
+                model=model,
+                status="delivered",
+                created_at=codec.now(),
+            )
+            await conn.execute(messages.insert().values(**row))
+            new = (
+                (
+                    await conn.execute(
+                        select(messages).where(
+                            messages.c.conversation_id == conversation_id,
+                            messages.c.seq == seq,
+                            messages.c.version == row["version"],
+                        )
+                    )
+                )
+                .mappings()
+                .one()
+            )
+            return codec.stored_message(new)
+
+        return await self._write(conversation_id, owner, body)
+
+
+async def _reserve(
+    conn: AsyncConnection, conversation_id: str, owner: str | None, count: int
+) -> RowMapping:
+    """Reserve ``count`` sequence numbers and read the current session, under the row lock."""
+    head = (await conn.execute(reserve_statement(conversation_id, count))).mappings().first()
+    return checked_head(head, conversation_id, owner)
+
+
+async def context_of(conn: AsyncConnection, conv: RowMapping, session_id: str) -> Context:
+    """Build the context of a session of a conversation whose row was just read."""
+    cid = conv["id"]
+    row = await queries.session_row(conn, cid, session_id)
+    summary = await queries.start_summary(conn, row)
+    final = await queries.summary_by_id(conn, row["final_summary_id"])
+    rows = await queries.segment_messages(
+        conn, cid, session_id, queries.segments_of(row), with_queued=True
+    )
+    delivered = [r for r in rows if r["seq"] is not None]
+    queued = sorted((r for r in rows if r["seq"] is None), key=lambda r: int(r["pk"]))
+    session = codec.session_info(
+        row, start=summary, final=final, current_id=conv["current_session_id"]
+    )
+    return Context(
+        conversation=codec.conversation_info(conv),
+        session=session,
+        summary=summary,
+        messages=tuple(queries.latest_versions(delivered)),
+        queued=tuple(codec.stored_message(r) for r in queued),
+    )

@@ -1,0 +1,173 @@
+"""The database schema: conversations, sessions, summaries, messages and compactions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Stable constraint names, so migrations can refer to them on both databases.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# A 64-bit key on PostgreSQL, SQLite's rowid alias there (it needs exactly INTEGER PRIMARY KEY).
+BigKey = BigInteger().with_variant(Integer(), "sqlite")
+Stamp = DateTime(timezone=True)
+
+
+class Base(DeclarativeBase):
+    """Declarative base of the store's tables (JSON payloads are TEXT, decoded per row)."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class ConversationRow(Base):
+    """One conversation; ``version`` is the single writer's compare-and-swap counter."""
+
+    __tablename__ = "conversations"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner: Mapped[str | None] = mapped_column(String(255), index=True)
+    model: Mapped[str | None] = mapped_column(String(255))
+    settings: Mapped[str] = mapped_column(Text, default="{}")
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    next_seq: Mapped[int] = mapped_column(BigInteger, default=1)
+    # No foreign key: sessions refer to conversations, and a cycle would complicate deletes.
+    current_session_id: Mapped[str | None] = mapped_column(String(64))
+    prune_boundary: Mapped[int] = mapped_column(BigInteger, default=0)
+    resummarize_from: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+    updated_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class SummaryRow(Base):
+    """A summary, stored once and referred to by sessions and compactions."""
+
+    __tablename__ = "summaries"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), index=True
+    )
+    text: Mapped[str] = mapped_column(Text)
+    meta: Mapped[str] = mapped_column(Text, default="{}")
+    covers_to_seq: Mapped[int] = mapped_column(BigInteger)
+    embedding: Mapped[str | None] = mapped_column(Text)
+    embedder: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class SessionRow(Base):
+    """A view of a conversation: where its context starts and which messages it carries."""
+
+    __tablename__ = "sessions"
+    __table_args__ = (UniqueConstraint("conversation_id", "number"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), index=True
+    )
+    number: Mapped[int] = mapped_column(Integer)
+    parent_id: Mapped[str | None] = mapped_column(
+        ForeignKey("sessions.id", ondelete="CASCADE"), index=True
+    )
+    reason: Mapped[str] = mapped_column(String(16))
+    start_summary_id: Mapped[str | None] = mapped_column(
+        ForeignKey("summaries.id", ondelete="SET NULL")
+    )
+    carry_from: Mapped[int] = mapped_column(BigInteger)
+    start_seq: Mapped[int] = mapped_column(BigInteger)
+    # JSON list of [session_id, lo, hi): the ancestors' messages this session carries.
+    segments: Mapped[str] = mapped_column(Text, default="[]")
+    final_summary_id: Mapped[str | None] = mapped_column(
+        ForeignKey("summaries.id", ondelete="SET NULL")
+    )
+    finalized_at: Mapped[datetime | None] = mapped_column(Stamp)
+    message_count: Mapped[int | None] = mapped_column(Integer)
+    input_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    output_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    reasoning_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class MessageRow(Base):
+    """A stored message; immutable once written (an edit adds a row with a higher version).
+
+    ``seq`` is conversation-wide; it is NULL while the message is queued and assigned once, on
+    delivery. ``parts`` and ``meta`` hold the JSON of ``message_to_dict``.
+    """
+
+    __tablename__ = "messages"
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "seq", "version"),
+        Index("ix_messages_session_seq", "session_id", "seq"),
+    )
+
+    pk: Mapped[int] = mapped_column(BigKey, primary_key=True, autoincrement=True)
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    seq: Mapped[int | None] = mapped_column(BigInteger)
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    message_id: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16))
+    parts: Mapped[str] = mapped_column(Text)
+    meta: Mapped[str | None] = mapped_column(Text)
+    input_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    output_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    reasoning_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    model: Mapped[str | None] = mapped_column(String(255))
+    ttft_ms: Mapped[float | None] = mapped_column(Float)
+    total_ms: Mapped[float | None] = mapped_column(Float)
+    status: Mapped[str] = mapped_column(String(16), default="delivered")
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class CompactionRow(Base):
+    """What one committed compaction did."""
+
+    __tablename__ = "compactions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), index=True
+    )
+    session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    child_session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    summary_id: Mapped[str | None] = mapped_column(ForeignKey("summaries.id", ondelete="SET NULL"))
+    trigger: Mapped[str] = mapped_column(String(32))
+    tokens_before: Mapped[int] = mapped_column(BigInteger)
+    tokens_after: Mapped[int] = mapped_column(BigInteger)
+    cut_seq: Mapped[int] = mapped_column(BigInteger)
+    file_ops: Mapped[str] = mapped_column(Text, default="{}")
+    duration_ms: Mapped[float] = mapped_column(Float)
+    summarizer: Mapped[str | None] = mapped_column(String(255))
+    version: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+conversations: Table = Base.metadata.tables["conversations"]
+summaries: Table = Base.metadata.tables["summaries"]
+sessions: Table = Base.metadata.tables["sessions"]
+messages: Table = Base.metadata.tables["messages"]
+compactions: Table = Base.metadata.tables["compactions"]

@@ -1,0 +1,94 @@
+"""Search over past sessions' final summaries: by embedding when stored, else by text."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.engine import RowMapping
+
+from abridged.store import codec
+from abridged.store.compaction import CompactionOps
+from abridged.store.connect import transaction
+from abridged.store.embed import cosine
+from abridged.store.records import SearchHit
+from abridged.store.schema import conversations, sessions, summaries
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def text_score(query: str, text: str) -> float:
+    """Share of the query's distinct words found in ``text`` (case-insensitive), 0..1."""
+    words = {w.lower() for w in _WORD.findall(query)}
+    if not words:
+        return 0.0
+    found = {w.lower() for w in _WORD.findall(text)}
+    return len(words & found) / len(words)
+
+
+class SearchOps(CompactionOps):
+    """Similarity is computed in Python over the stored vectors: a conversation has tens to
+    thousands of sessions, so this stays fast and behaves the same on SQLite and PostgreSQL
+    without a vector extension."""
+
+    async def search(
+        self,
+        query: str,
+        *,
+        conversation_id: str | None = None,
+        owner: str | None = None,
+        limit: int = 5,
+    ) -> list[SearchHit]:
+        """Sessions whose final summary best matches ``query``, best first, within one
+        conversation or (``owner``) all of an owner's. Summaries embedded by this store's
+        embedder are ranked by cosine similarity; the others (or all, when no embedder or no
+        vectors) by the share of query words they contain. Hits scoring 0 are left out."""
+        await self.open()
+        stmt = (
+            select(
+                sessions.c.id.label("session_id"),
+                sessions.c.conversation_id,
+                summaries.c.id,
+                summaries.c.text,
+                summaries.c.meta,
+                summaries.c.covers_to_seq,
+                summaries.c.embedding,
+                summaries.c.embedder,
+            )
+            .join(summaries, summaries.c.id == sessions.c.final_summary_id)
+            .join(conversations, conversations.c.id == sessions.c.conversation_id)
+        )
+        if conversation_id is not None:
+            stmt = stmt.where(sessions.c.conversation_id == conversation_id)
+        if owner is not None:
+            stmt = stmt.where(conversations.c.owner == owner)
+        async with transaction(self._engine, "read") as conn:
+            rows = (await conn.execute(stmt)).mappings().all()
+        name = self.embedder.name if self.embedder is not None else None
+        embedded = [r for r in rows if name is not None and r["embedder"] == name]
+        hits: list[SearchHit] = []
+        if embedded and self.embedder is not None:
+            query_vector = (await self.embedder.embed([query]))[0]
+            for r in embedded:
+                score = cosine(query_vector, json.loads(r["embedding"]))
+                if score > 0:
+                    hits.append(_hit(r, score, "embedding"))
+        rest = [r for r in rows if name is None or r["embedder"] != name]
+        text_hits = [_hit(r, text_score(query, r["text"]), "text") for r in rest]
+        hits.sort(key=lambda h: -h.score)
+        hits += sorted((h for h in text_hits if h.score > 0), key=lambda h: -h.score)
+        return hits[:limit]
+
+
+def _hit(row: RowMapping, score: float, method: Literal["embedding", "text"]) -> SearchHit:
+    summary = codec.summary(row)
+    assert summary is not None
+    return SearchHit(
+        conversation_id=row["conversation_id"],
+        session_id=row["session_id"],
+        score=score,
+        summary=summary,
+        method=method,
+    )

@@ -1,0 +1,29 @@
+"""The durable store: ``Store(url)``, every operation on conversations, sessions and messages."""
+
+from __future__ import annotations
+
+from abridged.store.search import SearchOps
+
+
+class Store(SearchOps):
+    """Durable conversations on SQLite (default) or PostgreSQL, through one async API.
+
+    >>> store = Store("/tmp/chat.db")  # doctest: +SKIP
+    >>> convo = await store.create_conversation(owner="alice")  # doctest: +SKIP
+    >>> await store.append(convo.id, Message.user("hi"))  # doctest: +SKIP
+    >>> context = await store.load_context(convo.id)  # doctest: +SKIP
+
+    Operations are grouped by what they act on: conversations (``create_conversation``,
+    ``open_conversation``, ``list_conversations``, ``delete_conversation``), messages
+    (``append``, ``append_many``, ``deliver``, ``edit_message``, ``get_message``,
+    ``stored_messages``, ``load_context``, ``history``), sessions (``new_session``, ``resume``,
+    ``list_sessions``, ``get_session``, ``finalize_session``, ``finalize_pending``,
+    ``delete_session``), the single writer (``compact``, ``commit_compaction``,
+    ``set_prune_boundary``, ``compactions``) and ``search``. Every operation that names a
+    conversation takes ``owner=``: when given, a conversation of another owner raises
+    ``OwnershipError`` and nothing is read or changed.
+    """
+
+    async def __aenter__(self) -> Store:
+        await self.open()
+        return self

@@ -1,0 +1,1 @@
+"""Tests of the store, each against a real SQLite file and a real PostgreSQL server."""

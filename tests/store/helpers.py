@@ -1,0 +1,68 @@
+"""Shared pieces of the store tests: message factories, a fake summary maker, compactors."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from abridged.core.model import Message, ToolCall, Usage
+from abridged.store import CompactionRecord, Compactor, Context, FinalizeRequest, StoredSummary
+
+
+def turn(i: int) -> list[Message]:
+    """One agent step of three messages: user, assistant calling a tool, tool result."""
+    return [
+        Message.user(f"request {i}"),
+        Message.assistant(
+            f"working on {i}",
+            tool_calls=[ToolCall(f"call-{i}", "read", f'{{"path": "f{i}.py"}}')],
+            usage=Usage(input=100 + i, output=10, cache_read=50, cache_write=5, reasoning=2),
+        ),
+        Message.tool(f"call-{i}", f"contents of f{i}.py", name="read"),
+    ]
+
+
+def texts(messages: Sequence[Message]) -> list[str]:
+    """The text of each message (tool results by their result text)."""
+    return [m.text or "".join(r.text for r in m.tool_results) for m in messages]
+
+
+async def fake_summary(request: FinalizeRequest) -> StoredSummary:
+    """A deterministic summary naming what it covered."""
+    words = " ".join(m.text for m in request.messages if m.text)
+    previous = request.previous.text if request.previous is not None else ""
+    return StoredSummary(f"summary of {len(request.messages)} messages: {previous} {words}"[:2000])
+
+
+class SlowSummary:
+    """A summary maker that waits until released (to show finalisation never blocks)."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.started = asyncio.Event()
+        self.calls = 0
+
+    async def __call__(self, request: FinalizeRequest) -> StoredSummary:
+        self.calls += 1
+        self.started.set()
+        await self.release.wait()
+        return await fake_summary(request)
+
+
+def keep_last(n: int, *, text: str = "summary") -> Compactor:
+    """A compactor that summarises all but the last ``n`` context messages."""
+
+    async def compactor(context: Context) -> CompactionRecord | None:
+        if len(context.messages) <= n:
+            return None
+        cut = context.messages[-n].seq if n else context.conversation.next_seq
+        assert cut is not None
+        return CompactionRecord(
+            cut_seq=cut,
+            summary=StoredSummary(f"{text} up to {cut}"),
+            tokens_before=len(context.messages),
+            tokens_after=n,
+            summarizer="test",
+        )
+
+    return compactor

@@ -1,0 +1,203 @@
+"""Appending, delivering, editing and reading messages; bad data and typed errors."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select, text, update
+
+from abridged.core.model import Message, Reasoning, ToolCall, Usage
+from abridged.errors import CorruptRowError, NotFoundError, OwnershipError
+from abridged.store import NewMessage, Store
+from abridged.store.schema import conversations, messages
+
+from .helpers import texts, turn
+
+
+async def test_append_keeps_usage_timings_model_and_order(store: Store) -> None:
+    convo = await store.create_conversation(owner="ann", model="m1", settings={"k": 1})
+    await store.append(convo.id, Message.user("hi"))
+    reply = Message.assistant(
+        "hello",
+        reasoning=[Reasoning("think", signature="sig", provider="anthropic")],
+        tool_calls=[ToolCall("c1", "read", '{"path": "a"}')],
+        usage=Usage(input=10, output=5, cache_read=100, cache_write=7, reasoning=3),
+        meta={"x": [1, 2]},
+    )
+    stored = await store.append(convo.id, reply, model="m1", ttft_ms=12.5, total_ms=80.0)
+    assert stored.seq == 2 and stored.status == "delivered"
+    context = await store.load_context(convo.id)
+    assert [m.seq for m in context.messages] == [1, 2]
+    got = context.messages[1]
+    assert got.message == reply
+    assert got.message.id == reply.id
+    assert got.usage == Usage(input=10, output=5, cache_read=100, cache_write=7, reasoning=3)
+    assert (got.model, got.ttft_ms, got.total_ms) == ("m1", 12.5, 80.0)
+    assert context.messages[0].usage is None
+    assert context.conversation.settings == {"k": 1}
+    async with store.engine.connect() as conn:
+        row = (
+            (await conn.execute(select(messages).where(messages.c.pk == stored.pk)))
+            .mappings()
+            .one()
+        )
+    assert (row["cache_read_tokens"], row["cache_write_tokens"], row["reasoning_tokens"]) == (
+        100,
+        7,
+        3,
+    )
+
+
+async def test_append_many_is_one_ordered_batch(store: Store) -> None:
+    convo = await store.create_conversation()
+    batch = [m for i in range(20) for m in turn(i)]
+    stored = await store.append_many(convo.id, batch)
+    assert [s.seq for s in stored] == list(range(1, 61))
+    context = await store.load_context(convo.id)
+    assert [m.message for m in context.messages] == batch
+    more = await store.append_many(
+        convo.id, [NewMessage(Message.user("x"), model="m"), Message.user("y")]
+    )
+    assert [m.seq for m in more] == [61, 62]
+    assert await store.append_many(convo.id, []) == []
+
+
+async def test_queued_messages_join_on_delivery(store: Store) -> None:
+    convo = await store.create_conversation()
+    await store.append(convo.id, Message.user("question"))
+    queued = await store.append(convo.id, Message.user("also this"), status="queued")
+    assert queued.seq is None and queued.status == "queued"
+    await store.append(convo.id, Message.assistant("answer"))
+    context = await store.load_context(convo.id)
+    assert texts(context.to_messages()) == ["question", "answer"]
+    assert [q.message.text for q in context.queued] == ["also this"]
+    delivered = await store.deliver(convo.id)
+    assert [(d.seq, d.status) for d in delivered] == [(3, "delivered")]
+    context = await store.load_context(convo.id)
+    assert texts(context.to_messages()) == ["question", "answer", "also this"]
+    assert context.queued == ()
+    assert await store.deliver(convo.id) == []
+
+
+async def test_edit_stores_a_new_version_and_keeps_the_old(store: Store) -> None:
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [Message.user("a"), Message.assistant("b")])
+    version = (await store.open_conversation(convo.id)).version
+    edited = await store.edit_message(convo.id, 2, Message.assistant("b2"))
+    assert (edited.seq, edited.version) == (2, 1)
+    context = await store.load_context(convo.id)
+    assert texts(context.to_messages()) == ["a", "b2"]
+    assert context.version == version + 1  # through the single writer
+    every = await store.stored_messages(convo.id, all_versions=True)
+    assert [(m.seq, m.version, m.message.text) for m in every] == [
+        (1, 0, "a"),
+        (2, 0, "b"),
+        (2, 1, "b2"),
+    ]
+    assert (await store.get_message(convo.id, 2, version=0)).message.text == "b"
+    # Not covered by any summary: no re-summarisation mark.
+    assert context.conversation.resummarize_from is None
+    with pytest.raises(NotFoundError):
+        await store.edit_message(convo.id, 99, Message.user("nope"))
+
+
+async def test_missing_conversation_is_a_typed_error(store: Store) -> None:
+    with pytest.raises(NotFoundError) as info:
+        await store.append("nope", Message.user("x"))
+    assert info.value.context["conversation_id"] == "nope"
+    with pytest.raises(NotFoundError):
+        await store.load_context("nope")
+    with pytest.raises(NotFoundError):
+        await store.append_many("nope", [Message.user("x")])
+    async with store.engine.connect() as conn:
+        assert (await conn.execute(select(messages))).first() is None
+
+
+async def test_owner_mismatch_changes_nothing(store: Store) -> None:
+    convo = await store.create_conversation(owner="ann")
+    await store.append(convo.id, Message.user("mine"), owner="ann")
+    before = await store.open_conversation(convo.id)
+    for call in (
+        store.append(convo.id, Message.user("theirs"), owner="bob"),
+        store.append_many(convo.id, [Message.user("theirs")], owner="bob"),
+        store.load_context(convo.id, owner="bob"),
+        store.edit_message(convo.id, 1, Message.user("x"), owner="bob"),
+        store.new_session(convo.id, owner="bob"),
+        store.delete_conversation(convo.id, owner="bob"),
+        store.set_prune_boundary(convo.id, 1, owner="bob"),
+    ):
+        with pytest.raises(OwnershipError) as info:
+            await call
+        assert info.value.context["conversation_id"] == convo.id
+    after = await store.open_conversation(convo.id)
+    assert (after.version, after.next_seq, after.current_session_id) == (
+        before.version,
+        before.next_seq,
+        before.current_session_id,
+    )
+    assert texts([m.message for m in await store.stored_messages(convo.id)]) == ["mine"]
+    assert [c.id for c in await store.list_conversations(owner="bob")] == []
+    assert [c.id for c in await store.list_conversations(owner="ann")] == [convo.id]
+
+
+@pytest.mark.parametrize("parts", ["{not json", '[{"type": "hologram"}]', '{"type": "text"}'])
+async def test_corrupt_row_names_conversation_and_message(store: Store, parts: str) -> None:
+    bad = await store.create_conversation()
+    good = await store.create_conversation()
+    await store.append_many(bad.id, [Message.user(f"m{i}") for i in range(5)])
+    await store.append_many(good.id, [Message.user(f"g{i}") for i in range(3)])
+    target = (await store.get_message(bad.id, 3)).message.id
+    async with store.engine.begin() as conn:
+        await conn.execute(
+            update(messages)
+            .where(messages.c.conversation_id == bad.id, messages.c.seq == 3)
+            .values(parts=parts)
+        )
+    with pytest.raises(CorruptRowError) as info:
+        await store.load_context(bad.id)
+    assert info.value.context["conversation_id"] == bad.id
+    assert info.value.context["seq"] == 3
+    assert info.value.context["message_id"] == target
+    assert bad.id in str(info.value)
+    # Everything else stays readable.
+    rest = await store.stored_messages(bad.id, skip_corrupt=True)
+    assert [m.message.text for m in rest] == ["m0", "m1", "m3", "m4"]
+    assert (await store.get_message(bad.id, 4)).message.text == "m3"
+    assert texts((await store.load_context(good.id)).to_messages()) == ["g0", "g1", "g2"]
+    with pytest.raises(CorruptRowError):
+        await store.stored_messages(bad.id)
+
+
+async def test_rows_are_never_rewritten_by_appends(store: Store) -> None:
+    convo = await store.create_conversation()
+    first = await store.append(convo.id, Message.user("one"))
+    async with store.engine.connect() as conn:
+        before = (await conn.execute(select(messages))).mappings().all()
+    await store.append_many(convo.id, [Message.user(str(i)) for i in range(10)])
+    async with store.engine.connect() as conn:
+        after = (
+            (await conn.execute(select(messages).where(messages.c.pk == first.pk))).mappings().all()
+        )
+        next_seq = (
+            await conn.execute(
+                select(conversations.c.next_seq).where(conversations.c.id == convo.id)
+            )
+        ).scalar()
+    assert [dict(r) for r in after] == [dict(before[0])]
+    assert next_seq == 12
+
+
+async def test_bad_arguments(store: Store) -> None:
+    convo = await store.create_conversation()
+    with pytest.raises(Exception, match="status"):
+        await store.append(convo.id, NewMessage(Message.user("x"), status="lost"))  # type: ignore[arg-type]
+    with pytest.raises(Exception, match="exists"):
+        await store.create_conversation(convo.id)
+    assert (await store.open_conversation(convo.id)).next_seq == 1
+
+
+async def test_sql_injection_is_just_text(store: Store) -> None:
+    convo = await store.create_conversation(owner="x'; DROP TABLE messages; --")
+    await store.append(convo.id, Message.user("'); DELETE FROM conversations; --"))
+    assert texts((await store.load_context(convo.id)).to_messages())[0].startswith("');")
+    async with store.engine.connect() as conn:
+        assert (await conn.execute(text("SELECT count(*) FROM conversations"))).scalar() == 1

@@ -1,0 +1,198 @@
+"""The single writer: compare-and-swap on conversations.version, the loser's re-read, and
+races between processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from abridged.core.model import Message
+from abridged.errors import ConflictError, ContentionError
+from abridged.store import CompactionRecord, Context, Store, StoredSummary
+from abridged.store.schema import sessions, summaries
+
+from .helpers import keep_last
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_two_commits_on_one_version_one_wins(store: Store) -> None:
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 11)])
+    version = (await store.load_context(convo.id)).version
+    await store.commit_compaction(
+        convo.id, CompactionRecord(6, StoredSummary("winner")), expected_version=version
+    )
+    with pytest.raises(ConflictError) as info:
+        await store.commit_compaction(
+            convo.id, CompactionRecord(4, StoredSummary("loser")), expected_version=version
+        )
+    assert info.value.context["expected_version"] == version
+    assert info.value.context["found_version"] == version + 1
+    context = await store.load_context(convo.id)
+    assert context.summary is not None and context.summary.text == "winner"
+    assert len(await store.compactions(convo.id)) == 1
+    async with store.engine.connect() as conn:
+        texts = (await conn.execute(select(summaries.c.text))).scalars().all()
+        assert texts == ["winner"]  # the loser left nothing behind
+        assert (await conn.execute(select(func.count()).select_from(sessions))).scalar() == 2
+
+
+async def test_loser_skips_when_the_winner_covered_its_work(store: Store) -> None:
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 11)])
+    calls = 0
+
+    async def compactor(context: Context) -> CompactionRecord:
+        nonlocal calls
+        calls += 1
+        # While "the model" runs, another writer commits the same compaction.
+        await store.compact(convo.id, keep_last(5, text="other"))
+        return CompactionRecord(6, StoredSummary("mine"))
+
+    outcome = await store.compact(convo.id, compactor)
+    assert (outcome.status, outcome.attempts, calls) == ("skipped", 1, 1)
+    (only,) = await store.compactions(convo.id)
+    assert only.record.summary.text == "other up to 6"
+
+
+async def test_loser_retries_once_when_not_covered(store: Store) -> None:
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 11)])
+    calls = 0
+
+    async def compactor(context: Context) -> CompactionRecord:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await store.compact(convo.id, keep_last(8, text="small"))  # cut at 3 < 7
+        return CompactionRecord(7, StoredSummary(f"mine from version {context.version}"))
+
+    outcome = await store.compact(convo.id, compactor)
+    assert (outcome.status, outcome.attempts, calls) == ("committed", 2, 2)
+    context = await store.load_context(convo.id)
+    assert context.summary is not None and context.summary.text == "mine from version 1"
+    assert [m.seq for m in context.messages] == [7, 8, 9, 10]
+
+
+async def test_contention_is_reported_after_one_retry(store: Store) -> None:
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 11)])
+    calls = 0
+
+    async def compactor(context: Context) -> CompactionRecord:
+        nonlocal calls
+        calls += 1
+        await store.set_prune_boundary(convo.id, calls)  # someone always changes state
+        return CompactionRecord(7, StoredSummary("never"))
+
+    with pytest.raises(ContentionError) as info:
+        await store.compact(convo.id, compactor)
+    assert info.value.context["conversation_id"] == convo.id
+    assert calls == 2
+    assert await store.compactions(convo.id) == []
+
+
+async def test_no_transaction_is_held_across_the_model_call(store: Store) -> None:
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 6)])
+    other = Store(store.engine.url.render_as_string(hide_password=False))
+
+    async def compactor(context: Context) -> CompactionRecord:
+        # Another store (its own connections) can write meanwhile: nothing is locked.
+        await asyncio.wait_for(other.append(convo.id, Message.user("meanwhile")), timeout=5)
+        await asyncio.wait_for(other.new_session(convo.id), timeout=5)
+        return CompactionRecord(3, StoredSummary("late"))
+
+    try:
+        outcome = await store.compact(convo.id, compactor)
+    finally:
+        await other.close()
+    assert outcome.status == "skipped"  # the new session covers it
+
+
+async def test_prune_boundary_only_moves_forward(store: Store) -> None:
+    convo = await store.create_conversation()
+    after = await store.set_prune_boundary(convo.id, 5)
+    assert (after.prune_boundary, after.version) == (5, 1)
+    same = await store.set_prune_boundary(convo.id, 3)
+    assert (same.prune_boundary, same.version) == (5, 1)
+
+
+async def test_nothing_to_do(store: Store) -> None:
+    convo = await store.create_conversation()
+    outcome = await store.compact(convo.id, keep_last(5))
+    assert outcome.status == "nothing"
+    assert (await store.open_conversation(convo.id)).version == 0
+
+
+def _spawn(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.store.worker", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _result(proc: subprocess.Popen[str]) -> dict[str, object]:
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-3000:]
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("workers", [3])
+async def test_processes_racing_to_compact_one_commits(
+    store: Store, db_url: str, tmp_path: Path, workers: int
+) -> None:
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 41)])
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    racers = [
+        _spawn("race", db_url, convo.id, "30", str(barrier), str(workers)) for _ in range(workers)
+    ]
+    appender = _spawn("append", db_url, convo.id, "40", "late")
+    results = [_result(p) for p in racers]
+    _result(appender)
+    statuses = sorted(str(r["status"]) for r in results)
+    assert statuses == ["committed"] + ["skipped"] * (workers - 1)
+    assert len(await store.compactions(convo.id)) == 1
+    stored = await store.stored_messages(convo.id)
+    assert [m.seq for m in stored] == list(range(1, 81))  # every message once, in order
+    texts = [m.message.text for m in stored]
+    assert texts[:40] == [f"m{i}" for i in range(1, 41)]
+    assert [t for t in texts if t.startswith("late-")] == [f"late-{i}" for i in range(40)]
+    context = await store.load_context(convo.id)
+    # No append was lost from the context, whichever side of the commit it fell on.
+    assert [m.seq for m in context.messages] == list(range(30, 81))
+
+
+async def test_processes_with_different_cuts_never_lose_messages(
+    store: Store, db_url: str, tmp_path: Path
+) -> None:
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 41)])
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    cuts = [10, 20, 30]
+    racers = [_spawn("race", db_url, convo.id, str(c), str(barrier), "3") for c in cuts]
+    results = [_result(p) for p in racers]
+    committed = [r for r in results if r["status"] == "committed"]
+    assert 1 <= len(committed) <= 3
+    # A loser whose cut was not covered retries once; losing again it reports contention.
+    assert all(r["status"] in ("committed", "skipped", "contention") for r in results)
+    done = await store.compactions(convo.id)
+    assert len(done) == len(committed)
+    assert [c.version for c in done] == sorted(c.version for c in done)
+    context = await store.load_context(convo.id)
+    assert context.session.carry_from == done[-1].record.cut_seq
+    assert [m.seq for m in context.messages] == list(range(done[-1].record.cut_seq, 41))
+    assert [m.seq for m in await store.stored_messages(convo.id)] == list(range(1, 41))
