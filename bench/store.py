@@ -33,9 +33,9 @@ from typing import Any
 from abridged.core.model import Message, ToolCall, Usage
 from abridged.store import CompactionRecord, Store, StoredSummary
 from abridged.store.testing import PostgresCluster, find_bin_dir
+from results import RESULTS, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_RESULTS = ROOT / "bench" / "RESULTS.md"
 SECTION = "## store"
 TARGET_GROWTH = 1.5
 TARGET_APPENDS = 1_000
@@ -168,20 +168,6 @@ def table(results: dict[str, dict[str, Any]], sizes: Sequence[int]) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace the ``## store`` section of ``path`` (create the file if missing)."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n\n"
-    lines = text.splitlines(keepends=True)
-    start = next((k for k, ln in enumerate(lines) if ln.rstrip() == SECTION), None)
-    if start is None:
-        body = text.rstrip("\n")
-        path.write_text((body + "\n\n" if body else "") + section, encoding="utf-8")
-        return
-    end = next((k for k in range(start + 1, len(lines)) if lines[k].startswith("## ")), len(lines))
-    rest = "".join(lines[end:])
-    path.write_text("".join(lines[:start]) + section + ("\n" + rest if rest else ""), "utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run the benchmark, print the table (and JSON), write RESULTS.md."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
@@ -194,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--session", type=int, default=200, help="messages per session")
     parser.add_argument("--keep", type=int, default=20, help="messages kept by a compaction")
     parser.add_argument("--loads", type=int, default=50, help="load_context calls per size")
-    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
     args = parser.parse_args(argv)
     args.sizes = sorted(int(s) for s in args.sizes.split(","))
@@ -276,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     print()
     print(section)
     if not args.no_results:
-        write_section(args.results, section)
+        write_section(section, args.results)
     if args.json:
         print(json.dumps(summary))
     return summary

@@ -52,9 +52,9 @@ from abridged.core.tokens import (  # noqa: E402
     text_cost,
 )
 from abridged.providers.tokenizers import load_tokenizer  # noqa: E402
+from results import RESULTS, write_section  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "swebench-gemini3" / "trajectories.jsonl"
-DEFAULT_RESULTS = ROOT / "bench" / "RESULTS.md"
 SECTION = "## tokens"
 
 
@@ -428,27 +428,12 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace the ``## tokens`` section of ``path`` (create the file if missing)."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n\n"
-    lines = text.splitlines(keepends=True)
-    start = next((k for k, ln in enumerate(lines) if ln.rstrip() == SECTION), None)
-    if start is None:
-        body = text.rstrip("\n")
-        path.write_text((body + "\n\n" if body else "") + section, encoding="utf-8")
-        return
-    end = next((k for k in range(start + 1, len(lines)) if lines[k].startswith("## ")), len(lines))
-    rest = "".join(lines[end:])
-    new = "".join(lines[:start]) + section + ("\n" + rest if rest else "")
-    path.write_text(new, encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=None, help="only the first N sessions")
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
     parser.add_argument("--no-classes", action="store_true", help="skip the per-class check")
     args = parser.parse_args(argv)
@@ -518,7 +503,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     table = render(result)
     print(table)
     if not args.no_results:
-        write_section(args.results, table)
+        write_section(table, args.results)
     if args.json:
         cold, hybrid = summaries["cold"], summaries["hybrid"]
         bc, bh = summaries["baseline_cold"], summaries["baseline_hybrid"]
