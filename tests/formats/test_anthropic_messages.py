@@ -28,6 +28,7 @@ from abridged.formats.anthropic_messages import (
     messages_to_anthropic,
 )
 from abridged.formats.openai_chat import messages_from_openai
+from tests.formats.test_openai_chat import mini_swe_agent_sessions, prune_observations
 
 SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
 PNG = (
@@ -788,3 +789,27 @@ def test_arbitrary_input_reads_or_raises_format_error(messages: list[Any], syste
         assert error.format == "anthropic"
         return
     assert messages_to_anthropic(core) == (system, messages)
+
+
+# -- text-protocol messages (mini-swe-agent): written as the plain text they were sent as -------
+
+
+def test_text_protocol_messages_export_as_the_plain_messages_sent() -> None:
+    for messages, sent in mini_swe_agent_sessions():
+        assert messages_to_anthropic(messages) == (sent[0]["content"], sent[1:])
+
+
+def test_pruned_text_protocol_messages_export_as_their_placeholder_text() -> None:
+    for messages, sent in mini_swe_agent_sessions():
+        pruned, expected = prune_observations(messages, sent)
+        assert messages_to_anthropic(pruned) == (expected[0]["content"], expected[1:])
+
+
+def test_text_protocol_messages_are_never_merged_with_their_neighbours() -> None:
+    # Consecutive user messages are valid (the API combines them into one turn itself), so an
+    # observation followed by another observation or by a plain user message stays as sent.
+    messages, sent = mini_swe_agent_sessions()[0]
+    task, step, observation = messages[1:4]
+    assert observation.role == "tool" and observation.meta["text_protocol"] is True
+    _, out = messages_to_anthropic([task, step, observation, observation, Message.user("go on")])
+    assert out == [*sent[1:4], sent[3], {"role": "user", "content": "go on"}]

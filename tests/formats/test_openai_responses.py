@@ -15,6 +15,7 @@ from abridged.core.model import File, Image, Message, Reasoning, Text, ToolCall,
 from abridged.errors import FormatError
 from abridged.formats.openai_chat import messages_from_openai, messages_to_openai
 from abridged.formats.openai_responses import messages_from_responses, messages_to_responses
+from tests.formats.test_openai_chat import mini_swe_agent_sessions, prune_observations
 
 # Input items as the Responses API documents them: the previous responses' output items passed
 # back (reasoning with an encrypted payload and a summary, an output message, two parallel
@@ -545,3 +546,34 @@ def test_arbitrary_input_reads_or_raises_format_error(items: list[Any]) -> None:
         assert error.format == "openai-responses"
         return
     assert messages_to_responses(messages) == items
+
+
+# -- text-protocol messages (mini-swe-agent): written as the plain text they were sent as -------
+
+
+def _as_items(messages: list[Message], sent: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Responses items of the plain messages sent: one ``message`` item each, string content,
+    except a plain (not text-protocol) assistant message, spelled as a list as always."""
+    return [
+        {"type": "message", **s}
+        if m.role != "assistant" or m.meta.get("text_protocol")
+        else {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": s["content"], "annotations": []}],
+        }
+        for m, s in zip(messages, sent, strict=True)
+    ]
+
+
+def test_text_protocol_messages_export_as_the_plain_messages_sent() -> None:
+    for messages, sent in mini_swe_agent_sessions():
+        items = messages_to_responses(messages)
+        assert items == _as_items(messages, sent)
+        assert {item["type"] for item in items} == {"message"}  # no function_call(_output)
+
+
+def test_pruned_text_protocol_messages_export_as_their_placeholder_text() -> None:
+    for messages, sent in mini_swe_agent_sessions():
+        pruned, expected = prune_observations(messages, sent)
+        assert messages_to_responses(pruned) == _as_items(messages, expected)

@@ -19,19 +19,7 @@ from abridged.core.model import (
     ToolResult,
 )
 from abridged.errors import FormatError, SettingError
-
-# The wire-shape helpers are shared with the Chat Completions converter (see its module comment).
-from abridged.formats.openai_chat import (
-    _apply,
-    _as_items,
-    _fail,
-    _hint,
-    _leftover,
-    _merge_into,
-    _meta_shape,
-    _shape,
-    _str_or_none,
-)
+from abridged.formats import wire
 from abridged.formats.usage import usage_from_anthropic
 
 __all__ = [
@@ -65,7 +53,7 @@ _MISSING: Any = object()
 
 
 def _err(message: str, index: int | None, expected: str, field: str | None = None) -> FormatError:
-    return _fail(FORMAT, message, index=index, expected=expected, field=field)
+    return wire.fail(FORMAT, message, index=index, expected=expected, field=field)
 
 
 def _need_str(block: Mapping[str, Any], key: str, i: int | None, field: str) -> str:
@@ -110,7 +98,7 @@ def _read_source(
 
 
 def _source_extra(source: Mapping[str, Any], consumed: Sequence[str]) -> dict[str, Any]:
-    inner = _leftover(source, consumed)
+    inner = wire.leftover(source, consumed)
     return {"source": inner} if inner else {}
 
 
@@ -118,8 +106,8 @@ def _read_image(
     block: Mapping[str, Any], i: int | None, field: str
 ) -> tuple[Image, dict[str, Any]]:
     source, kind = _read_source(block, i, field)
-    extra = _leftover(block, ("type", "source"))
-    media_type, data, url = (_str_or_none(source, k) for k in ("media_type", "data", "url"))
+    extra = wire.leftover(block, ("type", "source"))
+    media_type, data, url = (wire.str_or_none(source, k) for k in ("media_type", "data", "url"))
     if kind == "base64" and media_type is not None and data is not None:
         image = Image(data=data, media_type=media_type)
         extra.update(_source_extra(source, ("type", "media_type", "data")))
@@ -128,20 +116,20 @@ def _read_image(
         extra.update(_source_extra(source, ("type", "url")))
     else:  # a file id or a source kind the core has no field for: kept whole
         image = Image()
-        extra["source"] = _leftover(source, ())
-    return image, _shape("image", extra=extra)
+        extra["source"] = wire.leftover(source, ())
+    return image, wire.shape("image", extra=extra)
 
 
 def _read_document(
     block: Mapping[str, Any], i: int | None, field: str
 ) -> tuple[File, dict[str, Any]]:
     source, kind = _read_source(block, i, field)
-    title = _str_or_none(block, "title")
-    extra = _leftover(
+    title = wire.str_or_none(block, "title")
+    extra = wire.leftover(
         block, ("type", "source", "title") if title is not None else ("type", "source")
     )
     media_type, data, url, file_id = (
-        _str_or_none(source, k) for k in ("media_type", "data", "url", "file_id")
+        wire.str_or_none(source, k) for k in ("media_type", "data", "url", "file_id")
     )
     form = None
     if kind in ("base64", "text") and media_type is not None and data is not None:
@@ -156,17 +144,8 @@ def _read_document(
         extra.update(_source_extra(source, ("type", "file_id")))
     else:  # content blocks, or a source kind the core has no field for: kept whole
         file = File(filename=title)
-        extra["source"] = _leftover(source, ())
-    return file, _shape("file", extra=extra, form=form)
-
-
-def _content_form(parts: Sequence[Part], hints: Sequence[Mapping[str, Any]], empty: str) -> str:
-    """How content is spelled by default: ``empty`` when there is none, one string, or a list."""
-    if not parts:
-        return empty
-    if len(parts) == 1 and isinstance(parts[0], Text) and not hints[0]:
-        return "string"
-    return "list"
+        extra["source"] = wire.leftover(source, ())
+    return file, wire.shape("file", extra=extra, form=form)
 
 
 def _read_tool_result(
@@ -194,12 +173,11 @@ def _read_tool_result(
         )
     is_error = block.get("is_error") is True
     consumed = ["type", "tool_use_id", "content"] + (["is_error"] if is_error else [])
-    default = _content_form([p for p, _ in pairs], [h for _, h in pairs], "absent")
-    hint = _shape(
+    hint = wire.shape(
         "tool_result",
-        extra=_leftover(block, consumed),
-        content=None if form == default else form,
-        parts={str(n): h for n, (_, h) in enumerate(pairs) if h},
+        extra=wire.leftover(block, consumed),
+        content=wire.content_form(pairs, form, "absent"),
+        parts=wire.part_hints(pairs),
     )
     result = ToolResult(call_id, names.get(call_id, ""), tuple(p for p, _ in pairs), is_error)
     return result, hint
@@ -228,7 +206,7 @@ def _read_block(
         )
     if kind == "text":
         text = _need_str(block, "text", i, field)
-        return Text(text), _shape("text", extra=_leftover(block, ("type", "text")))
+        return Text(text), wire.shape("text", extra=wire.leftover(block, ("type", "text")))
     if kind == "image":
         return _read_image(block, i, field)
     if kind == "document":
@@ -237,16 +215,16 @@ def _read_block(
         return _read_tool_result(block, i, field, names or {})
     if kind == "thinking":
         text = _need_str(block, "thinking", i, field)
-        signature = _str_or_none(block, "signature")
+        signature = wire.str_or_none(block, "signature")
         consumed = (
             ("type", "thinking", "signature") if signature is not None else ("type", "thinking")
         )
         part = Reasoning(text=text, signature=signature, provider=PROVIDER)
-        return part, _shape("reasoning", extra=_leftover(block, consumed))
+        return part, wire.shape("reasoning", extra=wire.leftover(block, consumed))
     if kind == "redacted_thinking":
         data = _need_str(block, "data", i, field)
         part = Reasoning(encrypted=data, redacted=True, provider=PROVIDER)
-        return part, _shape("reasoning", extra=_leftover(block, ("type", "data")))
+        return part, wire.shape("reasoning", extra=wire.leftover(block, ("type", "data")))
     # tool_use
     call_id = _need_str(block, "id", i, field)
     name = _need_str(block, "name", i, field)
@@ -262,8 +240,8 @@ def _read_block(
             "input: a JSON object",
             f"{field}.input",
         ) from None
-    extra = _leftover(block, ("type", "id", "name", "input"))
-    return ToolCall(call_id, name, arguments), _shape("tool_call", extra=extra)
+    extra = wire.leftover(block, ("type", "id", "name", "input"))
+    return ToolCall(call_id, name, arguments), wire.shape("tool_call", extra=extra)
 
 
 def _read_content(
@@ -292,15 +270,6 @@ def _read_content(
     return pairs, "list"
 
 
-def _message(
-    role: Role, pairs: Sequence[tuple[Part, Mapping[str, Any]]], shape: dict[str, Any]
-) -> Message:
-    hints = {str(n): dict(h) for n, (_, h) in enumerate(pairs) if h}
-    if hints:
-        shape["parts"] = hints
-    return Message(role, tuple(p for p, _ in pairs), meta={META_KEY: shape} if shape else {})
-
-
 def _read_message(item: object, i: int, names: dict[str, str], out: list[Message]) -> None:
     if not isinstance(item, Mapping):
         raise _err(f"message {i} is not an object", i, "a message object with a role")
@@ -313,15 +282,11 @@ def _read_message(item: object, i: int, names: dict[str, str], out: list[Message
         else:
             problem = f"unknown role {role!r}"
         raise _err(problem, i, "role: user or assistant (the system prompt is separate)", "role")
-    extra = _leftover(item, ("role", "content"))
+    extra = wire.leftover(item, ("role", "content"))
     if role == "assistant":
         pairs, form = _read_content(item, i, _ASSISTANT_BLOCKS, names)
-        default = _content_form([p for p, _ in pairs], [h for _, h in pairs], "list")
-        out.append(
-            _message(
-                "assistant", pairs, _shape(extra=extra, content=None if form == default else form)
-            )
-        )
+        shape = wire.shape(extra=extra, content=wire.content_form(pairs, form))
+        out.append(wire.message("assistant", pairs, shape, META_KEY))
         return
     pairs, form = _read_content(item, i, _USER_BLOCKS, names)
     # A user message holding tool results is split: each tool_result becomes a tool message, the
@@ -337,18 +302,18 @@ def _read_message(item: object, i: int, names: dict[str, str], out: list[Message
     if not groups:
         groups.append(("user", []))
     for k, (group_role, group) in enumerate(groups):
-        shape: dict[str, Any] = {}
+        shape = {}
         if k == 0:
-            shape = _shape(extra=extra)
+            shape = wire.shape(extra=extra)
             if len(groups) == 1 and group_role == "user":
-                default = _content_form([p for p, _ in group], [h for _, h in group], "list")
-                if form != default:
-                    shape["content"] = form
+                content = wire.content_form(group, form)
+                if content:
+                    shape["content"] = content
             if group_role == "tool" and out and out[-1].role == "tool":
                 shape["merge"] = False
         elif not (group_role == "tool" and groups[k - 1][0] == "tool"):
             shape["merge"] = True
-        out.append(_message(group_role, group, shape))
+        out.append(wire.message(group_role, group, shape, META_KEY))
 
 
 def _read_system(system: object) -> Message:
@@ -371,8 +336,9 @@ def _read_system(system: object) -> Message:
                 f"system[{j}]",
             )
         pairs.append(_read_block(block, None, f"system[{j}]", ("text",), "system prompt"))
-    default = _content_form([p for p, _ in pairs], [h for _, h in pairs], "list")
-    return _message("system", pairs, _shape(content=None if default == "list" else "list"))
+    return wire.message(
+        "system", pairs, wire.shape(content=wire.content_form(pairs, "list")), META_KEY
+    )
 
 
 def messages_from_anthropic(
@@ -398,7 +364,7 @@ def messages_from_anthropic(
     if system is not None:
         out.append(_read_system(system))
     names: dict[str, str] = {}
-    for i, item in enumerate(_as_items(messages, FORMAT, "Anthropic messages")):
+    for i, item in enumerate(wire.as_items(messages, FORMAT, "Anthropic messages")):
         _read_message(item, i, names, out)
     return out
 
@@ -428,15 +394,13 @@ def completion_from_anthropic(response: Mapping[str, Any]) -> Message:
         raise _err("response has no content list", None, "content: a list of blocks", "content")
     out: list[Message] = []
     _read_message({"role": "assistant", "content": content}, 0, {}, out)
-    meta = dict(out[0].meta)
-    for key, value in (
-        ("response_id", response.get("id")),
-        ("model", response.get("model")),
-        ("stop_reason", response.get("stop_reason")),
-    ):
-        if isinstance(value, str):
-            meta[key] = value
-    return Message("assistant", out[0].parts, meta=meta, usage=usage_from_anthropic(usage))
+    return wire.completion(
+        out[0],
+        usage_from_anthropic(usage),
+        response_id=response.get("id"),
+        model=response.get("model"),
+        stop_reason=response.get("stop_reason"),
+    )
 
 
 # -- export ---------------------------------------------------------------------------------------
@@ -478,7 +442,7 @@ def _write_block(
 ) -> dict[str, Any] | None:
     """``part`` as a content block; ``None`` for reasoning of another provider (dropped)."""
     if isinstance(part, Text):
-        return _apply({"type": "text", "text": part.text}, hint)
+        return wire.apply({"type": "text", "text": part.text}, hint)
     if isinstance(part, Image | File):
         if isinstance(part, Image):
             block: dict[str, Any] = {"type": "image"}
@@ -492,18 +456,18 @@ def _write_block(
             raise _err(f"{part.kind} has no data, url or file id", i, "a source", field)
         if isinstance(part, File) and part.filename is not None:
             block["title"] = part.filename
-        return _apply(block, hint)
+        return wire.apply(block, hint)
     if isinstance(part, Reasoning):
         if part.provider != PROVIDER and not (
             part.provider is None and (part.signature is not None or part.redacted)
         ):
             return None  # only Anthropic can read its thinking back (signatures are its own)
         if part.redacted:
-            return _apply({"type": "redacted_thinking", "data": part.encrypted or ""}, hint)
+            return wire.apply({"type": "redacted_thinking", "data": part.encrypted or ""}, hint)
         block = {"type": "thinking", "thinking": part.text}
         if part.signature is not None:
             block["signature"] = part.signature
-        return _apply(block, hint)
+        return wire.apply(block, hint)
     if isinstance(part, ToolCall):
         parsed = part.parsed_arguments()
         if not isinstance(parsed, dict):
@@ -516,17 +480,17 @@ def _write_block(
                 )
             parsed = {RAW_ARGUMENTS_KEY: part.arguments}
         block = {"type": "tool_use", "id": part.id, "name": part.name, "input": parsed}
-        return _apply(block, hint)
+        return wire.apply(block, hint)
     # ToolResult
     content: list[tuple[int, Part]] = list(enumerate(part.content))
     blocks = [
-        _write_block(p, _hint(hint, n, p.kind), i, f"{field}.content[{n}]", invalid_arguments)
+        _write_block(p, wire.hint(hint, n, p.kind), i, f"{field}.content[{n}]", invalid_arguments)
         for n, p in content
     ]
-    hints = [_hint(hint, n, p.kind) for n, p in content]
+    hints = [wire.hint(hint, n, p.kind) for n, p in content]
     form = hint.get("content")
     if form not in ("string", "list", "absent"):
-        form = _content_form([p for _, p in content], hints, "absent")
+        form = wire.default_form([p for _, p in content], hints, "absent")
     block = {"type": "tool_result", "tool_use_id": part.call_id}
     if form == "string" and len(content) == 1 and isinstance(content[0][1], Text):
         block["content"] = content[0][1].text
@@ -534,7 +498,7 @@ def _write_block(
         block["content"] = blocks
     if part.is_error:
         block["is_error"] = True
-    return _apply(block, hint)
+    return wire.apply(block, hint)
 
 
 _ALLOWED: dict[str, tuple[type, ...]] = {
@@ -552,20 +516,18 @@ def _write_content(
     blocks: list[dict[str, Any]] = []
     for n, part in enumerate(m.parts):
         if not isinstance(part, _ALLOWED[m.role]):
-            raise _err(
-                f"a {part.kind} part cannot be in a {m.role} message",
-                i,
-                f"{m.role} message parts: " + ", ".join(t.__name__ for t in _ALLOWED[m.role]),
-                f"parts[{n}]",
+            expected = f"{m.role} message parts: " + ", ".join(t.__name__ for t in _ALLOWED[m.role])
+            raise wire.misplaced(
+                FORMAT, part, f"a {m.role} message", index=i, n=n, expected=expected
             )
-        hint = _hint(shape, n, part.kind)
+        hint = wire.hint(shape, n, part.kind)
         block = _write_block(part, hint, i, f"parts[{n}]", invalid_arguments)
         if block is not None:
             parts.append((part, hint))
             blocks.append(block)
     form = shape.get("content")
     if form not in ("string", "list") or m.role == "tool":
-        form = _content_form([p for p, _ in parts], [h for _, h in parts], "list")
+        form = wire.default_form([p for p, _ in parts], [h for _, h in parts])
     if form == "string" and len(parts) == 1 and isinstance(parts[0][0], Text) and m.role != "tool":
         return parts[0][0].text
     return blocks
@@ -576,7 +538,7 @@ def _write_system(systems: Sequence[Message]) -> str | list[dict[str, Any]] | No
         return None
     blocks: list[dict[str, Any]] = []
     for i, m in enumerate(systems):
-        content = _write_content(m, i, _meta_shape(m, META_KEY), "raise")
+        content = _write_content(m, i, wire.meta_shape(m, META_KEY), "raise")
         if len(systems) == 1 and isinstance(content, str):
             return content
         blocks.extend([{"type": "text", "text": content}] if isinstance(content, str) else content)
@@ -603,22 +565,26 @@ def messages_to_anthropic(
     in the core) are by default wrapped as ``{"_raw_arguments": "<text>"}``, which the reader
     unwraps, so a conversation with one bad call still converts and round-trips; with
     ``invalid_arguments="raise"`` they raise ``FormatError`` naming the message index instead.
+
+    Messages with ``meta["text_protocol"]`` (mini-swe-agent's bash blocks, whose tool steps were
+    recovered from text) are written as the plain messages they were sent as: the assistant
+    message as its text alone (no ``tool_use``), the observation as a ``user`` message
+    (``meta["wire_role"]``) whose string content is the observation text, or its placeholder
+    once pruned. They are never merged with a neighbour, and nothing is merged into them: the
+    Messages API accepts consecutive ``user`` (or ``assistant``) messages and combines them
+    into one turn itself, so each message stays exactly as it was sent.
     """
     if invalid_arguments not in ("wrap", "raise"):
         raise SettingError("invalid_arguments", invalid_arguments, '"wrap" or "raise"')
     start = 0
     while start < len(messages) and messages[start].role == "system":
         start += 1
-    for i in range(start):
-        if not isinstance(messages[i], Message):
-            raise _err(f"item {i} is not a Message", i, "abridged.core.model.Message")
-    system = _write_system(messages[:start])
+    system = _write_system([m for _, m in wire.checked(messages[:start], FORMAT)])
     out: list[dict[str, Any]] = []
     previous: Role | None = None
-    for i in range(start, len(messages)):
-        m = messages[i]
-        if not isinstance(m, Message):
-            raise _err(f"item {i} is not a Message", i, "abridged.core.model.Message")
+    for i, m in wire.checked(messages, FORMAT):
+        if i < start:
+            continue
         if m.role == "system":
             raise _err(
                 f"system message {i} comes after the conversation started",
@@ -626,7 +592,12 @@ def messages_to_anthropic(
                 "system messages only before the first user or assistant message",
                 "role",
             )
-        shape = _meta_shape(m, META_KEY)
+        plain = wire.text_protocol_wire(m)
+        if plain is not None:
+            out.append(plain)  # never merged: consecutive user turns are valid as they are
+            previous = None
+            continue
+        shape = wire.meta_shape(m, META_KEY)
         role = "assistant" if m.role == "assistant" else "user"
         content = _write_content(m, i, shape, invalid_arguments)
         merge = shape.get("merge")
@@ -642,7 +613,7 @@ def messages_to_anthropic(
             last["content"].extend(content)
             extra = shape.get("extra")
             if isinstance(extra, Mapping):
-                _merge_into(last, extra)
+                wire.merge_into(last, extra)
             continue
-        out.append(_apply({"role": role, "content": content}, shape))
+        out.append(wire.apply({"role": role, "content": content}, shape))
     return system, out

@@ -17,22 +17,7 @@ from abridged.core.model import (
     ToolResult,
 )
 from abridged.errors import FormatError
-
-# The wire-shape helpers are shared with the Chat Completions converter (see its module comment).
-from abridged.formats.openai_chat import (
-    _apply,
-    _as_items,
-    _fail,
-    _file_data,
-    _file_data_value,
-    _hint,
-    _image_from_url,
-    _image_url,
-    _leftover,
-    _meta_shape,
-    _shape,
-    _str_or_none,
-)
+from abridged.formats import wire
 
 __all__ = ["FORMAT", "META_KEY", "messages_from_responses", "messages_to_responses"]
 
@@ -54,7 +39,7 @@ _ITEM_TYPES = ("message", "function_call", "function_call_output", "reasoning")
 
 
 def _err(message: str, index: int | None, expected: str, field: str | None = None) -> FormatError:
-    return _fail(FORMAT, message, index=index, expected=expected, field=field)
+    return wire.fail(FORMAT, message, index=index, expected=expected, field=field)
 
 
 def _need_str(obj: Mapping[str, Any], key: str, i: int, what: str, field: str | None) -> str:
@@ -85,7 +70,9 @@ def _read_part(
         )
     if kind == "refusal":
         text = _need_str(p, "refusal", i, "refusal part", field)
-        return Text(text), _shape("text", extra=_leftover(p, ("type", "refusal")), form="refusal")
+        return Text(text), wire.shape(
+            "text", extra=wire.leftover(p, ("type", "refusal")), form="refusal"
+        )
     if kind in ("input_text", "output_text"):
         text = _need_str(p, "text", i, f"{kind} part", field)
         consumed = ["type", "text"]
@@ -97,33 +84,29 @@ def _read_part(
                 consumed.append("annotations")
         default = "output_text" if assistant else "input_text"
         form = None if kind == default else kind
-        return Text(text), _shape("text", extra=_leftover(p, consumed), omit=omit, form=form)
+        return Text(text), wire.shape(
+            "text", extra=wire.leftover(p, consumed), omit=omit, form=form
+        )
     if kind == "input_image":
-        url = _str_or_none(p, "image_url")
-        detail = _str_or_none(p, "detail")
+        url = wire.str_or_none(p, "image_url")
+        detail = wire.str_or_none(p, "detail")
         consumed = ["type"]
         consumed += ["image_url"] if url is not None else []
         consumed += ["detail"] if detail is not None else []
-        image = _image_from_url(url, detail) if url is not None else Image(detail=detail)
-        return image, _shape("image", extra=_leftover(p, consumed))
+        image = wire.image_from_url(url, detail) if url is not None else Image(detail=detail)
+        return image, wire.shape("image", extra=wire.leftover(p, consumed))
     # input_file
-    data, media_type = _file_data(p, "file_data")
+    data, media_type = wire.file_data(p, "file_data")
     file = File(
-        file_id=_str_or_none(p, "file_id"),
-        url=_str_or_none(p, "file_url"),
+        file_id=wire.str_or_none(p, "file_id"),
+        url=wire.str_or_none(p, "file_url"),
         data=data,
         media_type=media_type,
-        filename=_str_or_none(p, "filename"),
+        filename=wire.str_or_none(p, "filename"),
     )
     keys = ("file_id", "file_url", "file_data", "filename")
-    consumed = ["type"] + [k for k in keys if _str_or_none(p, k) is not None]
-    return file, _shape("file", extra=_leftover(p, consumed))
-
-
-def _default_form(parts: Sequence[Part], hints: Sequence[Mapping[str, Any]]) -> str:
-    if len(parts) == 1 and isinstance(parts[0], Text) and not hints[0]:
-        return "string"
-    return "list"
+    consumed = ["type"] + [k for k in keys if wire.str_or_none(p, k) is not None]
+    return file, wire.shape("file", extra=wire.leftover(p, consumed))
 
 
 def _read_content(
@@ -142,29 +125,19 @@ def _read_content(
     )
 
 
-def _content_form(pairs: Sequence[tuple[Part, Mapping[str, Any]]], form: str) -> str | None:
-    default = _default_form([p for p, _ in pairs], [h for _, h in pairs])
-    return None if form == default else form
-
-
 def _read_message(item: Mapping[str, Any], i: int) -> Message:
     role = item["role"]
     if "content" not in item:
         raise _err(f"{role} message has no content", i, "content: a string or a list", "content")
     allowed = _INPUT_TYPES if role == "user" else _SYSTEM_TYPES
     pairs, form = _read_content(item["content"], i, "content", allowed, False)
-    shape = _shape(
-        extra=_leftover(item, ("type", "role", "content")),
+    shape = wire.shape(
+        extra=wire.leftover(item, ("type", "role", "content")),
         omit=() if "type" in item else ("type",),
-        content=_content_form(pairs, form),
+        content=wire.content_form(pairs, form),
     )
-    hints = {str(n): h for n, (_, h) in enumerate(pairs) if h}
-    if hints:
-        shape["parts"] = hints
     meta: dict[str, Any] = {"developer": True} if role == "developer" else {}
-    if shape:
-        meta[META_KEY] = shape
-    return Message("user" if role == "user" else "system", tuple(p for p, _ in pairs), meta=meta)
+    return wire.message("user" if role == "user" else "system", pairs, shape, META_KEY, meta)
 
 
 def _read_reasoning(item: Mapping[str, Any], i: int) -> tuple[Reasoning, dict[str, Any]]:
@@ -216,24 +189,24 @@ def _read_reasoning(item: Mapping[str, Any], i: int) -> tuple[Reasoning, dict[st
             "content: a list of reasoning_text parts",
             "content",
         )
-    encrypted = _str_or_none(item, "encrypted_content")
+    encrypted = wire.str_or_none(item, "encrypted_content")
     if encrypted is not None:
         consumed.append("encrypted_content")
-    rid = _str_or_none(item, "id")
+    rid = wire.str_or_none(item, "id")
     if rid is not None:
         consumed.append("id")
     part = Reasoning(
         text=text, encrypted=encrypted, summary=tuple(summary), id=rid, provider=PROVIDER
     )
-    return part, _shape("reasoning", extra=_leftover(item, consumed), omit=omit)
+    return part, wire.shape("reasoning", extra=wire.leftover(item, consumed), omit=omit)
 
 
 def _read_call(item: Mapping[str, Any], i: int) -> tuple[ToolCall, dict[str, Any]]:
     call_id = _need_str(item, "call_id", i, "function_call item", None)
     name = _need_str(item, "name", i, "function_call item", None)
     arguments = _need_str(item, "arguments", i, "function_call item", None)
-    extra = _leftover(item, ("type", "call_id", "name", "arguments"))
-    return ToolCall(call_id, name, arguments), _shape("tool_call", extra=extra)
+    extra = wire.leftover(item, ("type", "call_id", "name", "arguments"))
+    return ToolCall(call_id, name, arguments), wire.shape("tool_call", extra=extra)
 
 
 def _read_assistant_item(
@@ -255,8 +228,8 @@ def _read_assistant_item(
             "content",
         )
     pairs, form = _read_content(content, i, "content", _ASSISTANT_TYPES, True)
-    item_shape = _shape(
-        extra=_leftover(item, ("type", "role", "content")),
+    item_shape = wire.shape(
+        extra=wire.leftover(item, ("type", "role", "content")),
         omit=() if "type" in item else ("type",),
         content="string" if form == "string" else None,
     )
@@ -278,13 +251,8 @@ def _item_kind(item: object, i: int) -> str:
     if kind not in _ITEM_TYPES:
         problem = "item has no type" if "type" not in item else f"unknown item type {kind!r}"
         raise _err(problem, i, "type: one of " + ", ".join(_ITEM_TYPES), "type")
-    if kind == "message":
-        role = item.get("role")
-        if role not in _ROLES:
-            problem = "message has no role" if "role" not in item else f"unknown role {role!r}"
-            raise _err(problem, i, "role: one of " + ", ".join(_ROLES), "role")
-        if role == "assistant":
-            return "assistant_message"
+    if kind == "message" and wire.read_role(item, _ROLES, FORMAT, i) == "assistant":
+        return "assistant_message"
     return str(kind)
 
 
@@ -305,16 +273,14 @@ def messages_from_responses(items: Sequence[Mapping[str, Any]]) -> list[Message]
     Raises ``FormatError`` (``format="openai-responses"``, ``index`` of the item) on malformed
     input, unknown item types included (built-in tool calls have no place in the core model).
     """
-    seq = _as_items(items, FORMAT, "Responses items")
+    seq = wire.as_items(items, FORMAT, "Responses items")
     out: list[Message] = []
     names: dict[str, str] = {}
     group: list[tuple[Part, dict[str, Any]]] = []
 
     def flush() -> None:
         if group:
-            hints = {str(n): h for n, (_, h) in enumerate(group) if h}
-            meta = {META_KEY: {"parts": hints}} if hints else {}
-            out.append(Message("assistant", tuple(p for p, _ in group), meta=meta))
+            out.append(wire.message("assistant", group, {}, META_KEY))
             group.clear()
 
     for i, item in enumerate(seq):
@@ -339,12 +305,11 @@ def messages_from_responses(items: Sequence[Mapping[str, Any]]) -> list[Message]
             )
         pairs, form = _read_content(item["output"], i, "output", _INPUT_TYPES, False)
         result = ToolResult(call_id, names.get(call_id, ""), tuple(p for p, _ in pairs))
-        nested = {str(n): h for n, (_, h) in enumerate(pairs) if h}
-        hint = _shape("tool_result", content=_content_form(pairs, form), parts=nested)
-        shape = _shape(extra=_leftover(item, ("type", "call_id", "output")))
-        if hint:
-            shape["parts"] = {"0": hint}
-        out.append(Message("tool", (result,), meta={META_KEY: shape} if shape else {}))
+        hint = wire.shape(
+            "tool_result", content=wire.content_form(pairs, form), parts=wire.part_hints(pairs)
+        )
+        shape = wire.shape(extra=wire.leftover(item, ("type", "call_id", "output")))
+        out.append(wire.message("tool", [(result, hint)], shape, META_KEY))
     flush()
     return out
 
@@ -358,29 +323,29 @@ def _write_part(
     if isinstance(part, Text):
         form = hint.get("form") or ("output_text" if assistant else "input_text")
         if form == "refusal":
-            return _apply({"type": "refusal", "refusal": part.text}, hint)
+            return wire.apply({"type": "refusal", "refusal": part.text}, hint)
         if form == "output_text":
-            return _apply({"type": "output_text", "text": part.text, "annotations": []}, hint)
-        return _apply({"type": "input_text", "text": part.text}, hint)
+            return wire.apply({"type": "output_text", "text": part.text, "annotations": []}, hint)
+        return wire.apply({"type": "input_text", "text": part.text}, hint)
     if isinstance(part, Image) and not assistant:
         block: dict[str, Any] = {"type": "input_image"}
-        url = _image_url(part)
+        url = wire.image_url(part)
         if url is not None:
             block["image_url"] = url
         if part.detail is not None:
             block["detail"] = part.detail
-        return _apply(block, hint)
+        return wire.apply(block, hint)
     if isinstance(part, File) and not assistant:
         block = {"type": "input_file"}
         for key, value in (
             ("file_id", part.file_id),
             ("file_url", part.url),
-            ("file_data", _file_data_value(part)),
+            ("file_data", wire.file_data_value(part)),
             ("filename", part.filename),
         ):
             if value is not None:
                 block[key] = value
-        return _apply(block, hint)
+        return wire.apply(block, hint)
     where = "an assistant message" if assistant else "message content"
     raise _err(
         f"a {part.kind} part cannot be {where} in the Responses API",
@@ -394,10 +359,10 @@ def _write_content(
     parts: Sequence[tuple[int, ResultContent]], shape: Mapping[str, Any], i: int, assistant: bool
 ) -> Any:
     """Content as a string or a list: an assistant message item is a list unless it was a string."""
-    hints = [_hint(shape, n, p.kind) for n, p in parts]
+    hints = [wire.hint(shape, n, p.kind) for n, p in parts]
     form = shape.get("content")
     if form not in ("string", "list"):
-        form = "list" if assistant else _default_form([p for _, p in parts], hints)
+        form = "list" if assistant else wire.default_form([p for _, p in parts], hints)
     if form == "string" and len(parts) == 1 and isinstance(parts[0][1], Text):
         return parts[0][1].text
     return [
@@ -415,7 +380,7 @@ def _write_reasoning(part: Reasoning, hint: Mapping[str, Any]) -> dict[str, Any]
         item["encrypted_content"] = part.encrypted
     if part.text:
         item["content"] = [{"type": "reasoning_text", "text": part.text}]
-    return _apply(item, hint)
+    return wire.apply(item, hint)
 
 
 def _write_assistant(m: Message, i: int, shape: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -428,11 +393,11 @@ def _write_assistant(m: Message, i: int, shape: Mapping[str, Any]) -> list[dict[
             content_shape = {**shape, "content": current_shape.get("content")}
             content = _write_content(current, content_shape, i, True)
             item = {"type": "message", "role": "assistant", "content": content}
-            items.append(_apply(item, current_shape))
+            items.append(wire.apply(item, current_shape))
             current.clear()
 
     for n, part in enumerate(m.parts):
-        hint = _hint(shape, n, part.kind)
+        hint = wire.hint(shape, n, part.kind)
         if isinstance(part, Text):
             item_shape = hint.get("item")
             if item_shape is not None or not current:
@@ -452,54 +417,48 @@ def _write_assistant(m: Message, i: int, shape: Mapping[str, Any]) -> list[dict[
                 "name": part.name,
                 "arguments": part.arguments,
             }
-            items.append(_apply(call, hint))
+            items.append(wire.apply(call, hint))
         else:
-            raise _err(
-                f"a {part.kind} part cannot be in an assistant message",
-                i,
-                "assistant parts: text, reasoning, tool calls",
-                f"parts[{n}]",
+            expected = "assistant parts: text, reasoning, tool calls"
+            raise wire.misplaced(
+                FORMAT, part, "an assistant message", index=i, n=n, expected=expected
             )
     close()
     return items
 
 
 def _write_message(m: Message, i: int) -> list[dict[str, Any]]:
-    shape = _meta_shape(m, META_KEY)
+    plain = wire.text_protocol_wire(m)
+    if plain is not None:
+        return [{"type": "message", **plain}]
+    shape = wire.meta_shape(m, META_KEY)
     if m.role == "assistant":
         return _write_assistant(m, i, shape)
     if m.role == "tool":
         out = []
-        for n, part in enumerate(m.parts):
-            if not isinstance(part, ToolResult):
-                raise _err(
-                    f"a {part.kind} part cannot be in a tool message",
-                    i,
-                    "tool messages hold tool results only",
-                    f"parts[{n}]",
-                )
-            hint = _hint(shape, n, "tool_result")
-            output = _write_content(list(enumerate(part.content)), hint, i, False)
-            item = {"type": "function_call_output", "call_id": part.call_id, "output": output}
-            out.append(_apply(item, shape))
+        for n, result in wire.tool_results(m, i, FORMAT):
+            hint = wire.hint(shape, n, "tool_result")
+            output = _write_content(list(enumerate(result.content)), hint, i, False)
+            item = {"type": "function_call_output", "call_id": result.call_id, "output": output}
+            out.append(wire.apply(item, shape))
         return out
     parts: list[tuple[int, ResultContent]] = []
     for n, part in enumerate(m.parts):
         if not isinstance(part, Text | Image | File) or (
             m.role == "system" and not isinstance(part, Text)
         ):
-            raise _err(
-                f"a {part.kind} part cannot be in a {m.role} message",
-                i,
+            expected = (
                 "system content: text"
                 if m.role == "system"
-                else "user content: text, images, files",
-                f"parts[{n}]",
+                else "user content: text, images, files"
+            )
+            raise wire.misplaced(
+                FORMAT, part, f"a {m.role} message", index=i, n=n, expected=expected
             )
         parts.append((n, part))
     role = "developer" if m.role == "system" and m.meta.get("developer") is True else m.role
     content = _write_content(parts, shape, i, False)
-    return [_apply({"type": "message", "role": role, "content": content}, shape)]
+    return [wire.apply({"type": "message", "role": role, "content": content}, shape)]
 
 
 def messages_to_responses(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -514,10 +473,11 @@ def messages_to_responses(messages: Sequence[Message]) -> list[dict[str, Any]]:
     an assistant message with no parts writes no item.
     Parts with no place in the API (an image in an assistant message, a tool call outside one)
     raise ``FormatError`` naming the message index.
+
+    Messages with ``meta["text_protocol"]`` (mini-swe-agent's bash blocks, whose tool steps were
+    recovered from text) are written as the plain messages they were sent as, one ``message``
+    item each with string content: the assistant message as its text alone (no
+    ``function_call`` item), the observation as a ``user`` message (``meta["wire_role"]``) whose
+    content is the observation text, or its placeholder once pruned.
     """
-    out: list[dict[str, Any]] = []
-    for i, m in enumerate(messages):
-        if not isinstance(m, Message):
-            raise _err(f"item {i} is not a Message", i, "abridged.core.model.Message")
-        out.extend(_write_message(m, i))
-    return out
+    return [item for i, m in wire.checked(messages, FORMAT) for item in _write_message(m, i)]
