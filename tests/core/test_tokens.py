@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import random
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from hypothesis import given
@@ -498,15 +496,6 @@ def test_counter_learns_from_reports() -> None:
 # -- the benchmark ------------------------------------------------------------------------------
 
 
-def _bench_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_tokens", PROJECT_ROOT / "bench/tokens.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_tokens"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_bench_runs_on_a_slice(swebench_path: Path, tmp_path: Path) -> None:
     results = tmp_path / "RESULTS.md"
     results.write_text("# Benchmark results\n\n## other\n\nkeep me\n", encoding="utf-8")
@@ -544,19 +533,3 @@ def test_bench_runs_on_a_slice(swebench_path: Path, tmp_path: Path) -> None:
     text = results.read_text(encoding="utf-8")
     assert "## other\n\nkeep me" in text
     assert text.count("## tokens") == 1
-
-
-def test_bench_replaces_only_its_own_section(tmp_path: Path) -> None:
-    bench = _bench_module()
-    path = tmp_path / "RESULTS.md"
-    bench.write_section(path, "## tokens\n\nfirst\n")
-    assert path.read_text(encoding="utf-8").count("## tokens") == 1
-    path.write_text(
-        path.read_text(encoding="utf-8") + "\n## prune\n\nprune table\n", encoding="utf-8"
-    )
-    bench.write_section(path, "## tokens\n\nsecond\n")
-    text = path.read_text(encoding="utf-8")
-    assert "second" in text
-    assert "first" not in text
-    assert "## prune\n\nprune table" in text
-    assert text.index("## tokens") < text.index("## prune")
