@@ -1,0 +1,159 @@
+"""Shared pieces of the provider adapters: timing, finish reasons, SDK import, safe reprs.
+
+**Timing.** Every adapter streams and records, per reply, the time to the first streamed token
+(text, reasoning or tool-call delta) and the total time, both from just before the request is
+sent, in milliseconds: ``Completion.message.meta["timing"] = {"ttft_ms": 412.3,
+"total_ms": 2310.8}`` (``ttft_ms`` is ``None`` when nothing was streamed before the end).
+
+**Finish reasons** are normalised to ``"stop"``, ``"length"``, ``"tool_calls"``,
+``"content_filter"`` or ``None`` (see :func:`normalise_finish`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from abridged.core.model import Message
+from abridged.core.protocols import ToolSpec
+from abridged.errors import ProviderError
+
+__all__ = [
+    "Timer",
+    "import_sdk",
+    "normalise_finish",
+    "safe_url",
+    "tool_choice_for_anthropic",
+    "tool_dicts_openai",
+    "with_timing",
+]
+
+_FINISH: dict[str, str] = {
+    # OpenAI Chat Completions and compatible servers
+    "stop": "stop",
+    "eos": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+    # Anthropic
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+    # OpenAI Responses (status / incomplete_details.reason)
+    "completed": "stop",
+    "max_output_tokens": "length",
+    # Gemini through compatible endpoints
+    "safety": "content_filter",
+    "recitation": "content_filter",
+}
+
+
+def normalise_finish(raw: str | None, *, has_tool_calls: bool) -> str | None:
+    """A provider's stop reason as ``"stop"``, ``"length"``, ``"tool_calls"``,
+    ``"content_filter"`` or ``None`` (unknown).
+
+    A reply that calls tools is ``"tool_calls"`` when the provider said ``"stop"`` or nothing
+    (Ollama and some compatible servers do), but stays ``"length"`` when it was cut off.
+
+    >>> normalise_finish("end_turn", has_tool_calls=False)
+    'stop'
+    >>> normalise_finish("stop", has_tool_calls=True)
+    'tool_calls'
+    """
+    reason = _FINISH.get(raw.lower()) if isinstance(raw, str) else None
+    if has_tool_calls and reason in (None, "stop"):
+        return "tool_calls"
+    return reason
+
+
+class Timer:
+    """Time to first token and total time of one call (monotonic clock, milliseconds)."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.first: float | None = None
+
+    def token(self) -> None:
+        """Mark that a token arrived (only the first one counts)."""
+        if self.first is None:
+            self.first = time.perf_counter()
+
+    def timing(self) -> dict[str, float | None]:
+        """``{"ttft_ms": ..., "total_ms": ...}`` as of now."""
+        end = time.perf_counter()
+        ttft = None if self.first is None else round((self.first - self.start) * 1000, 1)
+        return {"ttft_ms": ttft, "total_ms": round((end - self.start) * 1000, 1)}
+
+
+def with_timing(message: Message, timing: Mapping[str, float | None]) -> Message:
+    """``message`` with ``meta["timing"]`` set."""
+    return message.replace(meta={**message.meta, "timing": dict(timing)})
+
+
+def import_sdk(module: str, extra: str) -> ModuleType:
+    """Import a provider SDK, or raise ``ProviderError`` saying which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ProviderError(
+            f"the {module!r} package is not installed: pip install 'abridged[{extra}]'",
+            provider=extra,
+        ) from None
+
+
+def safe_url(url: str | None) -> str | None:
+    """``url`` without credentials, query or fragment (for reprs and messages).
+
+    >>> safe_url("https://user:secret@host.example/v1?api-key=abc")
+    'https://host.example/v1'
+    """
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:
+        return "<invalid url>"
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def tool_dicts_openai(tools: Sequence[ToolSpec] | None) -> list[dict[str, Any]] | None:
+    """Tools in Chat Completions form (``{"type": "function", "function": {...}}``)."""
+    if not tools:
+        return None
+    out = []
+    for t in tools:
+        function: dict[str, Any] = {"name": t.name}
+        if t.description:
+            function["description"] = t.description
+        function["parameters"] = dict(t.parameters)
+        out.append({"type": "function", "function": function})
+    return out
+
+
+def tool_choice_for_anthropic(choice: Any) -> Any:
+    """An OpenAI-style ``tool_choice`` in Anthropic's form (dicts pass through).
+
+    ``"auto"``, ``"none"``, ``"required"``/``"any"``, a tool name wrapped as OpenAI spells it
+    (``{"type": "function", "function": {"name": ...}}``) or as a plain name in ``{"name": ...}``.
+    """
+    if isinstance(choice, str):
+        if choice in ("required", "any"):
+            return {"type": "any"}
+        return {"type": choice}
+    if isinstance(choice, Mapping):
+        function = choice.get("function")
+        if choice.get("type") == "function" and isinstance(function, Mapping):
+            return {"type": "tool", "name": function.get("name")}
+        return dict(choice)
+    return choice
