@@ -1,0 +1,945 @@
+"""The extractive summarizer: the summary's sections built from structure, without a model.
+
+Deterministic (same request, same bytes), offline and cheap: it is the default when no model is
+configured and the fallback when a model summary fails. Each section comes from the structure of
+the messages, never from a paraphrase:
+
+- **User intent and requests / Constraints and preferences**: every user message that is not a
+  tool observation, verbatim (secrets redacted), oldest first; a message that states a rule or a
+  preference (must, never, do not, prefer, only, instead, ...) goes under constraints. When they
+  exceed their budget, the middle ones are clipped first (head and tail kept, the exact
+  references of the clipped part listed after it), longest first, then the first and newest.
+- **Current state and next step**: the latest assistant statement (clipped) and the last action
+  with its outcome.
+- **Decisions**: sentences of assistant statements that state a decision, a cause or a plan.
+- **Progress**: what was done (tool calls, failures), what is in progress, what is blocked
+  (errors never resolved), and the commands run, latest last.
+- **Errors and fixes**: each failing call (``is_error``, or a non-zero ``<returncode>`` in a
+  text-protocol observation) with its command, its key error line, and whether the same command
+  later succeeded.
+- **Files read / modified**: cumulative (``fileops``), merged with the previous summary's.
+- **Exact references**: ids, paths, URLs, e-mails, handles, versions, numbers with units and
+  ticket ids harvested by regex, from user messages first.
+
+**Update.** A previous summary (``request.previous_summary``, or summary messages leading
+``request.messages``) is folded in: its user-intent and constraint entries are carried forward
+verbatim before the new ones (de-duplicated), so that instructions survive any number of
+compactions; its decisions, progress, errors and references are carried and capped; its state
+is replaced when there is anything new.
+
+**Ceiling.** The summary holds at most ``request.max_tokens`` (estimated): the user's sections
+get at least ``user_share`` of it (more when the others need less); beyond that, the least
+critical sections are cut first (references, files, errors, progress, decisions, state), then
+the user's entries are clipped further, and the summary is flagged ``truncated``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from abridged.core.model import File, Image, Message, ToolCall, ToolResult
+from abridged.core.protocols import FileOps, Summary, SummaryKind, SummaryRequest
+from abridged.core.tokens import estimate_text_tokens
+from abridged.core.turns import is_user_message
+from abridged.engine.summarize.fileops import (
+    DEFAULT_EXTRACTORS,
+    FileOpsExtractor,
+    extract_file_ops,
+    parse_file_ops,
+    shell_command,
+)
+from abridged.engine.summarize.prompts import (
+    NONE_TEXT,
+    SECTION_KEYS,
+    find_headings,
+    parse_sections,
+    render_sections,
+)
+from abridged.engine.summarize.redact import redact
+from abridged.engine.summarize.transcript import clip_middle, leading_summaries, truncate_tokens
+from abridged.errors import SettingError
+
+# -- exact references ---------------------------------------------------------------------------
+
+_UNITS = (
+    r"ms|s|sec|secs|seconds?|µs|us|microseconds?|ns|nanoseconds?|milliseconds?|minutes?|mins?|"
+    r"hours?|hrs?|h|days?|weeks?|months?|years?|[kKMGTP]i?B|bytes?|[kKMG]|%|percent|tokens?|"
+    r"elements?|items?|rows?|lines?|files?|requests?|req/s|rps|qps|users?|px|[kMG]?Hz|cores?|"
+    r"CPUs?|GPUs?|workers?|threads?|retries|records?|calls?|steps?|x"
+)
+_REFERENCE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\b(?:https?|ftp|s3|gs|git|ssh|wss?)://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]"),
+    re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b"),
+    re.compile(r"(?<![\w.@/])@[A-Za-z0-9_](?:[\w-]*\w)?"),
+    re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
+    re.compile(r"`([^`\n]{2,80})`"),
+    re.compile(r"(?<![\w/:.@-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w"),
+    re.compile(
+        r"\b[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|md|rst|txt|cfg|"
+        r"ini|c|h|cc|cpp|hpp|rs|go|java|kt|rb|php|sh|sql|html|css|lock|csv|xml|proto|ipynb|"
+        r"env|conf|log)\b"
+    ),
+    re.compile(r"\b[A-Z][A-Za-z]+ \d+\.\d+(?:\.\d+)*\b"),
+    re.compile(r"\b[vV]?\d+\.\d+\.\d+(?:[-.+][\w.]+)?\b"),
+    re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b"),
+    re.compile(r"(?<![\w&])#\d{2,}\b"),
+    re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])"),
+    re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b"),
+    re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"),
+    re.compile(r"(?<![\d.,])\d{5,}(?![\d]|[.,]\d)"),
+    re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b(?<=\w)"),
+)
+_IDENTIFIER_NEEDS = re.compile(r"\d|_")
+
+
+#: At most this many references are listed from one message.
+REFERENCES_PER_MESSAGE = 12
+
+
+def harvest_references(text: str) -> list[str]:
+    """Exact references in ``text``, in order of appearance, each once: URLs, e-mails, handles,
+    UUIDs, backticked code, paths, file names, versions, ticket ids, issue numbers, numbers with
+    units, long numbers, commit-like hex ids and identifiers with digits or underscores.
+
+    >>> harvest_references("Ticket OPS-481 ships in 7.14.2; ping @ana, see kv/infra/db.")
+    ['OPS-481', '7.14.2', '@ana', 'kv/infra/db']
+    """
+    found: list[tuple[int, int, str]] = []
+    for pattern in _REFERENCE_PATTERNS:
+        for m in pattern.finditer(text):
+            value = m.group(1) if m.re.groups else m.group(0)
+            start, end = m.span()
+            if pattern is _REFERENCE_PATTERNS[-1] and not _IDENTIFIER_NEEDS.search(value):
+                continue
+            found.append((start, end, value.strip()))
+    found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
+    out: list[str] = []
+    covered_until = -1
+    for start, end, value in found:
+        if start < covered_until or not value:
+            continue
+        covered_until = end
+        if value not in out:
+            out.append(value)
+    return out
+
+
+# -- text helpers -------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[^\n]*\n.*?(?:```|$)", re.DOTALL)
+_THOUGHT = re.compile(r"^\s*THOUGHT:\s*", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n\s*\n|\n(?=\s*[-*] )")
+_DECISION = re.compile(
+    r"\b(?:root cause|the (?:fix|cause|issue|problem|bug|solution) (?:is|was|lies)|"
+    r"decided|decision|instead of|approach|the plan|my plan|going with|chose|opt(?:ed)? for|"
+    r"we agreed|agreed|(?:I'll|I will|we'll|we will) (?:fix|change|modify|implement|replace|use)\b|"
+    r"option [A-Z0-9]\b)",
+    re.IGNORECASE,
+)
+_CONSTRAINT = re.compile(
+    r"\b(?:must|mustn't|never|always|do not|don't|does not need|should not|shouldn't|avoid|"
+    r"prefer|preferably|make sure|ensure|keep|only|at most|at least|no more than|not allowed|"
+    r"forbidden|required|requirement|rule|from now on|instead|correction|limit|budget|deadline|"
+    r"please (?:use|don't|do not|keep)|without)\b",
+    re.IGNORECASE,
+)
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_OBSERVATION_START = re.compile(r"^\s*(?:<exception>.*?</exception>\s*)?<returncode>", re.DOTALL)
+_ERROR_LINE = re.compile(
+    r"(?:\b\w*(?:Error|Exception)\b|\berror\b|\bERROR\b|\bFAILED\b|\bfailed\b|fatal:|"
+    r"No such file|not found|Traceback|command not found|Permission denied|timed out)",
+)
+#: The most telling error lines: a named exception or an ``error:``/``fatal:`` prefix.
+_ERROR_NAMED = re.compile(r"\b\w*(?:Error|Exception)\b|\b(?:error|fatal|ERROR|FATAL):")
+_TAG_LINE = re.compile(r"^\s*</?(?:returncode|output|output_head|output_tail|warning|exception)>")
+_UNRESOLVED = re.compile(r"unresolved(?= \(x\d+\)$|$)")
+_OMITTED_ITEM = re.compile(r"^\[\.\.\. \d+ (?:earlier |more |user messages? )?omitted\]$")
+
+
+def _oneline(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _strip_code(text: str) -> str:
+    return _THOUGHT.sub("", _FENCE.sub(" ", text)).strip()
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def _code(command: str) -> str:
+    """A command as inline code (first line only, clipped)."""
+    lines = command.strip().split("\n")
+    first = lines[0].strip()
+    if len(lines) > 1:
+        first += " …"
+    first = truncate_tokens(first, 40)
+    fence = "``" if "`" in first else "`"
+    pad = " " if fence == "``" else ""
+    return f"{fence}{pad}{first}{pad}{fence}"
+
+
+def _bullet(entry: str) -> str:
+    lines = entry.split("\n")
+    return "\n".join(
+        ["- " + lines[0]] + [("  " + line) if line.strip() else "" for line in lines[1:]]
+    )
+
+
+def _entries(body: str) -> list[str]:
+    """The entries of a section body written by ``_bullet`` (or any ``-``/``*``/``1.`` list);
+    loose lines become entries of their own; ``None recorded.`` and omission notes are skipped."""
+    entries: list[list[str]] = []
+    for line in body.split("\n"):
+        m = re.match(r"^(?:[-*]|\d+[.)])\s+(.*)$", line)
+        if m:
+            entries.append([m.group(1)])
+        elif line.startswith("  ") and entries:
+            entries[-1].append(line[2:])
+        elif not line.strip():
+            if entries:
+                entries[-1].append("")
+        else:
+            entries.append([line.strip()])
+    out: list[str] = []
+    for lines in entries:
+        text = "\n".join(lines).strip("\n").rstrip()
+        if text and text not in (NONE_TEXT, CUT_TEXT) and not _OMITTED_ITEM.match(text):
+            out.append(text)
+    return out
+
+
+def _dedupe(entries: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for entry in entries:
+        key = _oneline(entry)
+        if key and key not in seen:
+            seen.add(key)
+            out.append(entry)
+    return out
+
+
+def _tokens(text: str) -> int:
+    return estimate_text_tokens(text)
+
+
+#: What a section says when everything in it was cut to fit the ceiling.
+CUT_TEXT = "[omitted to fit the summary's ceiling]"
+
+# -- sections with shrinkable groups --------------------------------------------------------------
+
+
+@dataclass
+class _Group:
+    """A list of items under an optional label; it shrinks by dropping items from one end."""
+
+    label: str | None
+    items: list[str]
+    drop: Literal["front", "back"] = "front"
+    inline: bool = False
+    omitted: int = 0
+    always: bool = False  # rendered even when empty ("Blocked: none")
+
+    def lines(self) -> list[str]:
+        if self.inline:
+            if not self.items and not self.omitted and not self.always:
+                return []
+            names = ", ".join(self.items) or "none"
+            more = f" (+{self.omitted} more)" if self.omitted else ""
+            return [f"{self.label} {names}{more}"]
+        if not self.items and not self.omitted:
+            return [f"{self.label} none"] if self.always and self.label else []
+        out = [self.label] if self.label else []
+        if self.omitted and self.drop == "front":
+            out.append(f"- [... {self.omitted} earlier omitted]")
+        out.extend(_bullet(item) for item in self.items)
+        if self.omitted and self.drop == "back":
+            out.append(f"- [... {self.omitted} more omitted]")
+        return out
+
+    def shrink(self) -> bool:
+        if not self.items:
+            return False
+        self.items.pop(0 if self.drop == "front" else -1)
+        self.omitted += 1
+        return True
+
+
+@dataclass
+class _Section:
+    key: str
+    groups: list[_Group] = field(default_factory=list)
+    shrink_order: tuple[int, ...] = ()
+    text: str | None = None  # a free-text body (state), clipped rather than shrunk
+    clipped: int = 0
+
+    def render(self) -> str:
+        if self.text is not None:
+            return self.text
+        if any(g.omitted for g in self.groups) and not any(g.items for g in self.groups):
+            return CUT_TEXT
+        lines: list[str] = []
+        for group in self.groups:
+            lines.extend(group.lines())
+        return "\n".join(lines)
+
+    def shrink(self) -> bool:
+        if self.text is not None:
+            current = _tokens(self.text)
+            if current <= 24:
+                return False
+            self.text = clip_middle(self.text, max(16, current * 2 // 3))
+            self.clipped += 1
+            return True
+        for index in self.shrink_order or tuple(range(len(self.groups))):
+            if self.groups[index].shrink():
+                return True
+        return False
+
+
+# -- the summarizer -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    call: ToolCall
+    command: str
+    result: ToolResult | None
+    failed: bool
+    returncode: int | None
+    position: int
+    error: str = ""  # the key error line of a failed call
+
+
+def _returncode(result: ToolResult | None) -> int | None:
+    if result is None:
+        return None
+    m = _RETURNCODE.search(result.text[:500])
+    return int(m.group(1)) if m else None
+
+
+def _error_line(text: str) -> str:
+    text = redact(text[-20_000:])
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip() and not _TAG_LINE.match(ln)]
+    for pattern in (_ERROR_NAMED, _ERROR_LINE):
+        for line in reversed(lines):
+            if pattern.search(line):
+                return truncate_tokens(line, 50)
+    return truncate_tokens(lines[-1], 50) if lines else ""
+
+
+def _describe_call(call: ToolCall) -> str:
+    command = shell_command(call)
+    if command is not None:
+        return command.strip()
+    args = _oneline(call.arguments)
+    return f"{call.name} {args}" if args not in ("{}", "") else call.name
+
+
+def _attachments(message: Message) -> str:
+    notes = []
+    for part in message.parts:
+        if isinstance(part, Image):
+            notes.append("[image]")
+        elif isinstance(part, File):
+            notes.append(f"[file {part.filename or part.file_id or ''}]".replace(" ]", "]"))
+    return " ".join(notes)
+
+
+def user_request_text(message: Message) -> str | None:
+    """The text of a user message that is a request (not a tool observation, not a summary),
+    or ``None``. Observations of the text protocol that stayed user messages (their text starts
+    with ``<returncode>``) are not requests."""
+    if not is_user_message(message) or message.is_summary:
+        return None
+    if message.meta.get("text_protocol"):
+        return None
+    text = message.text
+    if _OBSERVATION_START.match(text):
+        return None
+    extra = _attachments(message)
+    text = f"{text}\n{extra}" if extra and text else text or extra
+    return text if text.strip() else None
+
+
+#: User messages longer than this are tasks (requests), whatever words they use.
+CONSTRAINT_MAX_TOKENS = 150
+
+
+def is_constraint(text: str) -> bool:
+    """Whether a user message states a rule, limit, preference or correction: a short message
+    (up to ``CONSTRAINT_MAX_TOKENS``) with a word such as must, never, do not, prefer, only,
+    instead, from now on.
+
+    >>> is_constraint("Never push to main."), is_constraint("Fix the parser.")
+    (True, False)
+    """
+    return _CONSTRAINT.search(text) is not None and _tokens(text) <= CONSTRAINT_MAX_TOKENS
+
+
+def _clip_entry(entry: str, limit: int) -> str:
+    """``entry`` clipped to about ``limit`` tokens, the references of its clipped part kept."""
+    if _tokens(entry) <= limit:
+        return entry
+    clipped = clip_middle(entry, limit)
+    kept = set(harvest_references(clipped))
+    lost = [r for r in harvest_references(entry) if r not in kept and r not in clipped]
+    if not lost:
+        return clipped
+    note = "(references in the omitted part: " + ", ".join(lost) + ")"
+    note = truncate_tokens(note, max(8, limit // 2))
+    room = max(8, limit - _tokens(note) - 1)
+    return clip_middle(entry, room) + "\n" + note
+
+
+def _water_level(sizes: Sequence[int], available: int, floor: int) -> int:
+    """The largest level L >= floor with sum(min(size, L)) <= available (``floor`` if none)."""
+    if sum(sizes) <= available:
+        return max(sizes, default=floor)
+    lo, hi = floor, max(sizes, default=floor)
+    if sum(min(s, lo) for s in sizes) > available:
+        return floor
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if sum(min(s, mid) for s in sizes) <= available:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@dataclass(frozen=True, slots=True)
+class _UserEntry:
+    text: str
+    section: Literal["intent", "constraints"]
+
+
+class ExtractiveSummarizer:
+    """Builds the summary's sections from the messages' structure; no model, deterministic.
+
+    - ``name`` (default ``"extractive"``): for reports.
+    - ``extractors``: the file-operation extractors (``fileops.DEFAULT_EXTRACTORS``; put your
+      own first to recognise your tools).
+    - ``user_share`` (default 0.6; 0 < x <= 1): the share of the ceiling the user's sections
+      always get (more when the other sections need less).
+    - ``entry_floor_tokens`` (default 48; >= 8): middle user entries are clipped down to this
+      before the first and newest are touched.
+    - ``max_decisions`` (8), ``max_errors`` (8), ``max_commands`` (10), ``max_done`` (6),
+      ``max_references`` (48), ``statement_tokens`` (160): natural caps of the other sections
+      (>= 1; not truncation: the most recent are kept).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = "extractive",
+        extractors: Sequence[FileOpsExtractor] = DEFAULT_EXTRACTORS,
+        user_share: float = 0.6,
+        entry_floor_tokens: int = 48,
+        max_decisions: int = 8,
+        max_errors: int = 8,
+        max_commands: int = 10,
+        max_done: int = 6,
+        max_references: int = 48,
+        statement_tokens: int = 160,
+    ) -> None:
+        if not isinstance(user_share, int | float) or not 0 < user_share <= 1:
+            raise SettingError("user_share", user_share, "a number in (0, 1]")
+        if entry_floor_tokens < 8:
+            raise SettingError("entry_floor_tokens", entry_floor_tokens, "an integer >= 8")
+        for label, value in (
+            ("max_decisions", max_decisions),
+            ("max_errors", max_errors),
+            ("max_commands", max_commands),
+            ("max_done", max_done),
+            ("max_references", max_references),
+            ("statement_tokens", statement_tokens),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SettingError(label, value, "an integer >= 1")
+        self._name = name
+        self.extractors = tuple(extractors)
+        self.user_share = float(user_share)
+        self.entry_floor_tokens = entry_floor_tokens
+        self.max_decisions = max_decisions
+        self.max_errors = max_errors
+        self.max_commands = max_commands
+        self.max_done = max_done
+        self.max_references = max_references
+        self.statement_tokens = statement_tokens
+
+    @property
+    def name(self) -> str:
+        """Who summarizes, for reports."""
+        return self._name
+
+    async def summarize(self, request: SummaryRequest) -> Summary:
+        """The summary of ``request`` (see ``build``; nothing here awaits)."""
+        return self.build(request)
+
+    # -- the pure core -----------------------------------------------------------------------
+
+    def build(self, request: SummaryRequest) -> Summary:
+        """The summary of ``request``, synchronously (pure: same request, same bytes)."""
+        if isinstance(request.max_tokens, bool) or request.max_tokens < 1:
+            raise SettingError("SummaryRequest.max_tokens", request.max_tokens, "an integer >= 1")
+        previous, messages = request.previous_summary, request.messages
+        leading, rest = leading_summaries(messages)
+        if leading is not None:
+            previous = f"{previous}\n\n{leading}" if previous else leading
+            messages = rest
+        prev = self._previous_sections(previous)
+        calls = self._calls(messages)
+        file_ops = extract_file_ops(
+            messages,
+            extractors=self.extractors,
+            previous=request.file_ops.merge(parse_file_ops(prev.get("files", ""))),
+        )
+        users = self._user_entries(prev, messages)
+        statements = [
+            _strip_code(redact(m.text))
+            for m in messages
+            if m.role == "assistant" and m.text.strip() and _strip_code(m.text)
+        ]
+        others = {
+            "state": self._state(request.kind, request.focus, statements, calls, prev),
+            "decisions": self._decisions(prev, statements),
+            "progress": self._progress(
+                prev, calls, extract_file_ops(messages, extractors=self.extractors).modified
+            ),
+            "errors": self._errors(prev, calls),
+            "files": self._files(file_ops),
+            "references": self._references(prev, messages, users),
+        }
+        text, truncated = self._fit(users, others, request.max_tokens)
+        # Every piece was redacted as it was gathered; this pass only guards the assembly.
+        text = redact(text)
+        if _tokens(text) > request.max_tokens:
+            text, truncated = truncate_tokens(text, request.max_tokens), True
+        return Summary(
+            text=text, summarizer=self.name, file_ops=file_ops, truncated=truncated, usage=None
+        )
+
+    # -- gathering ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _previous_sections(previous: str | None) -> dict[str, str]:
+        if previous is None or not previous.strip():
+            return {}
+        if not find_headings(previous):
+            # Not in the sectioned format: carry it whole, as the oldest user-intent entry.
+            return {"intent": _bullet("Earlier summary: " + redact(previous.strip()))}
+        sections = parse_sections(redact(previous))
+        if "" in sections:
+            sections["intent"] = (
+                _bullet("Earlier summary: " + sections.pop("")) + "\n" + sections.get("intent", "")
+            )
+        return sections
+
+    @staticmethod
+    def _calls(messages: Sequence[Message]) -> list[_Call]:
+        results: dict[str, ToolResult] = {}
+        for message in messages:
+            for part in message.parts:
+                if isinstance(part, ToolResult):
+                    results[part.call_id] = part
+        calls: list[_Call] = []
+        for message in messages:
+            for call in message.tool_calls:
+                result = results.get(call.id)
+                code = _returncode(result)
+                failed = result is not None and (
+                    result.is_error or (code is not None and code != 0)
+                )
+                error = _error_line(result.text) if failed and result is not None else ""
+                calls.append(
+                    _Call(
+                        call, redact(_describe_call(call)), result, failed, code, len(calls), error
+                    )
+                )
+        return calls
+
+    def _user_entries(self, prev: dict[str, str], messages: Sequence[Message]) -> list[_UserEntry]:
+        entries: list[_UserEntry] = []
+        entries.extend(_UserEntry(e, "intent") for e in _entries(prev.get("intent", "")))
+        entries.extend(_UserEntry(e, "constraints") for e in _entries(prev.get("constraints", "")))
+        first = not entries
+        for message in messages:
+            text = user_request_text(message)
+            if text is None:
+                continue
+            text = redact(text.strip())
+            # The conversation's first request is its task, whatever words it uses.
+            section: Literal["intent", "constraints"] = (
+                "constraints" if is_constraint(text) and not first else "intent"
+            )
+            entries.append(_UserEntry(text, section))
+            first = False
+        seen: set[str] = set()
+        out: list[_UserEntry] = []
+        for entry in entries:
+            key = _oneline(entry.text)
+            if key not in seen:
+                seen.add(key)
+                out.append(entry)
+        return out
+
+    def _state(
+        self,
+        kind: SummaryKind,
+        focus: str | None,
+        statements: Sequence[str],
+        calls: Sequence[_Call],
+        prev: dict[str, str],
+    ) -> _Section:
+        lines: list[str] = []
+        if kind == "turn_prefix":
+            lines.append(
+                "This turn is still in progress: the steps after this summary continue it."
+            )
+        if focus and focus.strip():
+            lines.append("Focus requested for this summary: " + redact(_oneline(focus)))
+        if statements:
+            latest = clip_middle(statements[-1], self.statement_tokens)
+            lines.append("Latest assistant statement:\n" + _indent(latest))
+        if calls:
+            last = calls[-1]
+            lines.append(f"Last action: {_code(last.command)} ({_outcome(last)})")
+        if not statements and not calls and prev.get("state"):
+            lines.append(prev["state"])
+        return _Section("state", text="\n".join(lines))
+
+    def _decisions(self, prev: dict[str, str], statements: Sequence[str]) -> _Section:
+        found: list[str] = []
+        for statement in statements:
+            for sentence in _sentences(statement):
+                if _DECISION.search(sentence):
+                    found.append(truncate_tokens(_oneline(sentence), 60))
+        items = _dedupe([*_entries(prev.get("decisions", "")), *found])[-self.max_decisions :]
+        return _Section("decisions", [_Group(None, items)])
+
+    def _progress(
+        self, prev: dict[str, str], calls: Sequence[_Call], modified: Iterable[str]
+    ) -> _Section:
+        groups = _labelled_groups(prev.get("progress", ""))
+        done = groups.get("done:", [])
+        if calls:
+            failed = sum(1 for c in calls if c.failed)
+            line = f"Ran {len(calls)} tool calls ({failed} failed)"
+            changed = sorted(modified)
+            if changed:
+                shown = ", ".join(changed[:8]) + (
+                    f" (+{len(changed) - 8} more)" if len(changed) > 8 else ""
+                )
+                line += f"; modified {shown}"
+            done = [*done, line]
+        done = _dedupe(done)[-self.max_done :]
+        in_progress = [f"{_code(calls[-1].command)} ({_outcome(calls[-1])})"] if calls else []
+        blocked = [f"{_code(c.command)}: {c.error or 'failed'}" for c in _unresolved(calls)][-3:]
+        # The latest occurrence of a repeated command counts: keep order by last use.
+        commands = _last_use_order(
+            [*groups.get("commands run (latest last):", []), *(_code(c.command) for c in calls)]
+        )[-self.max_commands :]
+        return _Section(
+            "progress",
+            [
+                _Group("Done:", done, always=True),
+                _Group("In progress:", in_progress, always=True),
+                _Group("Blocked:", blocked, always=True),
+                _Group("Commands run (latest last):", commands),
+            ],
+            shrink_order=(3, 0, 2, 1),
+        )
+
+    def _errors(self, prev: dict[str, str], calls: Sequence[_Call]) -> _Section:
+        succeeded = {_oneline(c.command) for c in calls if c.result is not None and not c.failed}
+        carried: list[str] = []
+        for carried_entry in _entries(prev.get("errors", "")):
+            entry = carried_entry
+            m = re.search(r"`+ ?(.+?) ?`+", entry)
+            command = m.group(1).removesuffix(" …") if m else None
+            if command and any(s.startswith(command) for s in succeeded):
+                entry = _UNRESOLVED.sub("fixed later (the same command succeeded)", entry)
+            carried.append(entry)
+        new: list[str] = []
+        counts: dict[str, int] = {}
+        for c in calls:
+            if not c.failed:
+                continue
+            later_ok = any(
+                d.position > c.position
+                and _oneline(d.command) == _oneline(c.command)
+                and d.result is not None
+                and not d.failed
+                for d in calls
+            )
+            code = f"exit {c.returncode}" if c.returncode is not None else "error"
+            line = c.error
+            fix = "fixed later (the same command succeeded)" if later_ok else "unresolved"
+            entry = f"{_code(c.command)} failed ({code}): {line} -> {fix}"
+            counts[entry] = counts.get(entry, 0) + 1
+            if counts[entry] == 1:
+                new.append(entry)
+        new = [e if counts[e] == 1 else f"{e} (x{counts[e]})" for e in new]
+        items = _dedupe([*carried, *new])[-self.max_errors :]
+        return _Section("errors", [_Group(None, items)])
+
+    @staticmethod
+    def _files(file_ops: FileOps) -> _Section:
+        return _Section(
+            "files",
+            [
+                _Group(
+                    "Modified:", sorted(file_ops.modified), drop="back", inline=True, always=True
+                ),
+                _Group("Read:", sorted(file_ops.read), drop="back", inline=True, always=True),
+            ],
+            shrink_order=(1, 0),
+        )
+
+    def _references(
+        self, prev: dict[str, str], messages: Sequence[Message], users: Sequence[_UserEntry]
+    ) -> _Section:
+        refs: list[str] = list(_entries(prev.get("references", "")))
+        for entry in users:
+            # A long message (a pasted log, a task description) may not crowd out the others.
+            refs.extend(harvest_references(entry.text)[:REFERENCES_PER_MESSAGE])
+        for message in messages:
+            if message.role == "assistant" and message.text:
+                refs.extend(harvest_references(_strip_code(redact(message.text))))
+        items = _dedupe(r for r in refs if r and "\n" not in r)[: self.max_references]
+        return _Section("references", [_Group(None, items, drop="back")])
+
+    # -- the ceiling -------------------------------------------------------------------------
+
+    def _fit(
+        self, users: Sequence[_UserEntry], others: dict[str, _Section], ceiling: int
+    ) -> tuple[str, bool]:
+        """The summary within ``ceiling`` tokens, and whether anything was cut for it.
+
+        Sizes are tracked per section (estimating the whole text at every step would be
+        quadratic); the whole text is measured at the end and the target lowered by any excess.
+        """
+        texts = [u.text for u in users]
+        memo: dict[str, int] = {}
+        clips: dict[tuple[str, int], str] = {}
+
+        def size(text: str) -> int:
+            value = memo.get(text)
+            if value is None:
+                value = memo[text] = _tokens(text)
+            return value
+
+        def user_bodies(entries: Sequence[str | None]) -> dict[str, str]:
+            return {
+                key: _render_entries(
+                    [e for e, u in zip(entries, users, strict=True) if u.section == key]
+                )
+                for key in ("intent", "constraints")
+            }
+
+        def render(entries: Sequence[str | None]) -> str:
+            bodies = {key: section.render() for key, section in others.items()}
+            bodies.update(user_bodies(entries))
+            return render_sections(bodies)
+
+        def user_tokens(entries: Sequence[str | None]) -> int:
+            return sum(size(body) + 1 for body in user_bodies(entries).values())
+
+        text = render(texts)
+        if _tokens(text) <= ceiling:
+            return text, False
+        frame = _tokens(render_sections({})) - 2 * len(SECTION_KEYS)  # headings, separators
+        sizes = {key: _tokens(section.render()) + 1 for key, section in others.items()}
+        entries: list[str | None] = list(texts)
+        target = ceiling
+        for _attempt in range(6):
+            # The user's budget: at least user_share of the target, more when others need less.
+            user_budget = max(int(self.user_share * target), target - frame - sum(sizes.values()))
+            entries = self._fit_users(texts, user_budget, size, clips)
+            used = frame + user_tokens(entries)
+            # Cut the least critical sections first.
+            for key in ("references", "files", "errors", "progress", "decisions", "state"):
+                section = others[key]
+                while used + sum(sizes.values()) > target and section.shrink():
+                    sizes[key] = _tokens(section.render()) + 1
+            # Then clip (or leave out) the user's entries further.
+            budget = user_budget
+            while used + sum(sizes.values()) > target and budget > 32:
+                budget = budget * 5 // 6
+                entries = self._fit_users(texts, budget, size, clips)
+                used = frame + user_tokens(entries)
+            text = render(entries)
+            excess = _tokens(text) - ceiling
+            if excess <= 0:
+                return text, True
+            target -= excess + 2
+        return truncate_tokens(text, ceiling), True
+
+    def _fit_users(
+        self,
+        texts: Sequence[str],
+        budget: int,
+        size: Callable[[str], int] = _tokens,
+        clips: dict[tuple[str, int], str] | None = None,
+    ) -> list[str | None]:
+        """User entries within about ``budget`` tokens: middle entries are clipped first
+        (longest first, down to ``entry_floor_tokens``), then all of them alike; when even that
+        would leave entries too short to say anything (``MIN_ENTRY_TOKENS``), the longest middle
+        ones are left out (``None``) instead."""
+        n = len(texts)
+        sizes = [size(t) + 1 for t in texts]  # + the bullet
+        if sum(sizes) <= budget or not texts:
+            return list(texts)
+        protected = {0, n - 1}
+        keep = list(range(n))
+        while True:
+            runs = _runs_left_out(keep, n)
+            levels = self._levels(sizes, keep, protected, budget - OMISSION_NOTE_TOKENS * runs)
+            clipped = [levels[i] for i in keep if sizes[i] > levels[i]]
+            middle = [i for i in keep if i not in protected]
+            if not clipped or min(clipped) >= MIN_ENTRY_TOKENS or not middle:
+                break
+            keep.remove(max(middle, key=lambda i: (sizes[i], -i)))
+        cache = clips if clips is not None else {}
+        out: list[str | None] = [None] * n
+        for i in keep:
+            if sizes[i] <= levels[i]:
+                out[i] = texts[i]
+                continue
+            level = max(levels[i] - 1, 8)
+            clipped_text = cache.get((texts[i], level))
+            if clipped_text is None:
+                clipped_text = cache[(texts[i], level)] = _clip_entry(texts[i], level)
+            out[i] = clipped_text
+        return out
+
+    def _levels(
+        self, sizes: Sequence[int], keep: Sequence[int], protected: set[int], budget: int
+    ) -> dict[int, int]:
+        """The clip level of each kept entry: the middle ones water-filled down to
+        ``entry_floor_tokens``, then every one alike."""
+        levels = dict.fromkeys(keep, 10**9)
+        middle = [i for i in keep if i not in protected]
+        fixed = sum(sizes[i] for i in keep if i in protected)
+        if middle:
+            level = _water_level(
+                [sizes[i] for i in middle], budget - fixed, self.entry_floor_tokens
+            )
+            for i in middle:
+                levels[i] = level
+        if sum(min(sizes[i], levels[i]) for i in keep) > budget:
+            level = _water_level([min(sizes[i], levels[i]) for i in keep], budget, 1)
+            for i in keep:
+                levels[i] = min(levels[i], level)
+        return levels
+
+
+#: A clipped user entry shorter than this says nothing useful: it is left out instead.
+MIN_ENTRY_TOKENS = 32
+#: The cost of one note saying that user messages were left out.
+OMISSION_NOTE_TOKENS = 12
+
+
+def _runs_left_out(keep: Sequence[int], n: int) -> int:
+    kept = set(keep)
+    runs = 0
+    for i in range(n):
+        if i not in kept and (i == 0 or i - 1 in kept):
+            runs += 1
+    return runs
+
+
+def _render_entries(entries: Sequence[str | None]) -> str:
+    """Bullets for the entries; a run of left-out ones (``None``) becomes one note."""
+    lines: list[str] = []
+    left_out = 0
+    for entry in [*entries, ""]:
+        if entry is None:
+            left_out += 1
+            continue
+        if left_out:
+            noun = "message" if left_out == 1 else "messages"
+            lines.append(f"- [... {left_out} user {noun} omitted]")
+            left_out = 0
+        if entry:
+            lines.append(_bullet(entry))
+    return "\n".join(lines)
+
+
+# -- small helpers ------------------------------------------------------------------------------
+
+
+def _indent(text: str) -> str:
+    return "\n".join(("  " + line) if line.strip() else "" for line in text.split("\n"))
+
+
+def _outcome(call: _Call) -> str:
+    if call.result is None:
+        return "no result yet"
+    if call.failed:
+        code = f"exit {call.returncode}" if call.returncode is not None else "error"
+        return f"failed, {code}"
+    return "succeeded"
+
+
+def _unresolved(calls: Sequence[_Call]) -> list[_Call]:
+    out: list[_Call] = []
+    seen: set[str] = set()
+    for c in calls:
+        if not c.failed:
+            continue
+        key = _oneline(c.command)
+        later_ok = any(
+            d.position > c.position and _oneline(d.command) == key and not d.failed and d.result
+            for d in calls
+        )
+        if not later_ok and key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _last_use_order(items: Sequence[str]) -> list[str]:
+    last: dict[str, int] = {}
+    for index, item in enumerate(items):
+        if not _OMITTED_ITEM.match(item):
+            last[item] = index
+    return [item for item, _ in sorted(last.items(), key=lambda kv: kv[1])]
+
+
+def _labelled_groups(body: str) -> dict[str, list[str]]:
+    """Entries of a body made of labelled groups (``Done:`` followed by bullets), by label in
+    lower case; inline values after the label (``Blocked: none``) are ignored."""
+    groups: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    buffer: list[str] = []
+
+    def flush() -> None:
+        if current is not None:
+            current.extend(_entries("\n".join(buffer)))
+
+    for line in body.split("\n"):
+        m = re.match(r"^([A-Z][\w ()]*:)\s*(.*)$", line)
+        if m and not line.startswith(("-", " ")):
+            flush()
+            buffer = []
+            current = groups.setdefault(m.group(1).lower(), [])
+        else:
+            buffer.append(line)
+    flush()
+    return groups
+
+
+__all__ = [
+    "SECTION_KEYS",
+    "ExtractiveSummarizer",
+    "harvest_references",
+    "is_constraint",
+    "user_request_text",
+]

@@ -1,0 +1,670 @@
+"""The model summarizer: prompts a ``ChatModel``, never overflows it, and never fails silently.
+
+``LLMSummarizer(model, max_output_tokens=..., input_budget_tokens=...)`` summarizes a
+``SummaryRequest`` with one model call when it can, and otherwise by map-reduce:
+
+1. **Sized before calling.** Every call's input (system prompt, prompt, transcript, tool
+   definitions, reply priming) is estimated with the one estimator (``call_tokens``) and must fit
+   ``input_budget_tokens``: the compaction call itself can never overflow. The transcript is
+   clipped ever tighter (``render_transcript``) to fit.
+2. **Map-reduce** when even the tightest transcript does not fit: the messages are cut into
+   chunks on message boundaries, each chunk is summarized (map), and the partial summaries,
+   the previous summary first, are folded together with the update wording (reduce) in groups
+   that fit the budget, until one is left. The depth is bounded (``max_depth`` levels in all): the
+   partial summaries' ceiling is chosen so that the groups fan in fast enough, and the last level
+   clips its inputs to fit whatever happens. The folded summary has the same output ceiling.
+3. **Output ceiling**: ``min(max_output_tokens, request.max_tokens)`` is passed as
+   ``max_output_tokens``. A summary cut off there (``finish_reason == "length"``) is kept and
+   flagged ``truncated``; so is one whose inputs had to be clipped at the last reduce level.
+4. **Cache-reusing mode** (``cache_reuse=True``): the call is the conversation's own prefix
+   (``request.prefix``: same system prompt and messages in the same order, and ``request.tools``)
+   followed by one user message with the summarize instruction, so that a provider with prompt
+   caching reads the history from cache. ``tool_choice="none"`` is passed (providers that do not
+   know it ignore it). Used only when the prefix plus the instruction fits the budget; otherwise
+   the transcript mode runs, and so it does when the prefix holds a tool call without its
+   result (a user message cannot follow it).
+5. **Failure never loses history.** If a call raises (any ``Exception``), returns no text, was
+   stopped by a content filter, or returns text without any of the section headings (an error
+   message or a refusal rather than a summary), the ``fallback`` summarizer (by default the
+   ``ExtractiveSummarizer``) makes the summary and ``fallback_reason`` says why. An error text is
+   never returned as a summary. Without a fallback, ``ProviderError`` is raised and the caller
+   keeps its history as it was.
+
+Every summary is redacted (``redact``), and its *Files read / modified* section lists every
+tracked file (missing ones are appended).
+
+**Concurrency.** The summarizer keeps no state between calls, so the split-turn summary (kind
+``turn_prefix``) and the main one can run concurrently: the caller does
+``await asyncio.gather(s.summarize(main), s.summarize(prefix))`` (the engine itself does no I/O
+and imports no event loop).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from abridged.core.model import Message, Usage
+from abridged.core.protocols import (
+    ChatModel,
+    FileOps,
+    Summarizer,
+    Summary,
+    SummaryKind,
+    SummaryRequest,
+    ToolSpec,
+)
+from abridged.core.tokens import estimate_context_tokens, estimate_text_tokens
+from abridged.engine.summarize.extractive import ExtractiveSummarizer
+from abridged.engine.summarize.fileops import (
+    DEFAULT_EXTRACTORS,
+    FileOpsExtractor,
+    extract_file_ops,
+)
+from abridged.engine.summarize.prompts import (
+    SYSTEM_PROMPT,
+    cache_reuse_instruction,
+    find_headings,
+    heading,
+    merge_prompt,
+    parse_sections,
+    transcript_prompt,
+)
+from abridged.engine.summarize.redact import redact
+from abridged.engine.summarize.transcript import (
+    Transcript,
+    TranscriptOptions,
+    clip_middle,
+    leading_summaries,
+    render_message,
+    render_transcript,
+    truncate_tokens,
+    wrap,
+)
+from abridged.errors import ProviderError, SettingError
+
+#: The fallback used when none is given: the extractive summarizer with its defaults.
+DEFAULT_FALLBACK: Summarizer = ExtractiveSummarizer()
+
+#: Tokens kept free in every call's budget, for the estimator's rounding between pieces.
+SLACK_TOKENS = 16
+#: A partial summary (map output) smaller than this would say nothing useful.
+MIN_PARTIAL_TOKENS = 96
+
+
+def tool_definitions(tools: Sequence[ToolSpec] | None) -> list[dict[str, Any]]:
+    """Tool specs as plain definitions, for the estimator."""
+    return [
+        {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+        for t in tools or ()
+    ]
+
+
+def call_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None) -> int:
+    """The estimated input of one model call: messages, tool definitions and reply priming."""
+    return estimate_context_tokens(messages, tool_definitions(tools) or None)
+
+
+class SummaryFailedError(Exception):
+    """A model summary could not be made; ``reason`` says why (internal, triggers the fallback)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+_FENCED = re.compile(r"^\s*```(?:markdown|md)?\s*\n(?P<body>.*)\n\s*```\s*$", re.DOTALL)
+_WRAPPED = re.compile(r"^\s*<summary>\s*(?P<body>.*?)\s*</summary>\s*$", re.DOTALL | re.IGNORECASE)
+
+
+def failure_reason(text: str, finish_reason: str | None) -> str | None:
+    """Why ``text`` is not a summary, or ``None`` when it is one: empty, stopped by a content
+    filter, or without any section heading (an error message or a refusal)."""
+    if finish_reason == "content_filter":
+        return "the provider's content filter stopped the summary"
+    if not text.strip():
+        return "the model returned no text"
+    if not find_headings(text):
+        first = truncate_tokens(" ".join(text.split()), 24)
+        return f"the reply has none of the section headings (an error or a refusal?): {first!r}"
+    return None
+
+
+def clean_reply(text: str) -> str:
+    """The summary inside a reply: surrounding code fences or ``<summary>`` tags removed."""
+    for pattern in (_FENCED, _WRAPPED):
+        m = pattern.match(text)
+        if m:
+            text = m.group("body")
+    return text.strip()
+
+
+def ensure_files(text: str, file_ops: FileOps) -> str:
+    """``text`` whose *Files read / modified* section names every tracked file: the missing ones
+    are appended to the section (which is added, in its place, when absent)."""
+    if not file_ops.read and not file_ops.modified:
+        return text
+    missing_mod = [p for p in sorted(file_ops.modified) if not _mentions(text, p)]
+    missing_read = [p for p in sorted(file_ops.read) if not _mentions(text, p)]
+    if not missing_mod and not missing_read:
+        return text
+    lines = []
+    if missing_mod:
+        lines.append("Modified (tracked): " + ", ".join(missing_mod))
+    if missing_read:
+        lines.append("Read (tracked): " + ", ".join(missing_read))
+    addition = "\n".join(lines)
+    files_heading = heading("files")
+    sections = parse_sections(text)
+    if "files" in sections:
+        # Insert at the end of the existing section, before the next heading.
+        keys = find_headings(text)
+        after = keys.index("files")
+        next_keys = keys[after + 1 :]
+        if next_keys:
+            position = _heading_position(text, next_keys[0], occurrence_after=files_heading)
+            if position is not None:
+                return text[:position].rstrip() + "\n" + addition + "\n\n" + text[position:]
+        return text.rstrip() + "\n" + addition
+    refs_position = _heading_position(text, "references")
+    block = f"{files_heading}\n{addition}"
+    if refs_position is not None:
+        return text[:refs_position].rstrip() + "\n\n" + block + "\n\n" + text[refs_position:]
+    return text.rstrip() + "\n\n" + block
+
+
+def _mentions(text: str, path: str) -> bool:
+    """Whether ``text`` names ``path`` as a whole (``a.py`` is not named by ``data.py``)."""
+    return re.search(rf"(?<![\w./-]){re.escape(path)}(?![\w/-])", text) is not None
+
+
+def _heading_position(text: str, key: str, *, occurrence_after: str | None = None) -> int | None:
+    start = 0
+    if occurrence_after is not None:
+        found = text.lower().find(occurrence_after.lower())
+        start = found + 1 if found >= 0 else 0
+    title = heading(key).removeprefix("## ")
+    m = re.compile(
+        r"^(?:#{1,6}[ \t]*|\*\*[ \t]*)(?:\d+[.)][ \t]*)?" + re.escape(title), re.I | re.M
+    ).search(text, start)
+    return m.start() if m else None
+
+
+def _add_usage(total: Usage | None, more: Usage | None) -> Usage | None:
+    if more is None:
+        return total
+    if total is None:
+        return more
+    return Usage(
+        input=total.input + more.input,
+        output=total.output + more.output,
+        cache_read=total.cache_read + more.cache_read,
+        cache_write=total.cache_write + more.cache_write,
+        reasoning=total.reasoning + more.reasoning,
+    )
+
+
+@dataclass
+class _Run:
+    """What one summarize() has spent and noticed so far."""
+
+    usage: Usage | None = None
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Prompting:
+    kind: SummaryKind
+    previous: str | None
+    file_ops: FileOps
+    focus: str | None
+    ceiling: int
+
+
+class LLMSummarizer:
+    """Summarizes with a chat model (which may be a cheaper one than the conversation's).
+
+    - ``model``: any ``ChatModel``.
+    - ``max_output_tokens`` (>= 64): the ceiling on a summary (the request's ``max_tokens`` may
+      lower it).
+    - ``input_budget_tokens`` (>= the prompt's own size + 512): the most any one call may send.
+    - ``fallback`` (default: ``ExtractiveSummarizer()``; ``None`` to raise instead): who makes the
+      summary when the model fails.
+    - ``cache_reuse`` (default ``False``): send the conversation's prefix and a final instruction
+      (see the module docstring); meant for when ``model`` is the conversation's own model.
+    - ``name`` (default ``"llm:<model name>"``).
+    - ``transcript`` (default ``TranscriptOptions()``): how messages are rendered.
+    - ``max_depth`` (default 3; >= 2): levels of calls in a map-reduce, the map included.
+    - ``options``: extra options passed to every model call (``temperature=0``, ...).
+    - ``extractors``: file-operation extractors (see ``fileops``).
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        max_output_tokens: int,
+        input_budget_tokens: int,
+        fallback: Summarizer | None = DEFAULT_FALLBACK,
+        cache_reuse: bool = False,
+        name: str | None = None,
+        transcript: TranscriptOptions | None = None,
+        max_depth: int = 3,
+        options: Mapping[str, Any] | None = None,
+        extractors: Sequence[FileOpsExtractor] = DEFAULT_EXTRACTORS,
+    ) -> None:
+        if isinstance(max_output_tokens, bool) or not isinstance(max_output_tokens, int):
+            raise SettingError("max_output_tokens", max_output_tokens, "an integer >= 64")
+        if max_output_tokens < 64:
+            raise SettingError("max_output_tokens", max_output_tokens, "an integer >= 64")
+        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 2:
+            raise SettingError("max_depth", max_depth, "an integer >= 2")
+        minimum = self._base_prompt_tokens() + 512
+        if (
+            isinstance(input_budget_tokens, bool)
+            or not isinstance(input_budget_tokens, int)
+            or input_budget_tokens < minimum
+        ):
+            raise SettingError(
+                "input_budget_tokens", input_budget_tokens, f"an integer >= {minimum}"
+            )
+        self.model = model
+        self.max_output_tokens = max_output_tokens
+        self.input_budget_tokens = input_budget_tokens
+        self.fallback = fallback
+        self.cache_reuse = cache_reuse
+        self._name = name or f"llm:{model.name}"
+        self.transcript = transcript or TranscriptOptions()
+        self.max_depth = max_depth
+        self.options: Mapping[str, Any] = dict(options or {})
+        self.extractors = tuple(extractors)
+
+    @property
+    def name(self) -> str:
+        """Who summarizes, for reports."""
+        return self._name
+
+    @staticmethod
+    def _base_prompt_tokens() -> int:
+        prompt = transcript_prompt(
+            "update", wrap([]), max_tokens=4_000, previous_summary="x", focus=None
+        )
+        return call_tokens([Message.system(SYSTEM_PROMPT), Message.user(prompt)])
+
+    # -- the entry point -----------------------------------------------------------------------
+
+    async def summarize(self, request: SummaryRequest) -> Summary:
+        """The summary of ``request``; never raises for a failed model call when a fallback is
+        set (see the module docstring)."""
+        if isinstance(request.max_tokens, bool) or request.max_tokens < 1:
+            raise SettingError("SummaryRequest.max_tokens", request.max_tokens, "an integer >= 1")
+        previous, messages = request.previous_summary, request.messages
+        leading, rest = leading_summaries(messages)
+        if leading is not None:
+            previous = f"{previous}\n\n{leading}" if previous else leading
+            messages = rest
+        file_ops = extract_file_ops(messages, extractors=self.extractors, previous=request.file_ops)
+        prompting = _Prompting(
+            kind=request.kind,
+            previous=previous,
+            file_ops=file_ops,
+            focus=request.focus,
+            ceiling=min(self.max_output_tokens, request.max_tokens),
+        )
+        run = _Run()
+        try:
+            if not any(m.role != "system" for m in messages) and not previous:
+                raise SummaryFailedError("nothing to summarize")
+            text = None
+            if self.cache_reuse and request.prefix:
+                text = await self._cache_mode(request, prompting, run)
+            if text is None:
+                text = await self._transcript_mode(messages, prompting, run)
+        except SummaryFailedError as failure:
+            return await self._fall_back(request, failure.reason, run)
+        except Exception as exc:  # any failure of the model call: never lose history
+            reason = f"the model call failed: {type(exc).__name__}: {exc}"
+            return await self._fall_back(request, truncate_tokens(redact(reason), 120), run)
+        text = redact(ensure_files(text, file_ops))
+        return Summary(
+            text=text,
+            summarizer=self.name,
+            file_ops=file_ops,
+            truncated=run.truncated,
+            usage=run.usage,
+        )
+
+    async def _fall_back(self, request: SummaryRequest, reason: str, run: _Run) -> Summary:
+        if self.fallback is None:
+            raise ProviderError(
+                "the summary failed and there is no fallback summarizer",
+                summarizer=self.name,
+                reason=reason,
+            )
+        summary = await self.fallback.summarize(request)
+        return replace(
+            summary,
+            fallback_reason=reason,
+            usage=_add_usage(run.usage, summary.usage),
+        )
+
+    # -- one call ------------------------------------------------------------------------------
+
+    async def _call(
+        self,
+        messages: Sequence[Message],
+        run: _Run,
+        *,
+        ceiling: int,
+        tools: Sequence[ToolSpec] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> str:
+        size = call_tokens(messages, tools)
+        if size > self.input_budget_tokens:  # a bug if it happens: the engine sized it
+            raise SummaryFailedError(
+                f"internal: a summarizer call of {size} tokens exceeds the input budget "
+                f"of {self.input_budget_tokens}"
+            )
+        options = {**self.options, **(extra or {})}
+        completion = await self.model.complete(
+            list(messages),
+            tools=list(tools) if tools else None,
+            max_output_tokens=ceiling,
+            **options,
+        )
+        run.usage = _add_usage(run.usage, completion.usage)
+        text = clean_reply(completion.message.text)
+        reason = failure_reason(text, completion.finish_reason)
+        if reason is not None:
+            raise SummaryFailedError(reason)
+        if completion.finish_reason == "length":
+            run.truncated = True
+        return text
+
+    # -- cache-reusing mode ----------------------------------------------------------------------
+
+    def cache_messages(
+        self,
+        request: SummaryRequest,
+        *,
+        ceiling: int | None = None,
+        file_ops: FileOps | None = None,
+    ) -> list[Message]:
+        """The messages of the cache-reusing call: the prefix exactly, then the instruction."""
+        instruction = cache_reuse_instruction(
+            request.kind,
+            max_tokens=ceiling or min(self.max_output_tokens, request.max_tokens),
+            file_ops=request.file_ops if file_ops is None else file_ops,
+            focus=request.focus,
+            up_to=_first_kept(request),
+        )
+        return [*request.prefix, Message.user(instruction)]
+
+    async def _cache_mode(
+        self, request: SummaryRequest, prompting: _Prompting, run: _Run
+    ) -> str | None:
+        if _unanswered_calls(request.prefix):
+            return None
+        messages = self.cache_messages(
+            request, ceiling=prompting.ceiling, file_ops=prompting.file_ops
+        )
+        if call_tokens(messages, request.tools) > self.input_budget_tokens - SLACK_TOKENS:
+            return None
+        return await self._call(
+            messages,
+            run,
+            ceiling=prompting.ceiling,
+            tools=request.tools or None,
+            extra={"tool_choice": "none"},
+        )
+
+    # -- transcript mode -------------------------------------------------------------------------
+
+    def _prompt_messages(self, prompt: str) -> list[Message]:
+        return [Message.system(SYSTEM_PROMPT), Message.user(prompt)]
+
+    def _prompt(
+        self,
+        p: _Prompting,
+        transcript: str,
+        *,
+        ceiling: int,
+        part: tuple[int, int] | None = None,
+        previous: bool = True,
+    ) -> str:
+        return transcript_prompt(
+            p.kind,
+            transcript,
+            max_tokens=ceiling,
+            previous_summary=p.previous if previous else None,
+            file_ops=p.file_ops,
+            focus=p.focus,
+            part=part,
+        )
+
+    def plan_transcript(
+        self, messages: Sequence[Message], p: _Prompting
+    ) -> tuple[list[Message] | None, Transcript, int]:
+        """The single call when the whole transcript fits (else ``None``), the transcript at the
+        tightest clipping reached, and the budget left for a chunk of it in a map call."""
+        budget = self.input_budget_tokens - SLACK_TOKENS
+        fixed = call_tokens(self._prompt_messages(self._prompt(p, wrap([]), ceiling=p.ceiling)))
+        transcript = render_transcript(messages, self.transcript, budget_tokens=budget - fixed)
+        single = None
+        if transcript.fits:
+            candidate = self._prompt_messages(self._prompt(p, transcript.text, ceiling=p.ceiling))
+            if call_tokens(candidate) <= budget:
+                single = candidate
+        map_fixed = call_tokens(
+            self._prompt_messages(
+                self._prompt(p, wrap([]), ceiling=p.ceiling, part=(999, 999), previous=False)
+            )
+        )
+        return single, transcript, budget - map_fixed
+
+    async def _transcript_mode(self, messages: Sequence[Message], p: _Prompting, run: _Run) -> str:
+        single, transcript, chunk_budget = self.plan_transcript(messages, p)
+        if single is not None:
+            return await self._call(single, run, ceiling=p.ceiling)
+        return await self._map_reduce(messages, transcript, p, run, chunk_budget)
+
+    @staticmethod
+    def chunks(
+        messages: Sequence[Message], transcript: Transcript, chunk_budget: int
+    ) -> list[list[str]]:
+        """The transcript's blocks (one per message of ``messages``) grouped, in order, into
+        chunks that each fit ``chunk_budget`` with their ``<conversation>`` tags; a message too
+        big for a chunk on its own is rendered again, clipped harder, until it fits."""
+        wrap_cost = estimate_text_tokens(wrap([])) + 2
+        per_block = max(16, chunk_budget - wrap_cost - 8)
+        chunks: list[list[str]] = []
+        current: list[str] = []
+        used = wrap_cost
+        for index, rendered, rendered_size in zip(
+            transcript.indices, transcript.blocks, transcript.block_tokens, strict=True
+        ):
+            block, size = rendered, rendered_size
+            if size > per_block:
+                block, size = _fit_block(messages[index], transcript.options, per_block)
+            if current and used + size > chunk_budget:
+                chunks.append(current)
+                current, used = [], wrap_cost
+            current.append(block)
+            used += size
+        if current:
+            chunks.append(current)
+        return chunks
+
+    async def _map_reduce(
+        self,
+        messages: Sequence[Message],
+        transcript: Transcript,
+        p: _Prompting,
+        run: _Run,
+        chunk_budget: int,
+    ) -> str:
+        if chunk_budget < 64:
+            raise SummaryFailedError("the input budget leaves no room for a transcript chunk")
+        chunks = self.chunks(messages, transcript, chunk_budget)
+        items = len(chunks) + (1 if p.previous else 0)
+        # The reduce levels must fold `items` summaries into one: fan-in k per level.
+        reduce_fixed = call_tokens(
+            self._prompt_messages(
+                merge_prompt(
+                    [], max_tokens=p.ceiling, kind=p.kind, file_ops=p.file_ops, focus=p.focus
+                )
+            )
+        )
+        available = self.input_budget_tokens - SLACK_TOKENS - reduce_fixed
+        levels = self.max_depth - 1
+        fan_in = max(2, math.ceil(items ** (1 / levels)))
+        per_item = available // fan_in - 24  # room for the <partial_summary> wrapper
+        partial_ceiling = min(p.ceiling, per_item)
+        if partial_ceiling < MIN_PARTIAL_TOKENS:
+            raise SummaryFailedError(
+                f"the transcript needs {len(chunks)} chunks, too many to fold within "
+                f"{self.max_depth} levels in the input budget"
+            )
+        summaries: list[str] = [p.previous] if p.previous else []
+        for index, chunk in enumerate(chunks, 1):
+            prompt = self._prompt(
+                p, wrap(chunk), ceiling=partial_ceiling, part=(index, len(chunks)), previous=False
+            )
+            summaries.append(
+                await self._call(self._prompt_messages(prompt), run, ceiling=partial_ceiling)
+            )
+        return await self._reduce(
+            summaries, p, run, available=available, partial_ceiling=partial_ceiling, levels=levels
+        )
+
+    async def _reduce(
+        self,
+        summaries: list[str],
+        p: _Prompting,
+        run: _Run,
+        *,
+        available: int,
+        partial_ceiling: int,
+        levels: int,
+    ) -> str:
+        if len(summaries) == 1:
+            return summaries[0]
+        level = 1
+        while True:
+            last = level >= levels
+            groups = _group(summaries, available, must_be_one=last)
+            if len(groups) == 1:
+                group, clipped = _fit_group(groups[0], available)
+                run.truncated = run.truncated or clipped
+                return await self._merge(group, p, run, ceiling=p.ceiling)
+            merged = []
+            for group in groups:
+                if len(group) == 1:
+                    merged.append(group[0])
+                    continue
+                fitted, clipped = _fit_group(group, available)
+                run.truncated = run.truncated or clipped
+                merged.append(await self._merge(fitted, p, run, ceiling=partial_ceiling))
+            summaries = merged
+            level += 1
+
+    async def _merge(self, group: Sequence[str], p: _Prompting, run: _Run, *, ceiling: int) -> str:
+        prompt = merge_prompt(
+            group, max_tokens=ceiling, kind=p.kind, file_ops=p.file_ops, focus=p.focus
+        )
+        return await self._call(self._prompt_messages(prompt), run, ceiling=ceiling)
+
+
+def _fit_block(message: Message, options: TranscriptOptions, per_block: int) -> tuple[str, int]:
+    """One message rendered with every text clipped ever harder until the block fits."""
+    limit = per_block
+    while True:
+        clip = max(16, limit)
+        opts = replace(
+            options,
+            message_tokens=clip,
+            tool_result_tokens=min(options.tool_result_tokens, clip),
+            tool_call_tokens=min(options.tool_call_tokens, clip),
+        )
+        block = render_message(message, opts)
+        size = estimate_text_tokens(block) + 1
+        if size <= per_block or clip == 16:
+            return block, size
+        limit = limit * 2 // 3
+
+
+def _item_tokens(summary: str) -> int:
+    return estimate_text_tokens(summary) + 24
+
+
+def _group(summaries: Sequence[str], available: int, *, must_be_one: bool) -> list[list[str]]:
+    """Consecutive groups of summaries whose sizes fit ``available`` (each group of at least two
+    when there are two or more, so that every level folds); one group when ``must_be_one``."""
+    if must_be_one or len(summaries) <= 1:
+        return [list(summaries)]
+    groups: list[list[str]] = []
+    current: list[str] = []
+    used = 0
+    for summary in summaries:
+        size = _item_tokens(summary)
+        if current and used + size > available and len(current) >= 2:
+            groups.append(current)
+            current, used = [], 0
+        current.append(summary)
+        used += size
+    if current:
+        if len(current) == 1 and groups:
+            groups[-1].append(current[0])
+        else:
+            groups.append(current)
+    return groups
+
+
+def _fit_group(group: Sequence[str], available: int) -> tuple[list[str], bool]:
+    """The group clipped (largest first, evenly) so that it fits ``available``; whether it was."""
+    sizes = [_item_tokens(s) for s in group]
+    if sum(sizes) <= available:
+        return list(group), False
+    # Water level: every item clipped to at most `level` tokens.
+    lo, hi = 32, max(sizes)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if sum(min(s, mid) for s in sizes) <= available:
+            lo = mid
+        else:
+            hi = mid - 1
+    fitted = [
+        s if size <= lo else clip_middle(s, max(16, lo - 24))
+        for s, size in zip(group, sizes, strict=True)
+    ]
+    return fitted, True
+
+
+def _unanswered_calls(messages: Sequence[Message]) -> bool:
+    """Whether a tool call in ``messages`` has no result (appending a user message after it
+    would be rejected by the provider). Text-protocol calls are text on the wire: not counted."""
+    answered = {r.call_id for m in messages for r in m.tool_results}
+    return any(
+        call.id not in answered
+        for m in messages
+        if not m.meta.get("text_protocol")
+        for call in m.tool_calls
+    )
+
+
+def _first_kept(request: SummaryRequest) -> str | None:
+    """The start of the first prefix message after the summarized ones (for the cache mode)."""
+    if not request.messages or not request.prefix:
+        return None
+    last = request.messages[-1]
+    for index, message in enumerate(request.prefix):
+        if message.id == last.id or message is last:
+            if index + 1 < len(request.prefix):
+                following = request.prefix[index + 1]
+                text = following.text or render_message(following, TranscriptOptions())
+                return truncate_tokens(" ".join(text.split()), 40) if text.strip() else None
+            return None
+    return None

@@ -1,0 +1,188 @@
+"""Redact secrets (API keys, tokens, passwords in the usual shapes) from text, with a short hint.
+
+Each secret becomes ``[REDACTED:<kind>]``, for example ``[REDACTED:openai-key]``, so a summary
+still says that a key was there and of what kind. Recognised shapes:
+
+- provider keys: OpenAI (``sk-...``, ``sk-proj-...``), Anthropic (``sk-ant-...``), GitHub
+  (``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``, ``github_pat_``), AWS access key ids
+  (``AKIA...``/``ASIA...``), Slack (``xox?-...`` tokens, ``hooks.slack.com`` webhooks), Google
+  (``AIza...`` API keys, ``ya29.`` OAuth tokens), Stripe (``sk_live_``/``rk_live_``/``sk_test_``);
+- JSON web tokens (``eyJ...``.``eyJ...``.``...``);
+- bearer tokens (``Bearer <token with a digit>``) and ``Authorization: Basic ...`` credentials;
+- passwords in URLs (``scheme://user:password@host``: the user and host stay);
+- assignments of secret-named keys (``password=...``, ``api_key: "..."``, ``"client_secret":
+  "..."``, ``AWS_SECRET_ACCESS_KEY=...``): the key stays, the value goes. Unquoted values after a
+  colon (prose and YAML) are taken only when they look like secrets (a digit or a symbol, or 16+
+  characters), so ``the token: about 4 characters`` is left alone; values that are references
+  (``$VAR``, ``${VAR}``, ``os.environ[...]``, calls, ``None``/``null``) are left alone too;
+- PEM private keys (``-----BEGIN ... PRIVATE KEY-----`` to the matching END, or to the end of the
+  base64 body when the END was cut off).
+
+Not redacted on purpose (each has a test): hex digests and git commit ids, UUIDs, file paths,
+e-mail addresses, URLs without a password, ``max_tokens=4096`` and other keys that merely
+contain a secret word. ``redact`` is idempotent: a placeholder is never redacted again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+#: The shape of every placeholder.
+PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+
+def placeholder(kind: str) -> str:
+    """The text that replaces a secret of ``kind``: ``[REDACTED:kind]``."""
+    return f"[REDACTED:{kind}]"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretPattern:
+    """One secret shape: a name, a regex, and what replaces a match (default: the placeholder of
+    ``kind`` for the whole match; a ``replace`` function may keep parts such as a key name)."""
+
+    kind: str
+    regex: re.Pattern[str]
+    replace: Callable[[re.Match[str]], str] | None = None
+
+
+def _keep_prefix(kind: str) -> Callable[[re.Match[str]], str]:
+    """Keep group ``prefix``, replace group ``secret``; leave the match alone when it is not a
+    secret-looking value."""
+
+    def sub(m: re.Match[str]) -> str:
+        return m.group("prefix") + placeholder(kind)
+
+    return sub
+
+
+_NOT_A_VALUE = re.compile(
+    r"""^(?:none|null|nil|true|false|undefined|required|optional|string|str|int|\*+|x+|\.+|
+    <[^>]*>|\$\{?[A-Za-z_][\w]*\}?|%\(?\w*\)?s?|\{\{.*\}\}|\[REDACTED:[a-z0-9-]+\])$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_CODE_REF = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+$|[(\[]")
+
+
+def _assignment(m: re.Match[str]) -> str:
+    value = m.group("value")
+    quoted = bool(m.group("quote"))
+    separator = m.group("sep")
+    if _NOT_A_VALUE.match(value) or PLACEHOLDER.search(value):
+        return m.group(0)
+    if not quoted:
+        if _CODE_REF.search(value):  # self.password, os.environ["X"], get_token()
+            return m.group(0)
+        if ":" in separator and not (
+            re.search(r"[\d\W_]", value) or len(value) >= 16
+        ):  # "the token: about" is prose
+            return m.group(0)
+        if len(value) < 3:
+            return m.group(0)
+    return m.group("prefix") + placeholder("secret")
+
+
+_SECRET_KEY_WORDS = (
+    r"password|passwd|passphrase|secret|secret[_-]?key|token|auth[_-]?token|access[_-]?token|"
+    r"refresh[_-]?token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|"
+    r"credentials?"
+)
+
+PATTERNS: tuple[SecretPattern, ...] = (
+    SecretPattern(
+        "private-key",
+        re.compile(
+            r"-----BEGIN (?P<label>[A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----"
+            r"(?:.*?-----END (?P=label)PRIVATE KEY( BLOCK)?-----"
+            r"|(?:[ \t]*\r?\n[ \t]*(?:[A-Za-z0-9+/=]{16,}|[\w-]+:[^\n]*))*)",
+            re.DOTALL,
+        ),
+    ),
+    SecretPattern(
+        "anthropic-key", re.compile(r"\bsk-ant-(?:api|admin|oat|ort)?\d*-?[A-Za-z0-9_-]{20,}")
+    ),
+    SecretPattern("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
+    SecretPattern("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}")),
+    SecretPattern(
+        "github-token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ),
+    SecretPattern("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA)[0-9A-Z]{16}\b")),
+    SecretPattern("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}")),
+    SecretPattern(
+        "slack-webhook",
+        re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/-]{20,}"),
+    ),
+    SecretPattern("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    SecretPattern("google-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}")),
+    SecretPattern(
+        "jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}")
+    ),
+    SecretPattern(
+        "password",
+        re.compile(
+            r"(?P<prefix>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:)"
+            r"(?!\[REDACTED:)(?P<secret>[^\s@/'\"<>]+)(?=@[\w.-])"
+        ),
+        _keep_prefix("password"),
+    ),
+    SecretPattern(
+        "bearer-token",
+        re.compile(
+            r"(?P<prefix>\b[Bb]earer\s+)(?=[A-Za-z0-9._~+/-]*\d)(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)"
+        ),
+        _keep_prefix("bearer-token"),
+    ),
+    SecretPattern(
+        "basic-auth",
+        re.compile(
+            r"(?P<prefix>\bAuthorization['\"]?\s*[:=]\s*['\"]?Basic\s+)"
+            r"(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])",
+            re.IGNORECASE,
+        ),
+        _keep_prefix("basic-auth"),
+    ),
+    SecretPattern(
+        "secret",
+        re.compile(
+            r"(?P<prefix>(?<![\w-])[\w.-]*?(?:" + _SECRET_KEY_WORDS + r")(?![\w-])['\"]?"
+            r"(?P<sep>\s*(?::|=|:=|=>)\s*)(?P<quote>['\"])?)"
+            # Possessive: an unquoted "value" that is itself the key of another assignment
+            # ("credentials = db_password: 'x'") does not match, so the real one is found.
+            r"(?P<value>(?(quote)[^'\"\n]+|[^\s'\",;&)}\]]++(?<![:=])(?!\s*[:=])))",
+            re.IGNORECASE,
+        ),
+        _assignment,
+    ),
+)
+
+
+def redact(text: str, *, patterns: Sequence[SecretPattern] = PATTERNS) -> str:
+    """``text`` with every secret of ``patterns`` replaced by its placeholder (idempotent).
+
+    >>> redact("export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx")
+    'export OPENAI_API_KEY=[REDACTED:openai-key]'
+    >>> redact("postgres://app:hunter2@db:5432/app")
+    'postgres://app:[REDACTED:password]@db:5432/app'
+    """
+    if not text:
+        return text
+    for pattern in patterns:
+        if pattern.replace is None:
+            text = pattern.regex.sub(placeholder(pattern.kind), text)
+        else:
+            text = pattern.regex.sub(pattern.replace, text)
+    return text
+
+
+def find_secrets(text: str, *, patterns: Sequence[SecretPattern] = PATTERNS) -> list[str]:
+    """The kinds of secret ``redact`` would replace in ``text``, in pattern order (for reports)."""
+    kinds: list[str] = []
+    for pattern in patterns:
+        for m in pattern.regex.finditer(text):
+            if pattern.replace is None or pattern.replace(m) != m.group(0):
+                kinds.append(pattern.kind)
+        text = redact(text, patterns=(pattern,))
+    return kinds
