@@ -1,0 +1,686 @@
+"""Compaction planning, pure: whether to compact, what to prune, where to cut, what to summarize.
+
+``prepare(history, budget=..., state=...)`` returns ``None`` when nothing needs doing, else a
+``CompactionPlan`` that ``abridged.engine.compaction.compact`` carries out. Cheapest step first:
+
+1. **Prune** old tool outputs (``abridged.engine.prune``) from the prune boundary on, never in
+   pinned steps. When that alone brings a ``tokens``-triggered context down to the target, the
+   plan stops there: no summary, no model call.
+2. **Cut** at a step boundary keeping ``keep_recent`` tokens verbatim, preferring a turn boundary
+   (``abridged.core.turns.find_cut_point``); a ``messages`` trigger also keeps at most half of
+   ``max_messages``. A cut inside a turn summarizes the turn's earlier part separately.
+3. **Summarize** what the cut drops (pinned steps excepted: they are carried verbatim), folding
+   the previous summary in (an ``update``), with the cumulative file operations.
+
+On ``overflow`` (the context does not fit the input budget), a plan whose result would still not
+fit escalates to the **emergency path** (``plan_emergency``): a forced cut with a small keep,
+then cuts that drop ever more of the oldest steps, then the minimal context (system, summary,
+pinned steps and the latest user message). ``ContextOverflowError`` when even that cannot fit.
+
+The plan is deterministic: the same history, settings and state give the same plan.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Literal, TypeAlias
+
+from abridged.core.budget import Budget, format_token_size
+from abridged.core.model import Message
+from abridged.core.protocols import FileOps, SummaryRequest, ToolSpec
+from abridged.core.tokens import (
+    REPLY_PRIMING,
+    estimate_message_tokens,
+    find_last_report,
+    hybrid_context_tokens,
+)
+from abridged.core.turns import (
+    CutPoint,
+    MinimalCut,
+    TokenCount,
+    emergency_minimal,
+    find_cut_point,
+    head_length,
+    is_pinned,
+    split_steps,
+)
+from abridged.engine.context import (
+    SUMMARY_SOURCE,
+    TURN_PREFIX_LABEL,
+    CompactionState,
+    ContextView,
+    build_view,
+    pinned_indexes,
+    summary_message,
+)
+from abridged.engine.prune import PrunePlan, apply_prune, plan_prune
+from abridged.engine.summarize.fileops import extract_file_ops
+from abridged.engine.triggers import (
+    MIN_EMERGENCY_SUMMARY_TOKENS,
+    CompactionSettings,
+    Trigger,
+    choose_trigger,
+    prune_settings,
+    trigger_reason,
+)
+from abridged.errors import ContextOverflowError
+
+PlanAction: TypeAlias = Literal["prune", "summarize", "nothing"]
+EmergencyStage: TypeAlias = Literal["force", "drop", "minimal"]
+
+_NO_PRUNED: Mapping[int, Message] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """What a compaction will do; ``compact`` carries it out. Indexes are history indexes except
+    in ``prune`` and ``cut``, which are positions in the context (``state``'s layout).
+
+    - ``action``: ``prune`` (tool outputs only), ``summarize`` (cut and summarize, after
+      pruning), ``nothing`` (the trigger fired but nothing can be cut or pruned: ``detail``
+      says why; carrying it out records the failure for the backoff).
+    - ``trigger`` / ``reason``: what fired and why; ``forced``: ``before_compact`` cannot cancel
+      it (overflow, emergency); ``emergency``: the emergency stage, if any.
+    - ``state``: the state planned from; ``history_length``: how many messages it saw.
+    - ``tokens_before`` / ``messages_before``: the context before.
+    - ``prune``: the prune plan (``None`` when nothing is pruned); ``pruned`` the messages it
+      puts in place, by history index; ``prune_boundary`` the boundary after it.
+    - ``cut``: the cut (a ``CutPoint``, or a ``MinimalCut`` on the emergency path's last stage).
+    - ``first_kept``: the new cut (first verbatim tail message; the history length when nothing
+      remains of the tail); ``first_kept_id``/``through_id``: ids of that message and of the one
+      before it. ``carried``: history indexes sent verbatim before the tail after the cut.
+    - ``summarize``: history indexes folded into the main summary; ``turn_prefix``: those of
+      the split turn's earlier part, summarized separately. ``previous_summary``: folded in.
+    - ``requests``: the summarizer requests (main first, then the turn prefix's).
+    - ``file_ops``: the cumulative file operations after this compaction.
+    - ``reported``: the size came from the provider's rejection (``plan_emergency``).
+    - ``base_tokens_after`` / ``messages_after``: the context after, without the new summary;
+      ``summary_max_tokens``: the summary's ceiling; ``system_tokens`` the system messages'.
+    """
+
+    action: PlanAction
+    trigger: Trigger
+    reason: str
+    state: CompactionState
+    history_length: int
+    tokens_before: int
+    messages_before: int
+    budget: Budget
+    backoff_max_calls: int
+    prune: PrunePlan | None = None
+    pruned: Mapping[int, Message] = field(default_factory=lambda: _NO_PRUNED)
+    prune_boundary: int = 0
+    prune_tokens: tuple[int, int] = (0, 0)
+    cut: CutPoint | MinimalCut | None = None
+    first_kept: int = 0
+    first_kept_id: str | None = None
+    through_id: str | None = None
+    carried: tuple[int, ...] = ()
+    summarize: tuple[int, ...] = ()
+    turn_prefix: tuple[int, ...] = ()
+    previous_summary: str | None = None
+    file_ops: FileOps = field(default_factory=FileOps)
+    requests: tuple[SummaryRequest, ...] = ()
+    base_tokens_after: int = 0
+    messages_after: int = 0
+    summary_max_tokens: int = 0
+    system_tokens: int = 0
+    focus: str | None = None
+    forced: bool = False
+    emergency: EmergencyStage | None = None
+    detail: str | None = None
+    reported: bool = False
+
+    @property
+    def manual(self) -> bool:
+        """Whether the user asked for this compaction."""
+        return self.trigger == "manual"
+
+    @property
+    def tokens_after_prune(self) -> int:
+        """The context's tokens once the prune is applied (before any summary)."""
+        return self.tokens_before - (self.prune_tokens[0] - self.prune_tokens[1])
+
+    @property
+    def main_request(self) -> SummaryRequest | None:
+        """The request for the main summary (``None`` when only a turn prefix is summarized)."""
+        return next((r for r in self.requests if r.kind != "turn_prefix"), None)
+
+    @property
+    def prefix_request(self) -> SummaryRequest | None:
+        """The request for the split turn's earlier part, if it gets its own summary."""
+        return next((r for r in self.requests if r.kind == "turn_prefix"), None)
+
+
+def context_tokens(messages: Sequence[Message], budget: Budget, count_tokens: TokenCount) -> int:
+    """Estimated tokens of a context: its messages, the tool definitions and the reply priming."""
+    return sum(count_tokens(m) for m in messages) + budget.tools_tokens + REPLY_PRIMING
+
+
+def context_length(messages: Sequence[Message], state: CompactionState) -> int:
+    """How many messages the context of ``messages`` under ``state`` holds (O(head))."""
+    if not state.compacted:
+        return len(messages)
+    head = min(head_length(messages), state.cut)
+    carried = sum(1 for i in state.carried if i >= head)
+    return head + (state.summary is not None) + carried + len(messages) - state.cut
+
+
+def prepare(
+    messages: Sequence[Message],
+    *,
+    budget: Budget,
+    settings: CompactionSettings | None = None,
+    state: CompactionState | None = None,
+    count_tokens: TokenCount = estimate_message_tokens,
+    tools: Sequence[ToolSpec] = (),
+    focus: str | None = None,
+    manual: bool = False,
+    pinned: Collection[int] = (),
+    context_tokens: int | None = None,
+) -> CompactionPlan | None:
+    """Plan the compaction of ``messages`` (the whole history) under ``state``, or ``None``.
+
+    ``context_tokens`` is the context's size as the caller measured it (the provider's last
+    report plus the estimate of what followed); without it, the size is measured from the usage
+    carried by the history's messages since the last change of the context (``measure``), else
+    estimated with ``count_tokens``. ``manual`` asks for a compaction now (with ``focus``
+    instructions for the summary); ``pinned`` adds history indexes to pin. ``tools`` go into the
+    summary requests (for the cache-reusing mode). See the module docstring for the steps; the
+    triggers are in ``abridged.engine.triggers``.
+
+    >>> from abridged.core.budget import compute_budget
+    >>> history = [Message.system("s"), Message.user("hi"), Message.assistant("hello")]
+    >>> prepare(history, budget=compute_budget(16_384, 4_096)) is None
+    True
+    """
+    settings = settings if settings is not None else CompactionSettings()
+    state = state if state is not None else CompactionState()
+    state.check(messages)
+    view: ContextView | None = None
+    if context_tokens is None:
+        view = build_view(messages, state)
+        size = measure(messages, view.messages, state, budget, count_tokens)
+    else:
+        size = context_tokens
+    count = len(view.messages) if view is not None else context_length(messages, state)
+    trigger = choose_trigger(
+        size,
+        count,
+        budget,
+        settings,
+        backoff=state.backoff,
+        calls=state.calls,
+        manual=manual,
+    )
+    if trigger is None:
+        return None
+    if view is None:
+        view = build_view(messages, state)
+    planner = _Planner(
+        messages,
+        view,
+        budget=budget,
+        settings=settings,
+        state=state,
+        count_tokens=count_tokens,
+        tools=tools,
+        focus=focus,
+        pinned=pinned,
+        size=size,
+    )
+    return planner.plan(trigger)
+
+
+def plan_emergency(
+    messages: Sequence[Message],
+    *,
+    budget: Budget,
+    settings: CompactionSettings | None = None,
+    state: CompactionState | None = None,
+    count_tokens: TokenCount = estimate_message_tokens,
+    tools: Sequence[ToolSpec] = (),
+    pinned: Collection[int] = (),
+    context_tokens: int | None = None,
+) -> CompactionPlan:
+    """The emergency plan, for when the provider rejected the context as too long.
+
+    Goes straight to the emergency stages (see the module docstring). ``context_tokens`` is what
+    the provider said the context held, when it said: the estimates are scaled up to it, so that
+    the retry fits. The plan is ``forced``: ``before_compact`` cannot cancel it. Raises
+    ``ContextOverflowError`` when even the minimal context cannot fit.
+    """
+    settings = settings if settings is not None else CompactionSettings()
+    state = state if state is not None else CompactionState()
+    view = build_view(messages, state)
+    estimated = _sum_context(view.messages, budget, count_tokens)
+    size = max(estimated, context_tokens or 0)
+    planner = _Planner(
+        messages,
+        view,
+        budget=budget,
+        settings=settings,
+        state=state,
+        count_tokens=count_tokens,
+        tools=tools,
+        focus=None,
+        pinned=pinned,
+        size=size,
+    )
+    return planner.emergency("overflow", reported=context_tokens is not None)
+
+
+def _sum_context(messages: Sequence[Message], budget: Budget, count_tokens: TokenCount) -> int:
+    return context_tokens(messages, budget, count_tokens)
+
+
+def measure(
+    history: Sequence[Message],
+    context: Sequence[Message],
+    state: CompactionState,
+    budget: Budget,
+    count_tokens: TokenCount,
+) -> int:
+    """The context's size: the newest usage report carried by a history message written since
+    the last change of the context (``state.usage_boundary``), plus the estimate of the messages
+    after it; without such a report, the estimate of the whole ``context``.
+
+    A report from before the last prune or compaction describes a context that no longer
+    exists: it never counts (so it can never trigger the next compaction).
+    """
+    report = find_last_report(history, boundary=state.usage_boundary)
+    if report is None:
+        return _sum_context(context, budget, count_tokens)
+    index, tokens = report
+    return hybrid_context_tokens(
+        history, index, tokens, boundary=state.usage_boundary, estimate=count_tokens
+    )
+
+
+def _pinned_units(messages: Sequence[Message], positions: Collection[int]) -> frozenset[int]:
+    """``positions`` extended to their whole steps (a pinned tool result keeps its call)."""
+    if not positions:
+        return frozenset()
+    steps = split_steps(messages)
+    starts = [s.start for s in steps]
+    out: set[int] = set()
+    for p in positions:
+        out.add(p)
+        k = bisect.bisect_right(starts, p) - 1
+        if k >= 0 and steps[k].start <= p < steps[k].end:
+            out.update(range(steps[k].start, steps[k].end))
+    return frozenset(out)
+
+
+class _Planner:
+    """One planning pass over a context view (private: ``prepare`` and ``plan_emergency``)."""
+
+    def __init__(
+        self,
+        messages: Sequence[Message],
+        view: ContextView,
+        *,
+        budget: Budget,
+        settings: CompactionSettings,
+        state: CompactionState,
+        count_tokens: TokenCount,
+        tools: Sequence[ToolSpec],
+        focus: str | None,
+        pinned: Collection[int],
+        size: int,
+    ) -> None:
+        self.messages = messages
+        self.view = view
+        self.budget = budget
+        self.settings = settings
+        self.state = state
+        self.count = count_tokens
+        self.tools = tuple(tools)
+        self.focus = focus
+        self.size = size
+        self.n = len(messages)
+        sent = view.messages
+        self.tokens = [count_tokens(m) for m in sent]
+        self.counted = sum(self.tokens) + budget.tools_tokens + REPLY_PRIMING
+        # How much the caller's measure exceeds the estimate (a provider's report): decisions
+        # about fitting the input budget scale the estimates by it, never down.
+        self.scale = max(1.0, size / self.counted) if self.counted else 1.0
+        self.system_tokens = sum(self.tokens[: view.head])
+        self.summary_overhead = count_tokens(summary_message(""))
+        # What joining a turn prefix's summary to the main one adds (label and separator).
+        joined = summary_message(f"x\n\n---\n\n{TURN_PREFIX_LABEL}\n\nx")
+        self.label_tokens = max(0, count_tokens(joined) - count_tokens(summary_message("xx")))
+        pins = pinned_indexes(
+            messages, settings=settings, budget=budget, count_tokens=count_tokens, pinned=pinned
+        )
+        positions = {p for i in pins if (p := view.position(i)) is not None}
+        positions.update(
+            p for p in range(view.head, len(sent)) if is_pinned(sent[p]) and p not in positions
+        )
+        self.pin_positions = frozenset(positions)
+        self.protected = _pinned_units(sent, positions)
+
+    # -- the plans -------------------------------------------------------------------------------
+
+    def _base(self, trigger: Trigger, action: PlanAction, **fields: object) -> CompactionPlan:
+        view = self.view
+        values: dict[str, object] = {
+            "action": action,
+            "trigger": trigger,
+            "reason": trigger_reason(
+                trigger, self.size, len(view.messages), self.budget, self.settings
+            ),
+            "state": self.state,
+            "history_length": self.n,
+            "tokens_before": self.size,
+            "messages_before": len(view.messages),
+            "budget": self.budget,
+            "backoff_max_calls": self.settings.backoff_max_calls,
+            "prune_boundary": self.state.prune_boundary,
+            "first_kept": self.state.cut,
+            "system_tokens": self.system_tokens,
+            "focus": self.focus,
+            "forced": trigger == "overflow",
+            "base_tokens_after": self.size,
+            "messages_after": len(view.messages),
+        }
+        values.update(fields)
+        return CompactionPlan(**values)  # type: ignore[arg-type]
+
+    def plan(self, trigger: Trigger) -> CompactionPlan:
+        prune = self._prune() if self.settings.prune_enabled else None
+        working = apply_prune(self.view.messages, prune) if prune is not None else None
+        sent: Sequence[Message] = working if working is not None else self.view.messages
+        tokens = self._tokens_after_prune(prune, sent)
+        if prune is not None and trigger == "tokens":
+            after = self.size - (sum(self.tokens) - sum(tokens))
+            if after <= self.budget.target:
+                return self._prune_only(trigger, prune, sent, tokens)
+        cut = find_cut_point(
+            sent,
+            self.budget.keep_recent,
+            self.count,
+            min_split_turn_messages=self.settings.min_split_turn_messages,
+            force=trigger in ("manual", "overflow"),
+            pinned=self.pin_positions,
+        )
+        if trigger == "messages" and self.settings.max_messages is not None:
+            cut = self._count_cut(sent, tokens, cut, self.settings.max_messages // 2)
+        if cut.none:
+            if trigger == "overflow":
+                return self.emergency(trigger, prune=prune, sent=sent, tokens=tokens)
+            if prune is not None:
+                return self._prune_only(trigger, prune, sent, tokens)
+            return self._base(trigger, "nothing", detail=f"no cut: {cut.reason}")
+        plan = self._summarize(trigger, prune, sent, tokens, cut)
+        if trigger == "overflow" and not self._fits_plan(plan):
+            return self.emergency(trigger, prune=prune, sent=sent, tokens=tokens)
+        return plan
+
+    def emergency(
+        self,
+        trigger: Trigger,
+        *,
+        reported: bool = False,
+        prune: PrunePlan | None = None,
+        sent: Sequence[Message] | None = None,
+        tokens: Sequence[int] | None = None,
+    ) -> CompactionPlan:
+        """Force with a small keep, then drop ever more of the oldest steps, then the minimal
+        context; the first stage whose result fits wins."""
+        if sent is None or tokens is None:
+            prune = self._prune(force=True) if self.settings.prune_enabled else None
+            sent = (
+                apply_prune(self.view.messages, prune) if prune is not None else self.view.messages
+            )
+            tokens = self._tokens_after_prune(prune, sent)
+        keep = max(1, int(self.budget.keep_recent * self.settings.emergency_keep_share))
+        stage: EmergencyStage = "force"
+        previous = -1
+        while True:
+            cut = find_cut_point(
+                sent,
+                keep,
+                self.count,
+                min_split_turn_messages=self.settings.min_split_turn_messages,
+                force=True,
+                pinned=self.pin_positions,
+            )
+            if not cut.none and cut.index != previous:
+                previous = cut.index
+                base = self._kept_tokens(cut.kept_indexes(len(sent)), tokens)
+                if self._fits(base, MIN_EMERGENCY_SUMMARY_TOKENS):
+                    plan = self._summarize(
+                        trigger, prune, sent, tokens, cut, stage=stage, reported=reported
+                    )
+                    if self._fits_plan(plan):
+                        return plan
+            if keep == 0:
+                break
+            keep //= 2
+            stage = "drop"
+        minimal = emergency_minimal(sent, pinned=self.pin_positions)
+        base = self._kept_tokens(minimal.kept, tokens)
+        if self._fits(base, MIN_EMERGENCY_SUMMARY_TOKENS) and not minimal.none:
+            plan = self._summarize(
+                trigger, prune, sent, tokens, minimal, stage="minimal", reported=reported
+            )
+            if self._fits_plan(plan):
+                return plan
+        raise ContextOverflowError(
+            "even the minimal context (system, summary, pinned messages and the latest user "
+            "message) does not fit the input budget",
+            tokens=round(self.scale * (base + MIN_EMERGENCY_SUMMARY_TOKENS)),
+            limit=self.budget.input_budget,
+            stage="minimal",
+        )
+
+    # -- steps -----------------------------------------------------------------------------------
+
+    def _prune(self, *, force: bool = False) -> PrunePlan | None:
+        view = self.view
+        settings = prune_settings(self.settings, self.budget)
+        if force:
+            settings = replace(settings, min_savings_tokens=0)
+        if self.state.prune_boundary < view.cut:
+            boundary = view.tail_start
+        else:
+            position = view.position(self.state.prune_boundary)
+            boundary = position if position is not None else len(view.messages)
+        boundary = max(boundary, view.head)
+        plan = plan_prune(view.messages, settings, self.count, boundary=boundary)
+        if plan.skipped is not None:
+            return None
+        if any(item.index in self.protected for item in plan.pruned):
+            items = tuple(i for i in plan.pruned if i.index not in self.protected)
+            if not items:
+                return None
+            plan = replace(plan, pruned=items)
+            replaced = apply_prune(view.messages, plan)
+            saved = sum(self.tokens[i] - self.count(replaced[i]) for i in plan.indexes)
+            if saved < settings.min_savings_tokens and not plan.forced:
+                return None
+            plan = replace(plan, tokens_after=plan.tokens_before - saved)
+        return plan
+
+    def _tokens_after_prune(self, prune: PrunePlan | None, sent: Sequence[Message]) -> list[int]:
+        tokens = list(self.tokens)
+        if prune is not None:
+            for i in prune.indexes:
+                tokens[i] = self.count(sent[i])
+        return tokens
+
+    def _prune_fields(self, prune: PrunePlan | None, sent: Sequence[Message]) -> dict[str, object]:
+        if prune is None:
+            return {}
+        view = self.view
+        pruned = {view.sources[i]: sent[i] for i in prune.indexes}
+        before = sum(self.tokens[i] for i in prune.indexes)
+        after = sum(self.count(sent[i]) for i in prune.indexes)
+        position = prune.new_boundary
+        boundary = view.sources[position] if position < len(view.sources) else self.n
+        return {
+            "prune": prune,
+            "pruned": MappingProxyType(pruned),
+            "prune_boundary": max(self.state.prune_boundary, boundary),
+            "prune_tokens": (before, after),
+        }
+
+    def _prune_only(
+        self, trigger: Trigger, prune: PrunePlan, sent: Sequence[Message], tokens: Sequence[int]
+    ) -> CompactionPlan:
+        fields = self._prune_fields(prune, sent)
+        saved = sum(self.tokens) - sum(tokens)
+        return self._base(trigger, "prune", base_tokens_after=self.size - saved, **fields)
+
+    def _count_cut(
+        self, sent: Sequence[Message], tokens: Sequence[int], cut: CutPoint, keep_messages: int
+    ) -> CutPoint:
+        """The later of ``cut`` and the cut keeping at most ``keep_messages`` messages."""
+        by_count = find_cut_point(
+            sent,
+            max(1, keep_messages),
+            lambda _m: 1,
+            min_split_turn_messages=self.settings.min_split_turn_messages,
+            force=True,
+            pinned=self.pin_positions,
+        )
+        if by_count.none or (not cut.none and by_count.index <= cut.index):
+            return cut
+        kept = sum(tokens[by_count.index :])
+        dropped = sum(tokens[by_count.head : by_count.index])
+        return replace(by_count, kept_tokens=kept, dropped_tokens=dropped)
+
+    def _kept_positions(self, kept: Sequence[int]) -> list[int]:
+        sources = self.view.sources
+        return [p for p in kept if sources[p] != SUMMARY_SOURCE]
+
+    def _kept_tokens(self, kept: Sequence[int], tokens: Sequence[int]) -> int:
+        body = sum(tokens[p] for p in self._kept_positions(kept))
+        return body + self.budget.tools_tokens + REPLY_PRIMING
+
+    def _fits_plan(self, plan: CompactionPlan) -> bool:
+        """Whether a plan makes a context that fits, its summary at its ceiling included."""
+        if plan.action != "summarize":
+            return False
+        return self._fits(plan.base_tokens_after, plan.summary_max_tokens)
+
+    def _fits(self, base_tokens: int, summary_tokens: int) -> bool:
+        total = base_tokens + summary_tokens + self.summary_overhead
+        return self.scale * total <= self.budget.input_budget
+
+    def _summarize(
+        self,
+        trigger: Trigger,
+        prune: PrunePlan | None,
+        sent: Sequence[Message],
+        tokens: Sequence[int],
+        cut: CutPoint | MinimalCut,
+        *,
+        stage: EmergencyStage | None = None,
+        reported: bool = False,
+    ) -> CompactionPlan:
+        view, messages, state = self.view, self.messages, self.state
+        sources = view.sources
+        kept_all = cut.kept if isinstance(cut, MinimalCut) else cut.kept_indexes(len(sent))
+        kept = self._kept_positions(kept_all)
+        kept_set = set(kept)
+        dropped = [
+            p
+            for p in range(view.head, len(sent))
+            if p not in kept_set and sources[p] != SUMMARY_SOURCE
+        ]
+        prefix: list[int] = []
+        if isinstance(cut, CutPoint) and cut.summarize_turn_prefix and cut.turn_prefix:
+            prefix = [p for p in cut.turn_prefix if p not in kept_set]
+        prefix_set = set(prefix)
+        main = [p for p in dropped if p not in prefix_set]
+        # The new tail starts at the cut, or at the old tail when the cut falls among the carried
+        # messages; kept messages before it are carried (pinned steps, and carried messages the
+        # cut did not pass).
+        tail = len(sent) if isinstance(cut, MinimalCut) else max(cut.index, view.tail_start)
+        first_kept = sources[tail] if tail < len(sent) else self.n
+        carried = tuple(sources[p] for p in kept if view.head <= p < tail)
+        base_after = self._kept_tokens(kept_all, tokens)
+        fields = self._prune_fields(prune, sent)
+        if not main and not prefix:
+            return self._base(trigger, "nothing", detail="everything before the cut is pinned")
+        main_messages = tuple(messages[sources[p]] for p in main)
+        prefix_messages = tuple(messages[sources[p]] for p in prefix)
+        file_ops = extract_file_ops((*main_messages, *prefix_messages), previous=state.file_ops)
+        ceiling = self.budget.summary_max
+        if stage is not None or trigger == "overflow":
+            # The room left, with a fifth to spare: summarizers measure their ceiling with
+            # their own estimate, which may undercount against the caller's counter.
+            room = int(self.budget.input_budget / self.scale) - base_after - self.summary_overhead
+            ceiling = max(MIN_EMERGENCY_SUMMARY_TOKENS, min(ceiling, room * 4 // 5))
+        requests: list[SummaryRequest] = []
+        main_max, prefix_max = ceiling, 0
+        if prefix:
+            label = self.label_tokens if main or state.summary is not None else 0
+            available = max(2, ceiling - label)
+            if main or state.summary is not None:
+                main_max = max(1, available * 2 // 3)
+                prefix_max = max(1, available - main_max)
+            else:
+                main_max, prefix_max = 0, available
+        context = tuple(view.messages)
+        if main:
+            requests.append(
+                SummaryRequest(
+                    messages=main_messages,
+                    kind="update" if state.summary is not None else "initial",
+                    previous_summary=state.summary,
+                    file_ops=state.file_ops,
+                    max_tokens=main_max,
+                    focus=self.focus,
+                    prefix=context,
+                    tools=self.tools,
+                )
+            )
+        if prefix:
+            requests.append(
+                SummaryRequest(
+                    messages=prefix_messages,
+                    kind="turn_prefix",
+                    file_ops=state.file_ops,
+                    max_tokens=prefix_max,
+                    focus=self.focus,
+                    prefix=context,
+                    tools=self.tools,
+                )
+            )
+        detail = None
+        if stage is not None:
+            detail = (
+                f"emergency stage {stage}: keeps {format_token_size(base_after)} "
+                f"of a {format_token_size(self.budget.input_budget)} input budget"
+                + (" (the provider's count)" if reported else "")
+            )
+        plan = self._base(
+            trigger,
+            "summarize",
+            cut=cut,
+            first_kept=first_kept,
+            first_kept_id=messages[first_kept].id if first_kept < self.n else None,
+            through_id=messages[first_kept - 1].id if first_kept > 0 else None,
+            carried=carried,
+            summarize=tuple(sources[p] for p in main),
+            turn_prefix=tuple(sources[p] for p in prefix),
+            previous_summary=state.summary,
+            file_ops=file_ops,
+            requests=tuple(requests),
+            base_tokens_after=base_after,
+            summary_max_tokens=ceiling,
+            messages_after=len(kept),
+            emergency=stage,
+            detail=detail,
+            reported=reported,
+            **fields,
+        )
+        if stage is not None:
+            plan = replace(plan, forced=True)
+        return plan

@@ -1,0 +1,215 @@
+"""When to compact: the compaction settings, the triggers, the progress guard's backoff.
+
+A conversation is checked at every step boundary (before each model call). The trigger, in order:
+
+1. ``manual``: the user asked (``/compact``), with optional focus instructions; it ignores the
+   thresholds and the backoff, and cuts even a history under ``keep_recent`` (``force``).
+2. ``overflow``: the context does not fit the input budget. It ignores ``enabled`` (when
+   ``overflow_recovery`` is on) and the backoff, and ``before_compact`` cannot cancel it.
+3. Nothing automatic while compaction is switched off (``Budget.enabled``) or backing off.
+4. ``tokens``: the context reached ``Budget.trigger`` (``trigger_ratio`` of the input budget).
+5. ``messages``: the context holds more than ``CompactionSettings.max_messages`` messages.
+
+**Progress guard.** A compaction that does not get the context down to the target is reported,
+and automatic compaction backs off for the conversation, exponentially, counted in model calls:
+after the k-th such compaction in a row it is skipped for ``min(2 ** (k - 1),
+backoff_max_calls)`` calls. A compaction that reaches the target resets the count. Together with
+the usage boundary (a usage report from before a compaction never counts) this makes a compaction
+loop impossible: two automatic compactions in a row without shrinking the context cannot happen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias, get_args
+
+from abridged.core.budget import Budget, format_token_size
+from abridged.core.turns import DEFAULT_MIN_SPLIT_TURN_MESSAGES
+from abridged.engine.prune import PruneSettings
+from abridged.errors import SettingError
+
+Trigger: TypeAlias = Literal["tokens", "messages", "manual", "overflow"]
+TRIGGERS: tuple[Trigger, ...] = get_args(Trigger)
+
+#: The smallest summary worth making on the emergency path (tokens).
+MIN_EMERGENCY_SUMMARY_TOKENS = 64
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_int(name: str, value: object, minimum: int) -> None:
+    if not _is_int(value) or value < minimum:  # type: ignore[operator]
+        raise SettingError(name, value, f"an integer >= {minimum}")
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionSettings:
+    """How the compactor prunes, cuts, pins and backs off; every field is validated.
+
+    The token thresholds (trigger, target, keep, summary ceiling) are the budget's
+    (``abridged.core.budget.BudgetSettings``); these are the rest.
+
+    - ``prune`` (default ``None``: derived from the budget by ``prune_settings``): how tool
+      outputs are pruned (``abridged.engine.prune.PruneSettings``).
+    - ``prune_enabled`` (default ``True``): prune before summarizing (cheapest step first).
+    - ``max_messages`` (default ``None``; an integer >= 4 otherwise): also compact when the
+      context holds more messages than this; the cut then keeps at most half of them.
+    - ``pin_first_task`` (default ``True``): the conversation's first user message is pinned
+      (sent verbatim in every context) when it holds at most ``pin_first_task_max_tokens``
+      tokens and at most an eighth of the input budget.
+    - ``pin_first_task_max_tokens`` (default 2,048; integer >= 0).
+    - ``min_split_turn_messages`` (default 5; integer >= 1): the earlier part of a turn cut in
+      two gets its own summary from this many messages on.
+    - ``backoff_max_calls`` (default 64; integer >= 1): the longest pause of automatic
+      compaction after compactions that miss the target.
+    - ``emergency_keep_share`` (default 0.25; in (0, 1]): the emergency path's first stage keeps
+      this share of ``keep_recent`` verbatim.
+
+    >>> CompactionSettings(max_messages=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    abridged.errors.SettingError: setting max_messages=2 is invalid: expected None or an ...
+    """
+
+    prune: PruneSettings | None = None
+    prune_enabled: bool = True
+    max_messages: int | None = None
+    pin_first_task: bool = True
+    pin_first_task_max_tokens: int = 2_048
+    min_split_turn_messages: int = DEFAULT_MIN_SPLIT_TURN_MESSAGES
+    backoff_max_calls: int = 64
+    emergency_keep_share: float = field(default=0.25)
+
+    def __post_init__(self) -> None:
+        if self.prune is not None and not isinstance(self.prune, PruneSettings):
+            raise SettingError("prune", self.prune, "None or a PruneSettings")
+        for name in ("prune_enabled", "pin_first_task"):
+            if not isinstance(getattr(self, name), bool):
+                raise SettingError(name, getattr(self, name), "True or False")
+        if self.max_messages is not None and (
+            not _is_int(self.max_messages) or self.max_messages < 4
+        ):
+            raise SettingError("max_messages", self.max_messages, "None or an integer >= 4")
+        _check_int("pin_first_task_max_tokens", self.pin_first_task_max_tokens, 0)
+        _check_int("min_split_turn_messages", self.min_split_turn_messages, 1)
+        _check_int("backoff_max_calls", self.backoff_max_calls, 1)
+        share = self.emergency_keep_share
+        if (
+            isinstance(share, bool)
+            or not isinstance(share, int | float)
+            or not 0.0 < float(share) <= 1.0
+        ):
+            raise SettingError("emergency_keep_share", share, "a number in (0, 1]")
+
+
+def prune_settings(settings: CompactionSettings, budget: Budget) -> PruneSettings:
+    """The prune settings in force: the explicit ones, or defaults sized to the budget.
+
+    The defaults protect the ``keep_recent`` newest tokens (what a cut would keep anyway) and
+    skip a prune that frees less than 5% of the input budget (at most 4,096 tokens): on a small
+    window the fixed defaults of ``PruneSettings`` would protect, or require, the whole window.
+
+    >>> from abridged.core.budget import compute_budget
+    >>> p = prune_settings(CompactionSettings(), compute_budget(16_384, 4_096))
+    >>> p.protect_recent_tokens, p.min_savings_tokens
+    (2816, 563)
+    """
+    if settings.prune is not None:
+        return settings.prune
+    return PruneSettings(
+        protect_recent_tokens=budget.keep_recent,
+        min_savings_tokens=min(4_096, budget.input_budget // 20),
+        min_result_tokens=min(256, max(1, budget.keep_recent // 8)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """The progress guard's counters, carried in the compaction state.
+
+    ``failures`` counts the compactions in a row that missed the target; ``until`` is the model
+    call number from which automatic compaction may run again.
+    """
+
+    failures: int = 0
+    until: int = 0
+
+    def active(self, calls: int) -> bool:
+        """Whether automatic compaction is paused at model call ``calls``."""
+        return calls < self.until
+
+    def after(self, *, reached_target: bool, calls: int, max_calls: int) -> Backoff:
+        """The counters after a compaction at call ``calls``.
+
+        >>> b = Backoff().after(reached_target=False, calls=10, max_calls=64)
+        >>> b, b.after(reached_target=False, calls=12, max_calls=64).until
+        (Backoff(failures=1, until=12), 15)
+        >>> b.after(reached_target=True, calls=12, max_calls=64)
+        Backoff(failures=0, until=0)
+        """
+        if reached_target:
+            return Backoff()
+        failures = self.failures + 1
+        pause = min(2 ** min(failures - 1, 30), max_calls)
+        return Backoff(failures=failures, until=calls + 1 + pause)
+
+
+def choose_trigger(
+    context_tokens: int,
+    context_messages: int,
+    budget: Budget,
+    settings: CompactionSettings,
+    *,
+    backoff: Backoff,
+    calls: int,
+    manual: bool = False,
+) -> Trigger | None:
+    """Which trigger fires for a context of ``context_tokens`` and ``context_messages``, if any.
+
+    See the module docstring for the order. Pure and O(1).
+
+    >>> from abridged.core.budget import compute_budget
+    >>> b = compute_budget(16_384, 4_096)
+    >>> s = CompactionSettings()
+    >>> choose_trigger(9_100, 40, b, s, backoff=Backoff(), calls=3)
+    'tokens'
+    >>> choose_trigger(9_100, 40, b, s, backoff=Backoff(1, 5), calls=3) is None
+    True
+    >>> choose_trigger(12_000, 40, b, s, backoff=Backoff(1, 5), calls=3)
+    'overflow'
+    """
+    if manual:
+        return "manual"
+    if context_tokens > budget.input_budget and (budget.overflow_recovery or budget.enabled):
+        return "overflow"
+    if not budget.enabled or backoff.active(calls):
+        return None
+    if context_tokens >= budget.trigger:
+        return "tokens"
+    if settings.max_messages is not None and context_messages > settings.max_messages:
+        return "messages"
+    return None
+
+
+def trigger_reason(
+    trigger: Trigger,
+    context_tokens: int,
+    context_messages: int,
+    budget: Budget,
+    settings: CompactionSettings,
+) -> str:
+    """Why the trigger fired, for people.
+
+    >>> from abridged.core.budget import compute_budget
+    >>> trigger_reason("tokens", 9_300, 40, compute_budget(16_384, 4_096), CompactionSettings())
+    'context 9.1k >= trigger 8.8k'
+    """
+    size = format_token_size(context_tokens)
+    if trigger == "tokens":
+        return f"context {size} >= trigger {format_token_size(budget.trigger)}"
+    if trigger == "messages":
+        return f"context holds {context_messages} messages > max_messages {settings.max_messages}"
+    if trigger == "overflow":
+        return f"context {size} > input budget {format_token_size(budget.input_budget)}"
+    return "requested"

@@ -1,0 +1,761 @@
+"""ContextManager: keep the context of your own agent loop inside the window, O(new) per call.
+
+::
+
+    cm = ContextManager(context_window=128_000, max_output_tokens=16_384, tools=tools)
+    while True:
+        ctx = cm.prepare(messages)                        # OpenAI or Anthropic dicts, or Messages
+        reply = client.chat.completions.create(model=m, messages=ctx.messages, tools=tools)
+        cm.record_usage(reply.usage)                      # the provider's count: ground truth
+        messages.append(reply.choices[0].message.model_dump(exclude_none=True))
+        ...                                               # run the tools, append their results
+
+You keep the whole history; ``prepare`` returns the context to send, in the same format, and what
+it did (``ctx.events``, ``ctx.notifications``). The context is the history itself until the
+first prune or compaction (the very list you passed, not a copy); after it, a list laid out
+stable-first (system, summary, pinned, pruned region, tail: see ``abridged.engine.context``).
+
+**Cost per call.** The manager recognises the unchanged prefix of the list you pass
+(``abridged.runtime.tracking``), reads only the new items, keeps running token sums and bounds
+(``abridged.runtime.ledger``, ``abridged.runtime.sizing``), and builds a context only when it
+changes (``abridged.runtime.output``). A call costs O(new messages) while nothing is compacted;
+a compaction costs O(context). When you edit or drop earlier messages the manager re-plans from
+the first difference: a summary that covered an edited message is dropped, an older one is kept.
+Passing the last context plus new messages (``ctx.messages + [reply]``) works too.
+
+**Sync and async.** ``prepare`` and ``aprepare`` do the same; the sync form runs the summarizer
+with ``asyncio.run`` when a compaction needs it (in a worker thread when called inside a running
+event loop: prefer ``aprepare`` there). Not thread-safe: one manager per conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from abridged.core.budget import Budget, BudgetSettings, compute_budget
+from abridged.core.model import Message, Usage
+from abridged.core.protocols import ChatModel, Summarizer, ToolSpec
+from abridged.core.tokens import TokenCounter, estimate_tools_tokens
+from abridged.core.turns import head_length
+from abridged.core.windows import ModelLimits
+from abridged.engine.compaction import CompactionHooks, CompactionResult, compact
+from abridged.engine.context import CompactionState, build_context
+from abridged.engine.events import Event, UsageUpdated
+from abridged.engine.plan import CompactionPlan, plan_emergency
+from abridged.engine.plan import prepare as plan_compaction
+from abridged.engine.summarize.extractive import ExtractiveSummarizer
+from abridged.engine.summarize.llm import LLMSummarizer
+from abridged.engine.triggers import CompactionSettings
+from abridged.errors import ContextOverflowError, SettingError
+from abridged.runtime.ledger import Ledger
+from abridged.runtime.output import OutputCache
+from abridged.runtime.sizing import Sizer, known_output_tokens
+from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
+from abridged.runtime.wire import (
+    Format,
+    check_format,
+    read_usage,
+    token_upper_bound,
+    tool_definitions,
+    tool_specs,
+)
+
+__all__ = [
+    "ContextManager",
+    "Prepared",
+    "ReplayStep",
+    "known_output_tokens",
+    "run_sync",
+]
+
+T = TypeVar("T")
+
+#: At most this many compactions per call: the planned one, then the emergency path's stages.
+MAX_COMPACTIONS_PER_CALL = 4
+
+_UNSET: Any = object()
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to completion from sync code (in a worker thread when an event loop is
+    already running in this thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+class _Size:
+    """A context size known now, or computed on first use."""
+
+    __slots__ = ("_compute", "_value")
+
+    def __init__(self, value: int | None, compute: Callable[[], int] | None = None) -> None:
+        self._value = value
+        self._compute = compute
+
+    def get(self) -> int:
+        if self._value is None:
+            self._value = self._compute() if self._compute is not None else 0
+            self._compute = None
+        return self._value
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The context to send for one call, and what the manager did to get it.
+
+    - ``messages``: the context in the caller's format (the list passed in, unchanged, until
+      the first prune or compaction); ``system``: the system prompt to send (Anthropic).
+    - ``events``: what happened since the previous call (usage reports, prunes, compactions);
+      ``notifications`` their human text.
+    - ``changed``: this call changed the sent prefix (the provider's cache starts over).
+    - ``tokens``: the context's size (the provider's last report plus the calibrated estimate of
+      what followed), computed on first access when deciding did not need it.
+    - ``budget``, ``state``, ``format``, ``history_length``: for meters and debugging.
+    """
+
+    messages: list[Any]
+    system: Any
+    events: tuple[Event, ...]
+    changed: bool
+    budget: Budget
+    state: CompactionState
+    format: Format
+    history_length: int
+    _size: _Size = field(repr=False, compare=False)
+
+    @property
+    def tokens(self) -> int:
+        """Estimated tokens of the context (its limit: ``budget.input_budget``)."""
+        return self._size.get()
+
+    @property
+    def notifications(self) -> list[str]:
+        """The human text of ``events``."""
+        return [event.text for event in self.events]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayStep:
+    """One model call of a replayed transcript: the context it would have been sent.
+
+    ``index``: the transcript index of the call's reply (the context covers ``[:index]``).
+    """
+
+    index: int
+    context: list[Message]
+    tokens: int
+    events: tuple[Event, ...]
+    state: CompactionState
+    budget: Budget
+
+
+class ContextManager:
+    """Keeps one conversation's context within the model's window (see the module docstring).
+
+    - Limits: ``limits`` (a ``ModelLimits``), or ``context_window`` and ``max_output_tokens``
+      (each overrides the one from ``limits``); ``model`` names the model (calibration prior).
+    - ``format``: ``"auto"`` (detected on the first call), ``"openai"``, ``"anthropic"`` or
+      ``"abridged"``. ``tools``: the tool definitions, any format (``prepare`` may change them).
+    - ``budget`` (``BudgetSettings``: trigger, target, keep, summary ceiling, switches) and
+      ``settings`` (``CompactionSettings``: pruning, pins, backoff); both validated.
+    - ``summarizer``: a ``Summarizer``, or a ``ChatModel`` to summarize with (an
+      ``LLMSummarizer`` sized to this budget, with the extractive fallback); default
+      ``ExtractiveSummarizer()``.
+    - ``hooks``: ``before_compact``, ``after_compact``, ``on_event``. ``counter``: the token
+      counter (an exact tokenizer, a carried-over calibration). ``clock``: for durations.
+    - ``pinned``: history indexes never summarized away.
+    - ``verify``: how the unchanged prefix of the list is recognised: ``"auto"`` (spot checks
+      when you pass the same list object as last time, grown in place; one comparison of every
+      item, at C speed, when you pass a new list), ``"spot"`` or ``"full"`` (always).
+
+    >>> cm = ContextManager(context_window=16_384, max_output_tokens=4_096)
+    >>> history = [{"role": "user", "content": "hi"}]
+    >>> ctx = cm.prepare(history)
+    >>> ctx.messages is history, ctx.tokens < 20, cm.budget.input_budget
+    (True, True, 11264)
+    """
+
+    def __init__(
+        self,
+        limits: ModelLimits | None = None,
+        *,
+        context_window: int | None = None,
+        max_output_tokens: int | None = None,
+        model: str | None = None,
+        format: str = "auto",
+        tools: Sequence[Any] | None = None,
+        budget: BudgetSettings | None = None,
+        settings: CompactionSettings | None = None,
+        summarizer: Summarizer | ChatModel | None = None,
+        hooks: CompactionHooks | None = None,
+        counter: TokenCounter | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        pinned: Iterable[int] = (),
+        verify: str = "auto",
+    ) -> None:
+        if limits is not None and not isinstance(limits, ModelLimits):
+            raise SettingError("limits", limits, "a ModelLimits or None")
+        window = context_window if context_window is not None else None
+        if window is None and limits is not None:
+            window = limits.context_window
+        if window is None:
+            raise SettingError(
+                "context_window", None, "an integer >= 1024 (or pass limits=ModelLimits(...))"
+            )
+        output = max_output_tokens
+        if output is None and limits is not None:
+            output = limits.max_output
+        if budget is not None and not isinstance(budget, BudgetSettings):
+            raise SettingError("budget", budget, "a BudgetSettings or None")
+        if settings is not None and not isinstance(settings, CompactionSettings):
+            raise SettingError("settings", settings, "a CompactionSettings or None")
+        if verify not in VERIFY_MODES:
+            raise SettingError("verify", verify, '"auto", "spot" or "full"')
+        self._budget_settings = budget if budget is not None else BudgetSettings()
+        self.settings = settings if settings is not None else CompactionSettings()
+        self._window = window
+        self._max_output = output
+        compute_budget(window, output, self._budget_settings)  # validates now
+        self._fixed_format = check_format(format)
+        self._verify: Verify = verify
+        if counter is None:
+            name = model or (limits.model if limits is not None and limits.model else None)
+            counter = TokenCounter(model=name)
+        self.counter = counter
+        self._summarizer_arg = summarizer
+        self._summarizers: dict[tuple[int, int], Summarizer] = {}
+        self.hooks = hooks if hooks is not None else CompactionHooks()
+        self._clock = clock
+        self._pins: set[int] = {int(i) for i in pinned}
+        self._tools_arg: Sequence[Any] | None = tools
+        self._tools_key: Any = _UNSET
+        self._tool_specs: tuple[ToolSpec, ...] = ()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._tracked = TrackedList(self._fixed_format, self._verify, self._new_ledger)
+        self._sizer = Sizer(self.counter)
+        self._output = OutputCache()
+        self._state = CompactionState()
+        self._states: list[CompactionState] = [self._state]
+        self._last_prepare: tuple[int, int] | None = None
+        self._events: list[Event] = []
+        self._budget: Budget | None = None
+        self._head_key: tuple[str, ...] | None = None
+        self._tools_key = _UNSET
+        self._refresh_tools()
+
+    def _new_ledger(self) -> Ledger:
+        return Ledger(self.counter.message_tokens, token_upper_bound)
+
+    # -- public state ------------------------------------------------------------------------
+
+    @property
+    def format(self) -> Format | None:
+        """The format in use (``None`` until the first call detects it)."""
+        return self._tracked.format
+
+    @property
+    def state(self) -> CompactionState:
+        """The current compaction state."""
+        return self._state
+
+    @property
+    def budget(self) -> Budget:
+        """The budget for the current system prompt and tools."""
+        return self._current_budget()
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        """The whole history as abridged messages (an O(n) copy)."""
+        return tuple(self._tracked.history)
+
+    def context_messages(self) -> list[Message]:
+        """The current context as abridged messages (O(context))."""
+        return build_context(self._tracked.history, self._state)
+
+    def context_tokens(self) -> int:
+        """The current context's size (estimating what was only bounded so far)."""
+        tracked = self._tracked
+        return self._sizer.exact(self._state, len(tracked.history), tracked.history, tracked.ledger)
+
+    def pin(self, index: int) -> None:
+        """Pin history message ``index``: never summarized away (from the next cut on)."""
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise SettingError("index", index, "a history index >= 0")
+        self._pins.add(index)
+
+    def unpin(self, index: int) -> None:
+        """Unpin history message ``index`` (messages already carried stay until the next cut)."""
+        self._pins.discard(index)
+
+    def invalidate(self, index: int = 0) -> None:
+        """Say that the caller's items from ``index`` on changed in place: they are read again
+        on the next call, and everything from there is re-planned."""
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise SettingError("index", index, "an item index >= 0")
+        if index < len(self._tracked.items):
+            self._rollback(self._tracked.truncate(index))
+
+    def reset(self) -> None:
+        """Forget the conversation (the calibration is kept)."""
+        self._reset()
+
+    # -- the calls ---------------------------------------------------------------------------
+
+    def prepare(
+        self,
+        messages: Sequence[Any],
+        *,
+        system: Any = None,
+        tools: Sequence[Any] | None = None,
+        usage: Any = None,
+    ) -> Prepared:
+        """The context to send for ``messages`` (the whole history, or the last context plus
+        new messages). ``system``: the Anthropic system prompt. ``tools``: the tool definitions
+        when they changed. ``usage``: the last call's usage, if not given to ``record_usage``.
+        """
+        plan = self._begin(messages, system, tools, usage)
+        changed = run_sync(self._run(plan)) if plan is not None else False
+        return self._finish(messages, changed=changed)
+
+    async def aprepare(
+        self,
+        messages: Sequence[Any],
+        *,
+        system: Any = None,
+        tools: Sequence[Any] | None = None,
+        usage: Any = None,
+    ) -> Prepared:
+        """The async form of ``prepare``."""
+        plan = self._begin(messages, system, tools, usage)
+        changed = await self._run(plan) if plan is not None else False
+        return self._finish(messages, changed=changed)
+
+    def compact(
+        self,
+        instructions: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        system: Any = None,
+    ) -> Prepared:
+        """Compact now (``/compact``), with optional focus ``instructions``; returns the context
+        to send next. ``messages`` default to the last ones given."""
+        return run_sync(self.acompact(instructions, messages=messages, system=system))
+
+    async def acompact(
+        self,
+        instructions: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        system: Any = None,
+    ) -> Prepared:
+        """The async form of ``compact``."""
+        if messages is not None:
+            self._sync(messages, system)
+        self._refresh_fixed(None)
+        plan = plan_compaction(
+            self._tracked.history,
+            budget=self._current_budget(),
+            settings=self.settings,
+            state=self._state,
+            count_tokens=self._count,
+            tools=self._tool_specs,
+            focus=instructions,
+            manual=True,
+            pinned=self._pins,
+            context_tokens=self.context_tokens(),
+        )
+        changed = await self._run(plan) if plan is not None else False
+        # A usage reported next describes the context sent before this compaction (stale),
+        # unless the caller prepares again: which one was sent, the manager cannot know.
+        return self._finish(None, changed=changed, sending=False)
+
+    def recover_overflow(self, reported_tokens: int | None = None) -> Prepared:
+        """The provider rejected the last context as too long: run the emergency path and
+        return the context to retry with (retry once). ``reported_tokens``: the size the
+        provider said the context had, if it said."""
+        return run_sync(self.arecover_overflow(reported_tokens))
+
+    async def arecover_overflow(self, reported_tokens: int | None = None) -> Prepared:
+        """The async form of ``recover_overflow``."""
+        tracked = self._tracked
+        self._sizer.learn(self._state, tracked.history, tracked.ledger)
+        plan = plan_emergency(
+            tracked.history,
+            budget=self._current_budget(),
+            settings=self.settings,
+            state=self._state,
+            count_tokens=self._count,
+            tools=self._tool_specs,
+            pinned=self._pins,
+            context_tokens=reported_tokens,
+        )
+        changed = await self._run(plan)
+        return self._finish(None, changed=changed)
+
+    def record_usage(self, usage: Any) -> UsageUpdated | None:
+        """Record the provider's usage for the call made with the last prepared context.
+
+        Accepts a ``Usage``, an OpenAI or Anthropic usage dict, or an SDK usage object. Returns
+        the ``usage_updated`` event (also delivered with the next ``prepare``); ``None`` when
+        the report holds no context size or no context was prepared yet.
+        """
+        parsed = read_usage(self._tracked.format, usage)
+        if parsed is None or parsed.context_tokens <= 0 or self._last_prepare is None:
+            return None
+        length, epoch = self._last_prepare
+        return self._record(parsed, length, epoch)
+
+    # -- replay --------------------------------------------------------------------------------
+
+    def replay(
+        self, transcript: Sequence[Message], *, use_recorded_usage: bool = True
+    ) -> Iterator[ReplayStep]:
+        """Replay a recorded transcript call by call: the context each call would get.
+
+        A call is each run of assistant messages (its context is everything before it); a
+        transcript ending with a non-assistant message gets one last step. The recorded usage
+        is used while the context is the recorded one (before the first prune or compaction),
+        never after. The manager must be fresh and in the ``abridged`` (or ``auto``) format.
+
+        >>> cm = ContextManager(context_window=16_384, max_output_tokens=4_096)
+        >>> steps = list(cm.replay([Message.user("hi"), Message.assistant("hello")]))
+        >>> [s.index for s in steps], steps[0].tokens <= cm.budget.input_budget
+        ([1], True)
+        """
+        fed, calls = self._replay_setup(transcript)
+        for index in calls:
+            self._replay_feed(fed, transcript, index, use_recorded_usage)
+            prepared = self.prepare(fed)
+            yield self._replay_step(index, prepared, transcript, use_recorded_usage)
+
+    async def areplay(
+        self, transcript: Sequence[Message], *, use_recorded_usage: bool = True
+    ) -> AsyncIterator[ReplayStep]:
+        """The async form of ``replay``."""
+        fed, calls = self._replay_setup(transcript)
+        for index in calls:
+            self._replay_feed(fed, transcript, index, use_recorded_usage)
+            prepared = await self.aprepare(fed)
+            yield self._replay_step(index, prepared, transcript, use_recorded_usage)
+
+    def _replay_setup(self, transcript: Sequence[Message]) -> tuple[list[Message], list[int]]:
+        tracked = self._tracked
+        if tracked.items or tracked.history:
+            raise SettingError("replay", "a used ContextManager", "a fresh ContextManager")
+        if self._fixed_format not in (None, "abridged"):
+            raise SettingError("format", self._fixed_format, '"abridged" (or "auto") to replay')
+        tracked.format, tracked.certain = "abridged", True
+        calls = [
+            i
+            for i, m in enumerate(transcript)
+            if m.role == "assistant" and (i == 0 or transcript[i - 1].role != "assistant")
+        ]
+        if transcript and transcript[-1].role != "assistant":
+            calls.append(len(transcript))
+        return [], calls
+
+    def _replay_feed(
+        self, fed: list[Message], transcript: Sequence[Message], index: int, use_usage: bool
+    ) -> None:
+        for message in transcript[len(fed) : index]:
+            pristine = self._state.epoch == 0
+            if message.usage is not None and not (use_usage and pristine):
+                fed.append(message.replace(usage=None))
+            else:
+                fed.append(message)
+
+    def _replay_step(
+        self, index: int, prepared: Prepared, transcript: Sequence[Message], use_usage: bool
+    ) -> ReplayStep:
+        step = ReplayStep(
+            index=index,
+            context=self.context_messages(),
+            tokens=self.context_tokens(),
+            events=prepared.events,
+            state=self._state,
+            budget=prepared.budget,
+        )
+        if use_usage and self._state.epoch == 0 and index < len(transcript):
+            recorded = transcript[index].usage
+            if recorded is not None and recorded.context_tokens > 0:
+                self.record_usage(recorded)
+        return step
+
+    # -- following the caller's list -------------------------------------------------------------
+
+    def _sync(self, messages: Sequence[Any], system: Any) -> None:
+        tracked = self._tracked
+        change: Change = tracked.sync(messages, system)
+        if change.edited is not None:
+            self._rollback(change.edited)
+        elif change.head:
+            state = self._state
+            through = state.through_id
+            if state.cut and state.cut - 1 < head_length(tracked.history):
+                through = tracked.history[state.cut - 1].id
+            self._set_state(replace(state, through_id=through, epoch=state.epoch + 1))
+            self._states = [self._state]
+            self._sizer.forget()
+        elif change.reread:
+            self._output.invalidate()
+            self._sizer.rebase(self._state, tracked.history, tracked.ledger)
+        self._pick_embedded_usage(change.appended_at)
+
+    def _rollback(self, length: int) -> None:
+        """History from ``length`` on changed: roll the state back to one that does not depend
+        on it, and forget what was measured after it."""
+        current = self._state
+        while len(self._states) > 1 and self._states[-1].truncated(length) is None:
+            self._states.pop()
+        rolled = self._states[-1].truncated(length) or CompactionState()
+        rolled = replace(
+            rolled, calls=current.calls, backoff=current.backoff, epoch=current.epoch + 1
+        )
+        self._states[-1] = rolled
+        self._set_state(rolled)
+        self._sizer.forget(length)
+        if self._last_prepare is not None and self._last_prepare[0] > length:
+            self._last_prepare = None
+
+    def _pick_embedded_usage(self, start: int) -> None:
+        """A reply carrying its own usage (abridged messages) reports like ``record_usage``."""
+        history = self._tracked.history
+        last = self._last_prepare
+        if last is None or last[0] != start or start >= len(history):
+            return
+        usage = history[start].usage
+        if history[start].role != "assistant" or usage is None or usage.context_tokens <= 0:
+            return
+        report = self._sizer.report
+        if report is None or (report.length, report.epoch) != last:
+            self._record(usage, last[0], last[1])
+
+    def _record(self, usage: Usage, length: int, epoch: int) -> UsageUpdated:
+        taken = self._sizer.record(usage, length, epoch, self._state.epoch)
+        event = UsageUpdated(
+            usage=usage,
+            context_tokens=usage.context_tokens,
+            input_budget=self._current_budget().input_budget,
+            stale=not taken,
+            calibration=round(self.counter.calibration.factor, 4),
+        )
+        self._emit(event)
+        return event
+
+    def _emit(self, event: Event) -> None:
+        self._events.append(event)
+        if self.hooks.on_event is not None:
+            self.hooks.on_event(event)
+
+    # -- fixed parts: system prompt and tools --------------------------------------------------
+
+    def _refresh_tools(self) -> None:
+        key = self._tools_arg
+        if key is self._tools_key:
+            return
+        if self._tools_key is not _UNSET and list(key or ()) == list(self._tools_key or ()):
+            self._tools_key = key
+            return
+        self._tools_key = key
+        self._tool_specs = tool_specs(key or ())
+        self._sizer.tools_raw = estimate_tools_tokens(tool_definitions(key or ()))
+        self._budget = None
+        self._sizer.forget()
+
+    def _refresh_fixed(self, tools: Sequence[Any] | None) -> None:
+        if tools is not None:
+            self._tools_arg = tools
+        self._refresh_tools()
+        history = self._tracked.history
+        head_key = tuple(m.id for m in history[: head_length(history)])
+        if head_key != self._head_key:
+            self._head_key = head_key
+            self._budget = None
+
+    def _current_budget(self) -> Budget:
+        if self._budget is None:
+            history = self._tracked.history
+            cal = self.counter.calibration
+            system = sum(self.counter.message_tokens(m) for m in history[: head_length(history)])
+            self._budget = compute_budget(
+                self._window,
+                self._max_output,
+                self._budget_settings,
+                system_tokens=cal.apply(system),
+                tools_tokens=cal.apply(self._sizer.tools_raw),
+            )
+        return self._budget
+
+    def _summarizer(self, budget: Budget) -> Summarizer:
+        given = self._summarizer_arg
+        if isinstance(given, Summarizer):
+            return given
+        key = (budget.input_budget, budget.summary_max) if given is not None else (0, 0)
+        made = self._summarizers.get(key)
+        if made is None:
+            if given is None:
+                made = ExtractiveSummarizer()
+            else:
+                made = LLMSummarizer(
+                    given,
+                    max_output_tokens=max(64, budget.summary_max),
+                    input_budget_tokens=budget.input_budget,
+                )
+            self._summarizers[key] = made
+        return made
+
+    # -- one call --------------------------------------------------------------------------------
+
+    def _count(self, message: Message) -> int:
+        """One message's calibrated estimate (the engine's counter)."""
+        return self.counter.calibration.apply(self.counter.message_tokens(message))
+
+    def _context_length(self) -> int:
+        state, history = self._state, self._tracked.history
+        if not state.compacted:
+            return len(history)
+        head = min(head_length(history), state.cut)
+        summary = 1 if state.summary is not None else 0
+        return head + summary + len(state.carried) + len(history) - state.cut
+
+    def _begin(
+        self, messages: Sequence[Any], system: Any, tools: Sequence[Any] | None, usage: Any
+    ) -> CompactionPlan | None:
+        if usage is not None:
+            self.record_usage(usage)
+        self._sync(messages, system)
+        self._refresh_fixed(tools)
+        budget = self._current_budget()
+        self._state = replace(self._state, calls=self._state.calls + 1)
+        self._states[-1] = self._state
+        self._last_prepare = (len(self._tracked.history), self._state.epoch)
+        limit = budget.trigger if budget.enabled else budget.input_budget + 1
+        max_messages = self.settings.max_messages
+        few = max_messages is None or self._context_length() <= max_messages
+        if few and self._sizer.upper(self._state, self._tracked.ledger) < limit:
+            return None  # far enough below every threshold: nothing needs estimating
+        return plan_compaction(
+            self._tracked.history,
+            budget=budget,
+            settings=self.settings,
+            state=self._state,
+            count_tokens=self._count,
+            tools=self._tool_specs,
+            pinned=self._pins,
+            context_tokens=self.context_tokens(),
+        )
+
+    async def _run(self, plan: CompactionPlan) -> bool:
+        """Carry out ``plan``, then the emergency path while the context does not fit."""
+        changed = False
+        for _ in range(MAX_COMPACTIONS_PER_CALL):
+            budget = plan.budget
+            result = await compact(
+                plan,
+                self._summarizer(budget),
+                hooks=self.hooks,
+                clock=self._clock,
+                count_tokens=self._count,
+                gather=asyncio.gather,
+            )
+            self._commit(result)
+            changed = changed or result.changed
+            size = self.context_tokens()
+            if size <= budget.input_budget or not (budget.overflow_recovery or budget.enabled):
+                return changed
+            if result.status == "failed":
+                raise ContextOverflowError(
+                    "the context does not fit and no summary could be made",
+                    tokens=size,
+                    limit=budget.input_budget,
+                    reason=result.error,
+                )
+            plan = plan_emergency(
+                self._tracked.history,
+                budget=budget,
+                settings=self.settings,
+                state=self._state,
+                count_tokens=self._count,
+                tools=self._tool_specs,
+                pinned=self._pins,
+            )
+        raise ContextOverflowError(
+            "the context still does not fit after the emergency path",
+            tokens=self.context_tokens(),
+            limit=plan.budget.input_budget,
+        )
+
+    def _commit(self, result: CompactionResult) -> None:
+        self._events.extend(result.events)
+        self._set_state(result.state, push=result.changed)
+
+    def _set_state(self, state: CompactionState, *, push: bool = False) -> None:
+        moved = state.epoch != self._state.epoch or state.cut != self._state.cut
+        self._state = state
+        if push:
+            self._states.append(state)
+        else:
+            self._states[-1] = state
+        if moved or push:
+            tracked = self._tracked
+            self._output.invalidate()
+            self._sizer.rebase(state, tracked.history, tracked.ledger)
+
+    def _finish(
+        self, messages: Sequence[Any] | None, *, changed: bool, sending: bool = True
+    ) -> Prepared:
+        tracked = self._tracked
+        fmt = tracked.format or "openai"
+        state = self._state
+        if not state.compacted and not state.pruned:
+            # The context is the caller's own list: hand it back as is, no copy.
+            if messages is not None:
+                out = messages if isinstance(messages, list) else list(messages)
+            else:
+                out = list(tracked.items)
+            tracked.last_out = None
+        else:
+            out = self._output.get(tracked, state)
+            tracked.last_out = out
+        events = tuple(self._events)
+        self._events.clear()
+        length = len(tracked.history)
+        if changed or tracked.ledger.estimated == length:
+            size = _Size(self.context_tokens())
+        else:
+            size = _Size(None, self._size_later(length, state.epoch))
+        if sending:
+            self._last_prepare = (length, state.epoch)
+        return Prepared(
+            messages=out,
+            system=tracked.system if fmt == "anthropic" else None,
+            events=events,
+            changed=changed,
+            budget=self._current_budget(),
+            state=state,
+            format=fmt,
+            history_length=length,
+            _size=size,
+        )
+
+    def _size_later(self, length: int, epoch: int) -> Callable[[], int]:
+        upper = self._sizer.upper(self._state, self._tracked.ledger)
+
+        def compute() -> int:
+            tracked = self._tracked
+            if self._state.epoch != epoch or len(tracked.history) < length:
+                return upper
+            return self._sizer.exact(self._state, length, tracked.history, tracked.ledger)
+
+        return compute

@@ -1,0 +1,179 @@
+"""Context sizes between usage reports: the provider's last report plus the calibrated estimate.
+
+The provider's usage is the ground truth: a report says how big the context of the call was.
+``Sizer`` keeps the last report of the current epoch (a report from before a prune or compaction
+describes a context that no longer exists, and is ignored) and queues calibration samples from
+consecutive reports, learned from when sizes are next estimated. Without a report the context is
+estimated: what is sent before the tail (system, summary, carried messages, the change made by
+pruned outputs), plus the tail from the ledger, plus the tool definitions and the reply priming,
+all scaled by the conversation's calibration.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from abridged.core.calibration import MAX_FACTOR
+from abridged.core.model import Message, Reasoning, Usage
+from abridged.core.tokens import MESSAGE_OVERHEAD, OUTPUT_TRUST_RATIO, REPLY_PRIMING, TokenCounter
+from abridged.core.turns import head_length
+from abridged.engine.context import CompactionState, summary_message
+from abridged.runtime.ledger import Ledger
+
+
+def known_output_tokens(message: Message, usage: Usage | None, estimated: int) -> int | None:
+    """The provider's own count of a reply it produced, when it can be trusted: its visible
+    output plus the message overhead (see ``abridged.core.tokens.known_message_tokens``);
+    ``usage`` is the call's, used when the message carries none."""
+    usage = message.usage or usage
+    if usage is None or message.role != "assistant" or usage.output <= 0:
+        return None
+    if any(isinstance(p, Reasoning) for p in message.parts):
+        return None
+    visible = usage.output - usage.reasoning
+    content = max(estimated - MESSAGE_OVERHEAD, 1)
+    if visible <= 0 or not content / OUTPUT_TRUST_RATIO <= visible <= content * OUTPUT_TRUST_RATIO:
+        return None
+    return visible + MESSAGE_OVERHEAD
+
+
+def tail_start(state: CompactionState) -> int:
+    """The history index from which the context is the history itself (pruning aside)."""
+    return state.cut if state.compacted else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The provider's count (``tokens``) of the context of ``history[:length]`` in ``epoch``."""
+
+    length: int
+    epoch: int
+    tokens: int
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class _Sample:
+    """Real tokens of ``history[start:end]`` (``start < 0``: of the whole context)."""
+
+    start: int
+    end: int
+    real: int
+    epoch: int
+    usage: Usage | None
+
+
+class Sizer:
+    """Sizes of one conversation's contexts (see the module docstring)."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.report: Report | None = None
+        self._samples: list[_Sample] = []
+        self.base_raw = 0
+        self.tools_raw = 0
+
+    def record(self, usage: Usage, length: int, epoch: int, current: int) -> bool:
+        """Take a report for the context of ``history[:length]`` sent in ``epoch``; ``False``
+        when it is stale (``epoch`` is not the ``current`` one) and was ignored."""
+        if epoch != current:
+            return False
+        previous = self.report
+        if previous is not None and previous.epoch == epoch and previous.length < length:
+            real = usage.context_tokens - previous.tokens
+            self._samples.append(_Sample(previous.length, length, real, epoch, previous.usage))
+        elif previous is None or previous.epoch != epoch:
+            self._samples.append(_Sample(-1, length, usage.context_tokens, epoch, None))
+        self.report = Report(length, epoch, usage.context_tokens, usage)
+        return True
+
+    def forget(self, length: int | None = None) -> None:
+        """Drop the report and samples (only those beyond ``length`` when given)."""
+        if length is None:
+            self.report = None
+            self._samples.clear()
+            return
+        if self.report is not None and self.report.length > length:
+            self.report = None
+        self._samples = [s for s in self._samples if s.end <= length]
+
+    def _report_for(self, state: CompactionState, length: int) -> Report | None:
+        report = self.report
+        if report is None or report.epoch != state.epoch or report.length > length:
+            return None
+        return report
+
+    def upper(self, state: CompactionState, ledger: Ledger) -> int:
+        """An upper bound of the current context's size, estimating nothing new (O(1))."""
+        n = ledger.length
+        report = self._report_for(state, n)
+        if report is not None:
+            return report.tokens + math.ceil(MAX_FACTOR * ledger.upper(report.length, n))
+        raw = self.base_raw + ledger.upper(tail_start(state), n) + self.tools_raw + REPLY_PRIMING
+        return math.ceil(MAX_FACTOR * raw)
+
+    def exact(
+        self, state: CompactionState, length: int, history: Sequence[Message], ledger: Ledger
+    ) -> int:
+        """The size of the context of ``history[:length]``: the report plus the calibrated
+        estimate since, else the calibrated estimate (estimating what was only bounded)."""
+        self.learn(state, history, ledger)
+        cal = self.counter.calibration
+        length = min(length, ledger.length)
+        report = self._report_for(state, length)
+        if report is not None:
+            rest, known = report.length, 0
+            if rest < length and history[rest].role == "assistant":
+                estimate = ledger.exact(rest, rest + 1)
+                exact = known_output_tokens(history[rest], report.usage, estimate)
+                if exact is not None:
+                    known, rest = exact, rest + 1
+            return report.tokens + known + cal.apply(ledger.exact(rest, length))
+        start = min(tail_start(state), length)
+        raw = self.base_raw + ledger.exact(start, length)
+        return cal.apply(raw + self.tools_raw + REPLY_PRIMING)
+
+    def learn(self, state: CompactionState, history: Sequence[Message], ledger: Ledger) -> None:
+        """Estimate what was only bounded, then learn from the queued reports."""
+        ledger.materialize(history)
+        if not self._samples:
+            return
+        cal = self.counter.calibration
+        for sample in self._samples:
+            if sample.epoch != state.epoch or sample.end > ledger.length:
+                continue
+            if sample.start < 0:  # the first report of an epoch: the whole context
+                start = min(tail_start(state), sample.end)
+                whole = self.base_raw + ledger.exact(start, sample.end)
+                cal = cal.update(sample.real, whole + self.tools_raw + REPLY_PRIMING)
+                continue
+            start, real = sample.start, sample.real
+            if start < sample.end and history[start].role == "assistant":
+                estimate = ledger.exact(start, start + 1)
+                exact = known_output_tokens(history[start], sample.usage, estimate)
+                if exact is not None:
+                    real -= exact
+                    start += 1
+                    cal = cal.update(exact - MESSAGE_OVERHEAD, estimate - MESSAGE_OVERHEAD)
+            cal = cal.update(real, ledger.exact(start, sample.end))
+        self.counter.calibration = cal
+        self._samples.clear()
+
+    def rebase(self, state: CompactionState, history: Sequence[Message], ledger: Ledger) -> None:
+        """Recompute what is sent before the tail, after the state or the head changed."""
+        ledger.materialize(history)
+        tokens = self.counter.message_tokens
+        base = 0
+        if state.compacted:
+            head = min(head_length(history), state.cut)
+            base += ledger.exact(0, head)
+            if state.summary is not None:
+                base += tokens(summary_message(state.summary))
+            base += sum(ledger.exact(i, i + 1) for i in state.carried if i >= head)
+        n = ledger.length
+        for index, message in state.pruned.items():
+            if index < n:
+                base += tokens(message) - ledger.exact(index, index + 1)
+        self.base_raw = base
