@@ -34,9 +34,10 @@ string), after ``latency`` like any reply; the prompt cache is not updated by it
 
 **Ids** are deterministic: derived from the request's index in ``requests`` and the number of
 ``reset`` calls before it (``call_...`` and ``chatcmpl-...`` for Chat Completions,
-``resp_``/``msg_``/``fc_``/``rs_`` for Responses, ``msg_01...``/``toolu_01...`` for Anthropic). Thinking replies for Anthropic are signed by the
-server (``abridged-test-sig:...`` unless the reply gives a ``signature``), and a thinking block
-carrying such a signature must come back unchanged, or the request gets Anthropic's
+``resp_``/``msg_``/``fc_``/``rs_`` for Responses, ``msg_01...``/``toolu_01...`` for
+Anthropic). Thinking replies for Anthropic are signed by the server
+(``abridged-test-sig:...`` unless the reply gives a ``signature``), and a thinking block carrying
+such a signature must come back unchanged, or the request gets Anthropic's
 ``Invalid `signature` in `thinking` block``.
 
 **Output.** A reply's output tokens are counted (text, reasoning, tool calls) unless
