@@ -1,0 +1,440 @@
+"""Compaction inside a conversation: in the background, in the foreground, on an overflow.
+
+``Compacting`` (a base of ``Conversation``) runs the engine's plans (``prepare``,
+``plan_emergency``, ``compact``) on the conversation's history and commits them:
+
+- **in the background** (``_maybe_compact``, at every step boundary): the plan is made at once
+  (pure, cheap) and carried out in an asyncio task, so that the summarizer's call never delays
+  the reply; the next model call waits for it only when the context does not fit;
+- **in the foreground** (``_fit``): when the context still does not fit, the overflow trigger
+  and then the emergency path, until it fits (``ContextOverflowError`` when nothing can);
+- **on the provider's overflow** (``_recover``): the emergency path, scaled to the size the
+  provider reported, before the one retry;
+- **on request**: ``compact_now`` (``/compact``), ``prune_now`` (``/prune``).
+
+**Commit.** A compaction that made a summary is committed through the store's single writer
+(``commit_compaction`` against the version the conversation's state was read at): the store
+starts a child session carrying the kept messages; a lost compare-and-swap means another writer
+compacted first, and the conversation re-reads the store and adopts its state. Then the
+in-memory state changes. A compaction planned on a state that changed since is dropped. Prunes
+move the stored prune boundary forward. Stored messages are never changed.
+
+**Summarizers.** By default the conversation's own model (``LLMSummarizer`` reusing the prompt
+cache, with the extractive fallback); each call is bounded by ``summary_timeout``, past which the
+extractive summary is used; ``cancel_compaction`` cancels a compaction with its summarization.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import TypeVar
+
+from abridged.core.budget import MIN_CONTEXT_WINDOW, Budget, format_token_size
+from abridged.core.protocols import ChatModel, Summarizer, Summary, SummaryRequest
+from abridged.core.windows import with_notes
+from abridged.engine.compaction import (
+    CompactionHooks,
+    CompactionResult,
+    build_view,
+    compact,
+    plan_emergency,
+    prepare,
+)
+from abridged.engine.events import Pruned
+from abridged.engine.plan import CompactionPlan
+from abridged.engine.prune import apply_prune, plan_prune
+from abridged.engine.summarize.extractive import ExtractiveSummarizer
+from abridged.engine.summarize.llm import LLMSummarizer
+from abridged.engine.summarize.redact import redact
+from abridged.engine.triggers import prune_settings
+from abridged.errors import ConflictError, ContextOverflowError, SettingError, StoreError
+from abridged.runtime.history import compaction_record, is_command, seq_at
+from abridged.runtime.recovery import SilentTruncationError
+from abridged.runtime.state import ConversationCore
+from abridged.store import FinalizeRequest, StoredSummary
+
+__all__ = ["MAX_FIT_COMPACTIONS", "Compacting"]
+
+T = TypeVar("T")
+
+#: At most this many compactions to make one call fit: the planned one, then emergency stages.
+MAX_FIT_COMPACTIONS = 4
+
+
+class _TimedSummarizer:
+    """A summarizer bounded by a timeout: past it, the call is cancelled and the engine falls
+    back to the extractive summary."""
+
+    def __init__(self, inner: Summarizer, timeout: float | None) -> None:
+        self.inner = inner
+        self.timeout = timeout
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def summarize(self, request: SummaryRequest) -> Summary:
+        if self.timeout is None:
+            return await self.inner.summarize(request)
+        try:
+            return await asyncio.wait_for(self.inner.summarize(request), self.timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"the summarizer took longer than {self.timeout:g} s and was cancelled"
+            ) from None
+
+
+class Compacting(ConversationCore):
+    """Compaction of a conversation (see the module docstring)."""
+
+    def summarizer(self, budget: Budget | None = None) -> Summarizer:
+        """The summarizer compactions use now (sized to the budget)."""
+        budget = budget or self.budget()
+        given = self._summarizer_arg
+        if given == "extractive":
+            given = ExtractiveSummarizer()
+            self._summarizer_arg = given
+        if isinstance(given, Summarizer):
+            return _TimedSummarizer(given, self._settings.summary_timeout)
+        model = given if isinstance(given, ChatModel) else self.model
+        key = (budget.input_budget, budget.summary_max)
+        made = self._summarizers.get(key)
+        if made is None:
+            try:
+                made = LLMSummarizer(
+                    model,
+                    max_output_tokens=max(64, min(budget.summary_max, budget.max_output_tokens)),
+                    input_budget_tokens=budget.input_budget,
+                    cache_reuse=given is None,
+                )
+            except SettingError:  # a window too small for the model's prompts
+                made = ExtractiveSummarizer()
+            self._summarizers[key] = made
+        return _TimedSummarizer(made, self._settings.summary_timeout)
+
+    async def finalize_summary(self, request: FinalizeRequest) -> StoredSummary:
+        """Summarize a session left by ``/new``, ``/clear`` or ``/resume`` (for its successor
+        and for search); runs in the store's background."""
+        messages = tuple(m for m in request.messages if not is_command(m))
+        previous = request.previous.text if request.previous is not None else None
+        if not messages and previous:
+            return StoredSummary(previous, {"summarizer": "carried"})
+        budget = self.budget()
+        ask = SummaryRequest(
+            messages=messages,
+            kind="update" if previous else "initial",
+            previous_summary=previous,
+            max_tokens=budget.summary_max,
+        )
+        summarizer = self.summarizer(budget)
+        try:
+            made = await summarizer.summarize(ask)
+        except Exception:
+            made = await ExtractiveSummarizer().summarize(ask)
+        if not made.text.strip():
+            made = await ExtractiveSummarizer().summarize(ask)
+        return StoredSummary(redact(made.text), {"summarizer": made.summarizer})
+
+    def _hooks(self) -> CompactionHooks:
+        return CompactionHooks(
+            before_compact=self.hooks.before_compact,
+            after_compact=self.hooks.after_compact,
+            on_event=self._engine_event,
+        )
+
+    def _plan(
+        self, *, manual: bool = False, focus: str | None = None, size: int | None = None
+    ) -> CompactionPlan | None:
+        return prepare(
+            self._history,
+            budget=self.budget(),
+            settings=self._settings.compaction,
+            state=self._state,
+            count_tokens=self._count,
+            tools=self.tools.specs,
+            focus=focus,
+            manual=manual,
+            context_tokens=self._size() if size is None else size,
+        )
+
+    def _spawn(self, plan: CompactionPlan) -> asyncio.Task[CompactionResult | None]:
+        task = asyncio.ensure_future(self._compaction_job(plan))
+        self._compaction = task
+        return task
+
+    async def _compaction_job(self, plan: CompactionPlan) -> CompactionResult | None:
+        """Carry out ``plan`` and commit it (store first, then memory); never raises, except
+        when cancelled."""
+        started = time.monotonic()
+        try:
+            result = await compact(
+                plan,
+                self.summarizer(plan.budget),
+                hooks=self._hooks(),
+                clock=time.monotonic,
+                count_tokens=self._count,
+                gather=asyncio.gather,
+            )
+        except asyncio.CancelledError:
+            self._forget_compaction()
+            self._notice("Compaction cancelled; nothing was changed")
+            raise
+        except Exception as exc:
+            self._forget_compaction()
+            self._notice(f"Compaction failed: {type(exc).__name__}: {exc}; history kept as it was")
+            return None
+        # Committing is never cut in half: a cancellation that arrives now comes too late.
+        commit = asyncio.ensure_future(self._commit(result, (time.monotonic() - started) * 1000))
+        try:
+            await asyncio.shield(commit)
+        except asyncio.CancelledError:
+            await asyncio.gather(commit, return_exceptions=True)
+            self._notice("The compaction was being committed: too late to cancel it")
+        except Exception as exc:
+            self._notice(f"Compaction failed: {type(exc).__name__}: {exc}; history kept as it was")
+            return None
+        finally:
+            self._forget_compaction()
+        return result
+
+    def _forget_compaction(self) -> None:
+        if self._compaction is asyncio.current_task():
+            self._compaction = None
+
+    async def _commit(self, result: CompactionResult, duration_ms: float) -> None:
+        plan = result.plan
+        if self._state.epoch != plan.state.epoch:
+            self._notice("A compaction planned on an older context was dropped")
+            return
+        if result.status == "compacted":
+            record = compaction_record(result, self._seqs, duration_ms=duration_ms)
+            try:
+                self.session = await self.store.commit_compaction(
+                    self.id, record, expected_version=self._version, owner=self.owner
+                )
+            except ConflictError:
+                # Another writer changed the conversation first: adopt what it committed.
+                self._notice("Another writer compacted this conversation first; reloaded")
+                await self._reload()
+                return
+            self._version += 1
+        state = result.state
+        if result.changed:
+            state = replace(state, usage_boundary=len(self._history))
+        self._state = replace(state, calls=self._state.calls)
+        if result.changed and state.prune_boundary > plan.state.prune_boundary:
+            seq = seq_at(self._seqs, state.prune_boundary)
+            await self._store_prune_boundary(seq)
+
+    async def _store_prune_boundary(self, seq: int) -> None:
+        """Move the stored prune boundary forward. The version is adopted only when no other
+        writer changed the conversation in between: otherwise the next commit loses its
+        compare-and-swap and re-reads the store, as the single writer requires."""
+        try:
+            info = await self.store.set_prune_boundary(self.id, seq, owner=self.owner)
+        except StoreError as exc:
+            self._notice(f"The prune boundary could not be stored: {exc}")
+            return
+        if info.version == self._version + 1:
+            self._version = info.version
+
+    def _maybe_compact(self) -> None:
+        """The check at a step boundary: start a compaction if one is due (in the background).
+        A context that cannot be made to fit is left to the next call's check, which says so."""
+        if self.compacting:
+            return
+        try:
+            plan = self._plan()
+        except ContextOverflowError:
+            return
+        except Exception as exc:  # planning failed: reported; the turn goes on
+            self._notice(f"Compaction check failed: {type(exc).__name__}: {exc}")
+            return
+        if plan is not None:
+            self._spawn(plan)
+
+    async def _wait_compaction(self) -> None:
+        """Wait for the running compaction (abort ends the wait, not the compaction)."""
+        task = self._compaction
+        if task is None or task.done():
+            return
+        try:
+            await self._interruptible(asyncio.shield(task))
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and (current is None or not current.cancelling()):
+                return  # the compaction was cancelled (cancel_compaction): carry on without
+            raise
+
+    async def _settle_compaction(self, *, cancel: bool = False) -> None:
+        task = self._compaction
+        if task is None or task.done():
+            return
+        if cancel:
+            task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    async def _fit(self, size: int) -> int:
+        """Compact in the foreground until the context fits the input budget (overflow
+        trigger, then the emergency path); the size after. ``ContextOverflowError`` when it
+        cannot fit."""
+        budget = self.budget()
+        for attempt in range(MAX_FIT_COMPACTIONS):
+            plan: CompactionPlan | None = None
+            if attempt == 0:
+                plan = self._plan(size=size)
+            if plan is None or plan.action == "nothing":
+                plan = plan_emergency(
+                    self._history,
+                    budget=budget,
+                    settings=self._settings.compaction,
+                    state=self._state,
+                    count_tokens=self._count,
+                    tools=self.tools.specs,
+                )
+            result = await self._interruptible(asyncio.shield(self._spawn(plan)))
+            size = self._size()
+            if size <= budget.input_budget:
+                return size
+            if result is None or result.status in ("failed", "cancelled"):
+                break
+        raise ContextOverflowError(
+            "the context does not fit the input budget and compaction could not make it fit",
+            tokens=size,
+            limit=budget.input_budget,
+            conversation_id=self.id,
+        )
+
+    async def _recover(self, error: ContextOverflowError) -> int:
+        """The emergency path after the provider said the context was too long (or cut it)."""
+        await self._wait_compaction()  # a compaction under way commits first; then ours
+        self._learn_window(error)
+        budget = self.budget()
+        reported: int | None = error.tokens
+        if isinstance(error, SilentTruncationError) and error.reported > 0:
+            # Aim at what the provider really read: its estimates scale up by sent/read.
+            reported = int(self._size() * budget.input_budget / error.reported)
+        plan = plan_emergency(
+            self._history,
+            budget=budget,
+            settings=self._settings.compaction,
+            state=self._state,
+            count_tokens=self._count,
+            tools=self.tools.specs,
+            context_tokens=reported,
+        )
+        result = await self._spawn(plan)
+        if result is None or result.status != "compacted":
+            raise ContextOverflowError(
+                "the provider rejected the context as too long and the emergency compaction failed",
+                tokens=error.tokens,
+                limit=error.limit,
+                conversation_id=self.id,
+                input_budget=budget.input_budget,
+            )
+        return self._size()
+
+    def _learn_window(self, error: ContextOverflowError) -> None:
+        """The provider named its window in its overflow error, and it is smaller than the one
+        assumed (a wrong registry entry, a server started with a smaller context): use it from
+        now on, so that the emergency path and every later budget fit the real window."""
+        limit = error.limit
+        window = self.limits.context_window
+        if isinstance(error, SilentTruncationError) or limit is None:
+            return
+        if not MIN_CONTEXT_WINDOW <= limit < window:
+            return
+        self.limits = with_notes(
+            replace(
+                self.limits,
+                context_window=limit,
+                max_output=min(self.limits.max_output, limit),
+                source="probe",
+                known=True,
+            ),
+            f"context window {limit:,} from the provider's overflow error (was {window:,})",
+        )
+        self._notice(
+            f"The provider's context window is {format_token_size(limit)}, not "
+            f"{format_token_size(window)}: the budget now uses it"
+        )
+
+    async def compact_now(self, focus: str | None = None) -> CompactionResult | None:
+        """Compact at once (what ``/compact`` runs; call it between turns): ``None`` when
+        there was nothing to plan."""
+        await self._settle_compaction()
+        plan = self._plan(manual=True, focus=focus)
+        if plan is None:
+            return None
+        return await self._spawn(plan)
+
+    async def prune_now(self) -> Pruned | None:
+        """Prune old tool outputs at once (what ``/prune`` runs): no summary, no minimum
+        saving. ``None`` when there was nothing to prune."""
+        await self._settle_compaction()
+        budget = self.budget()
+        view = build_view(self._history, self._state)
+        settings = replace(prune_settings(self._settings.compaction, budget), min_savings_tokens=0)
+        state = self._state
+        if state.prune_boundary < view.cut:
+            boundary = view.tail_start
+        else:
+            position = view.position(state.prune_boundary)
+            boundary = position if position is not None else len(view.messages)
+        pruned = plan_prune(view.messages, settings, self._count, boundary=max(boundary, view.head))
+        if pruned.skipped is not None or not pruned.pruned:
+            return None
+        sent = apply_prune(view.messages, pruned)
+        mapping = {view.sources[i]: sent[i] for i in pruned.indexes}
+        position = pruned.new_boundary
+        new_boundary = (
+            view.sources[position] if position < len(view.sources) else len(self._history)
+        )
+        before = self._size()
+        self._state = replace(
+            state,
+            pruned={**state.pruned, **mapping},
+            prune_boundary=max(state.prune_boundary, new_boundary),
+            epoch=state.epoch + 1,
+            usage_boundary=len(self._history),
+        )
+        after = self._size()
+        event = Pruned(
+            outputs=len(pruned.pruned),
+            messages=len(mapping),
+            tokens_before=pruned.tokens_before,
+            tokens_after=pruned.tokens_after,
+            context_before=before,
+            context_after=after,
+        )
+        self._engine_event(event)
+        if self._state.prune_boundary > state.prune_boundary:
+            await self._store_prune_boundary(seq_at(self._seqs, self._state.prune_boundary))
+        return event
+
+    def cancel_compaction(self) -> bool:
+        """Cancel the compaction in progress (its summarization included): nothing is changed
+        or stored. ``False`` when none is running."""
+        task = self._compaction
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    async def switch_session(self, action: Callable[[], Awaitable[T]]) -> T:
+        """Run a session change (``/new``, ``/clear``, ``/resume``: ``action`` calls the
+        store), then reload the context; the running compaction (of the session left) is
+        cancelled first."""
+        await self._settle_compaction(cancel=True)
+        result = await action()
+        self._summary_pending = False
+        await self._reload()
+        return result
+
+    def expect_summary(self) -> None:
+        """The new session's summary is being made in the background: adopt it at the start
+        of a turn once it is ready."""
+        self._summary_pending = True

@@ -1,0 +1,168 @@
+"""Between the store and the engine: a stored context as history and compaction state, and a
+compaction result as the record the store commits.
+
+The store keeps a session as a summary plus the messages it carries from a sequence number on
+(``Store.load_context``). The engine works on a history and a ``CompactionState``. A loaded
+conversation's history is::
+
+    system messages      the conversation's system prompt (not stored as messages)
+    carried messages     messages before the cut sent verbatim anyway (the pinned first task,
+                         the latest user message after the emergency path): their sequence
+                         numbers are in the summary's ``meta["carried_seqs"]``
+    tail                 the session's messages, in order
+
+and its state says: the summary, the cut at the tail, the carried indexes. A committed
+compaction stores the summary once, with ``carried_seqs`` and the file operations in its meta,
+and the child session carries from the first kept message's sequence number.
+
+Commands and their outputs (``meta["kind"]`` ``command`` / ``command_output``) are stored but
+are never part of the model's context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from abridged.core.model import Message
+from abridged.core.protocols import FileOps
+from abridged.engine.compaction import CompactionResult
+from abridged.engine.context import CompactionState
+from abridged.errors import NotFoundError
+from abridged.store import CompactionRecord, Context, Store, StoredMessage, StoredSummary
+
+__all__ = [
+    "COMMAND_KINDS",
+    "Loaded",
+    "compaction_record",
+    "is_command",
+    "load_history",
+    "seq_at",
+]
+
+#: ``meta["kind"]`` of stored messages that are never sent to the model.
+COMMAND_KINDS = frozenset({"command", "command_output"})
+
+
+def is_command(message: Message) -> bool:
+    """Whether a stored message is a slash command or its output (never sent to the model)."""
+    return message.meta.get("kind") in COMMAND_KINDS
+
+
+@dataclass(slots=True)
+class Loaded:
+    """A conversation's current context as the runtime holds it."""
+
+    history: list[Message]
+    seqs: list[int | None]
+    state: CompactionState
+    context: Context
+    queued: tuple[StoredMessage, ...]
+
+
+def _file_ops(meta: Any) -> FileOps:
+    ops = meta.get("file_ops") if hasattr(meta, "get") else None
+    if not isinstance(ops, dict):
+        return FileOps()
+    read = ops.get("read") or ()
+    modified = ops.get("modified") or ()
+    return FileOps(read=frozenset(map(str, read)), modified=frozenset(map(str, modified)))
+
+
+async def load_history(
+    store: Store,
+    conversation_id: str,
+    system: Sequence[Message],
+    *,
+    owner: str | None = None,
+    prepare: Callable[[Message], Message] = lambda m: m,
+    epoch: int = 0,
+    calls: int = 0,
+) -> Loaded:
+    """The current context of a conversation as history and state (see the module docstring).
+
+    ``prepare`` maps each stored message to the form sent to the model (clipped tool results);
+    ``epoch`` and ``calls`` carry over from a state the caller held before (session switches).
+    """
+    context = await store.load_context(conversation_id, owner=owner)
+    summary = context.summary
+    carried: list[StoredMessage] = []
+    if summary is not None:
+        for seq in summary.meta.get("carried_seqs") or ():
+            try:
+                carried.append(await store.get_message(conversation_id, int(seq), owner=owner))
+            except NotFoundError:
+                continue
+    head = list(system)
+    history: list[Message] = list(head)
+    seqs: list[int | None] = [None] * len(head)
+    for stored in carried:
+        history.append(prepare(stored.message))
+        seqs.append(stored.seq)
+    cut = len(history)
+    for stored in context.messages:
+        if is_command(stored.message):
+            continue
+        history.append(prepare(stored.message))
+        seqs.append(stored.seq)
+    if summary is not None:
+        state = CompactionState(
+            summary=summary.text,
+            file_ops=_file_ops(summary.meta),
+            cut=cut,
+            through_id=history[cut - 1].id if cut > 0 else None,
+            carried=tuple(range(len(head), cut)),
+            prune_boundary=cut,
+            epoch=epoch,
+            usage_boundary=len(history),
+            calls=calls,
+            compactions=int(summary.meta.get("compactions", 1) or 1),
+        )
+    else:
+        state = CompactionState(epoch=epoch, usage_boundary=len(history), calls=calls)
+    return Loaded(history, seqs, state, context, context.queued)
+
+
+def seq_at(seqs: Sequence[int | None], index: int) -> int:
+    """The sequence number of history ``index``, or the one after the last message when the
+    index is past the end (a cut that keeps nothing of the tail)."""
+    if index < len(seqs) and seqs[index] is not None:
+        return int(seqs[index])  # type: ignore[arg-type]
+    known = [s for s in seqs if s is not None]
+    return (max(known) + 1) if known else 1
+
+
+def compaction_record(
+    result: CompactionResult, seqs: Sequence[int | None], *, duration_ms: float
+) -> CompactionRecord:
+    """The record the store commits for a compaction that made a summary."""
+    state = result.state
+    assert state.summary is not None
+    carried = [s for i in state.carried if (s := seqs[i]) is not None]
+    ops = {
+        "read": sorted(state.file_ops.read),
+        "modified": sorted(state.file_ops.modified),
+    }
+    meta: dict[str, Any] = {
+        "carried_seqs": carried,
+        "file_ops": ops,
+        "summarizer": result.summarizer,
+        "truncated": result.truncated,
+        "trigger": result.plan.trigger,
+        "compactions": state.compactions,
+    }
+    if result.plan.emergency:
+        meta["emergency"] = result.plan.emergency
+    if result.fallback_reason:
+        meta["fallback_reason"] = result.fallback_reason
+    return CompactionRecord(
+        cut_seq=seq_at(seqs, state.cut),
+        summary=StoredSummary(state.summary, meta),
+        trigger=result.plan.trigger,
+        tokens_before=result.tokens_before,
+        tokens_after=result.tokens_after,
+        file_ops=ops,
+        duration_ms=duration_ms,
+        summarizer=result.summarizer,
+    )

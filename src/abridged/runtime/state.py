@@ -1,0 +1,373 @@
+"""What a ``Conversation`` holds: its history and compaction state, sizes, budget and events.
+
+``ConversationCore`` is the base of ``Conversation`` (``abridged.runtime.conversation``): the
+in-memory history as sent to the model (system prompt, carried messages, tail; clipped tool
+results) with the store's sequence number of each message, the compaction state, the version of
+the conversation's row it corresponds to (for the single writer), the provider's last usage
+report, and the events reported to the caller. Compaction (``abridged.runtime.compacting``) and
+the turn loop (``abridged.runtime.turn``) build on it.
+
+**Size of the context**: the provider's last report, when it describes the current compaction
+epoch, plus the calibrated estimate of what was added since; otherwise the calibrated estimate
+of the whole context (``TokenCounter``, calibrated against every report).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from abridged.core.budget import Budget, compute_budget
+from abridged.core.model import Message, Usage
+from abridged.core.protocols import (
+    ChatModel,
+    ReasoningDelta,
+    Summarizer,
+    TextDelta,
+    ToolCallDelta,
+    ToolSpec,
+)
+from abridged.core.tokens import (
+    REPLY_PRIMING,
+    TokenCounter,
+    estimate_tools_tokens,
+    hybrid_context_tokens,
+)
+from abridged.core.windows import ModelLimits
+from abridged.engine.compaction import (
+    CompactionHooks,
+    CompactionResult,
+    build_context,
+    build_view,
+)
+from abridged.engine.context import CompactionState, summary_message
+from abridged.engine.events import Event
+from abridged.errors import SettingError
+from abridged.runtime.events import ConversationEvent, Notice
+from abridged.runtime.history import load_history
+from abridged.runtime.queue import Inbound, Inbox
+from abridged.runtime.settings import ConversationSettings
+from abridged.runtime.tools import ToolRegistry, clip_tool_message
+from abridged.store import SessionInfo, Store
+
+__all__ = ["AbortedError", "CallRecord", "ConversationCore", "new_id", "summary_tokens"]
+
+
+def new_id() -> str:
+    """A fresh message id (unique, so that equal messages stay distinct in the store)."""
+    return "m" + uuid.uuid4().hex[:24]
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One model call the conversation made: the context sent, the compaction epoch it was built
+    in (two calls of one epoch had no prune or compaction between them), the estimate, what the
+    provider reported, and whether it was the retry after an overflow."""
+
+    epoch: int
+    messages: tuple[Message, ...]
+    estimate: int
+    usage: Usage | None
+    retry: bool = False
+    ok: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The provider's size of the context of ``history[:length]`` in compaction ``epoch``."""
+
+    length: int
+    epoch: int
+    tokens: int
+
+
+class AbortedError(Exception):
+    """The turn was aborted (internal)."""
+
+
+class Partial:
+    """What one model call streamed so far (kept for ``abort``)."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+
+    def reset(self) -> None:
+        self.text.clear()
+
+    def add(self, event: object) -> None:
+        if isinstance(event, TextDelta):
+            self.text.append(event.text)
+
+
+class ConversationCore:
+    """The state a conversation holds, its sizes and its events (see the module docstring).
+
+    Not used alone: ``Conversation.open`` makes conversations.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        model: ChatModel,
+        conversation_id: str,
+        owner: str | None,
+        system: str | None,
+        tools: ToolRegistry,
+        settings: ConversationSettings,
+        summarizer: Summarizer | ChatModel | str | None,
+        limits: ModelLimits,
+        hooks: CompactionHooks | None,
+        on_event: Callable[[ConversationEvent], Any] | None,
+        counter: TokenCounter | None,
+    ) -> None:
+        self.store = store
+        self.model = model
+        self.id = conversation_id
+        self.owner = owner
+        self.system = system
+        self.tools = tools
+        self._settings = settings
+        self.limits = limits
+        self.hooks = hooks if hooks is not None else CompactionHooks()
+        self.on_event = on_event
+        provider = str(getattr(model, "provider", "") or "")
+        self.counter = counter or TokenCounter(
+            model=model.name,
+            image_provider="anthropic" if provider == "anthropic" else "openai",
+        )
+        self._summarizer_arg = summarizer
+        self._summarizers: dict[tuple[int, int], Summarizer] = {}
+        self._system_messages: list[Message] = (
+            [Message.system(system, id="system")] if system else []
+        )
+        self._history: list[Message] = []
+        self._seqs: list[int | None] = []
+        self._state = CompactionState()
+        self._version = 0
+        self.session: SessionInfo | None = None
+        self._report: Report | None = None
+        self.call_log: deque[CallRecord] = deque(maxlen=10_000)
+        # the worker, the turn in progress, the background compaction
+        self._inbox = Inbox()
+        self._worker: asyncio.Task[None] | None = None
+        self._turn_active = False
+        self._listeners: list[Inbound] = []
+        self._turn_events: list[ConversationEvent] = []
+        self._pending_events: list[ConversationEvent] = []
+        self._collectors: list[list[ConversationEvent]] = []
+        self._deferred: list[Message] = []
+        self._abort_requested = False
+        self._call_task: asyncio.Task[Any] | None = None
+        self._tool_tasks: set[asyncio.Task[Any]] = set()
+        self._compaction: asyncio.Task[CompactionResult | None] | None = None
+        self._manual_request: tuple[str | None] | None = None
+        self._summary_pending = False
+        self._closed = False
+        self._partial = Partial()
+        self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def settings(self) -> ConversationSettings:
+        """The settings; assign new ones to change them: they take effect at the next check."""
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: ConversationSettings) -> None:
+        if not isinstance(value, ConversationSettings):
+            raise SettingError("settings", value, "a ConversationSettings")
+        self._settings = value
+        if value.tool_timeout is not None:
+            self.tools.timeout = value.tool_timeout
+
+    def update_settings(self, **changes: Any) -> ConversationSettings:
+        """Change some settings (``budget=BudgetSettings(enabled=False)``...); effective at the
+        next check."""
+        self.settings = replace(self._settings, **changes)
+        return self._settings
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        """The messages the runtime holds, as sent to the model (system first; clipped tool
+        results); the summary and cut are in ``state``."""
+        return tuple(self._history)
+
+    @property
+    def state(self) -> CompactionState:
+        """The compaction state (summary, cut, pruned outputs)."""
+        return self._state
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is in progress."""
+        return self._turn_active
+
+    @property
+    def compacting(self) -> bool:
+        """Whether a compaction is running."""
+        return self._compaction is not None and not self._compaction.done()
+
+    @property
+    def tool_specs(self) -> tuple[ToolSpec, ...]:
+        """The tool definitions sent to the model."""
+        return self.tools.specs
+
+    def budget(self) -> Budget:
+        """The budget now (recomputed at each check, so that changed settings apply)."""
+        cal = self.counter.calibration
+        system = cal.apply(sum(self.counter.message_tokens(m) for m in self._system_messages))
+        return compute_budget(
+            self.limits.context_window,
+            self.limits.max_output,
+            self._settings.budget,
+            system_tokens=system,
+            tools_tokens=cal.apply(self._tools_raw()),
+        )
+
+    def context(self) -> list[Message]:
+        """The context the next call would send (before any compaction it may need)."""
+        return build_context(self._history, self._state)
+
+    def context_tokens(self) -> int:
+        """The context's size: the provider's last report plus the estimate of what followed."""
+        return self._size()
+
+    def estimate_tokens(self, messages: Sequence[Message]) -> int:
+        """The calibrated estimate of a context of ``messages`` (tools and priming included)."""
+        return self._estimate(messages)
+
+    def _emit(self, event: ConversationEvent) -> None:
+        if self._turn_active:
+            self._turn_events.append(event)
+            for item in self._listeners:
+                item.put(event)
+        elif self._collectors:
+            for collector in self._collectors:
+                collector.append(event)
+        else:
+            self._pending_events.append(event)
+            del self._pending_events[:-100]
+        if self.on_event is not None:
+            with contextlib.suppress(Exception):  # a broken callback never breaks the turn
+                self.on_event(event)
+
+    def _notice(self, text: str, event: Event | None = None) -> None:
+        self._emit(Notice(text, event))
+
+    def _engine_event(self, event: Event) -> None:
+        self._notice(event.text, event)
+        user = self.hooks.on_event
+        if user is not None:
+            user(event)
+
+    def _delta(self, event: TextDelta | ReasoningDelta | ToolCallDelta) -> None:
+        for item in self._listeners:
+            item.put(event)
+
+    def _tool_dicts(self) -> list[dict[str, Any]]:
+        return [
+            {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+            for t in self.tools.specs
+        ]
+
+    def _tools_raw(self) -> int:
+        return estimate_tools_tokens(self._tool_dicts())
+
+    def _count(self, message: Message) -> int:
+        """One message's calibrated estimate (what the engine plans with)."""
+        return self.counter.calibration.apply(self.counter.message_tokens(message))
+
+    def _raw_estimate(self, messages: Sequence[Message]) -> int:
+        return (
+            sum(self.counter.message_tokens(m) for m in messages)
+            + self._tools_raw()
+            + REPLY_PRIMING
+        )
+
+    def _estimate(self, messages: Sequence[Message]) -> int:
+        return self.counter.calibration.apply(self._raw_estimate(messages))
+
+    def _size(self) -> int:
+        """The provider's last report (of this epoch) plus the calibrated estimate since."""
+        view = build_view(self._history, self._state)
+        report = self._report
+        n = len(self._history)
+        if (
+            report is not None
+            and report.epoch == self._state.epoch
+            and self._state.cut <= report.length <= n
+        ):
+            position = view.position(report.length) if report.length < n else len(view.messages)
+            if position is not None:
+                # the reply right after the report counts by the provider's own output count
+                return hybrid_context_tokens(
+                    view.messages,
+                    position,
+                    report.tokens,
+                    calibration=self.counter.calibration,
+                    estimate=self.counter.message_tokens,
+                )
+        return self._estimate(view.messages)
+
+    def _tool_cap(self, budget: Budget | None = None) -> int:
+        cap = self._settings.tool_result_max_tokens
+        if cap is not None:
+            return cap
+        budget = budget or self.budget()
+        return max(64, budget.input_budget // 4)
+
+    def _prepare_message(self, message: Message) -> Message:
+        """The form of a stored message sent to the model (big tool results clipped)."""
+        if message.role != "tool":
+            return message
+        return clip_tool_message(message, self._tool_cap(), self.counter.message_tokens)
+
+    async def _reload(self) -> None:
+        """Read the current context from the store (opening, session switches, a lost CAS)."""
+        loaded = await load_history(
+            self.store,
+            self.id,
+            self._system_messages,
+            owner=self.owner,
+            prepare=self._prepare_message,
+            epoch=self._state.epoch + 1 if self.session is not None else 0,
+            calls=self._state.calls,
+        )
+        self._history, self._seqs, self._state = loaded.history, loaded.seqs, loaded.state
+        self._version = loaded.context.version
+        self.session = loaded.context.session
+        self._report = None
+
+    def _append(self, message: Message, seq: int | None) -> None:
+        self._history.append(message)
+        self._seqs.append(seq)
+
+    async def _interruptible(self, awaitable: Any) -> Any:
+        """Await ``awaitable`` as the task ``abort`` cancels; ``AbortedError`` when it did."""
+        if self._abort_requested and self._turn_active:
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()
+            raise AbortedError()
+        task = asyncio.ensure_future(awaitable)
+        self._call_task = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._abort_requested and (current is None or not current.cancelling()):
+                raise AbortedError() from None
+            raise
+        finally:
+            if self._call_task is task:
+                self._call_task = None
+
+
+def summary_tokens(convo: ConversationCore) -> int:
+    """Tokens of the current summary message (0 without one)."""
+    text = convo.state.summary
+    return convo.counter.message_tokens(summary_message(text)) if text else 0
