@@ -40,6 +40,8 @@ git diff --cached`.
 </instructions>"""
 
 MODULES = ["invoices", "payments", "customers", "reports", "tax", "currency", "audit", "exports"]
+# Packages checked for callers after the fix (more than the listing shows: sub-packages too).
+CALLERS = [*MODULES, "billing", "refunds", "vat", "statements"]
 
 
 def _source_file(rng: random.Random, module: str, lines: int) -> str:
@@ -97,6 +99,83 @@ def _step(thought: str, command: str) -> str:
 
 def _observation(output: str, returncode: int = 0) -> str:
     return f"<returncode>{returncode}</returncode>\n<output>\n{output}\n</output>"
+
+
+PLAN = (
+    " The plan stays the same: keep the public signature round_total(amount, places=2), change "
+    "only the rounding mode in ledger/invoices/totals.py, check every package that calls it, "
+    "then run the whole suite once more before submitting."
+)
+
+
+def _callers(rng: random.Random) -> list[tuple[str, str]]:
+    """After the fix: check, package by package, that no caller relied on half-even rounding.
+
+    Short outputs and longer reasoning: too small to prune, they add up until the session has to
+    compact (which is what the README's replay shows)."""
+    steps: list[tuple[str, str]] = []
+    for k, module in enumerate(CALLERS):
+        hits = [
+            f"ledger/{module}/{module}_{n:02d}.py:{rng.randint(3, 200)}:"
+            f"    total = round_total(record['{module}_total'])"
+            for n in range(rng.randint(2, 4))
+        ]
+        previous = CALLERS[k - 1] if k else "invoices"
+        steps.append(
+            (
+                _step(
+                    f"The {previous} package only passes plain totals to round_total and never "
+                    "relies on the rounding mode, so the switch to ROUND_HALF_UP cannot change "
+                    f"its results except on exact halves, which is the fix itself. Next I check "
+                    f"the {module} package the same way: a caller that compares a rounded total "
+                    "with a value computed under half-even rounding would now fail, and such a "
+                    "comparison usually sits next to the call." + PLAN,
+                    f"grep -rn 'round_total' ledger/{module} | head -20",
+                ),
+                _observation("\n".join(hits)),
+            )
+        )
+        steps.append(
+            (
+                _step(
+                    f"{len(hits)} call sites in {module}, all passing the stored total unchanged "
+                    "with the default two places. None of them re-rounds or compares the result "
+                    "against a half-even value in the same function. Its tests are the other "
+                    "place where an expectation could encode the old behaviour, so I look at "
+                    "the assertions on totals there." + PLAN,
+                    f"grep -n -A2 'def test_{module}_total' tests/test_{module}.py",
+                ),
+                _observation(
+                    f"def test_{module}_total_rounds_half_up():\n"
+                    f"    assert compute_{module}_total({{'{module}_total': "
+                    f"Decimal('2.675')}}) == Decimal('2.68')"
+                ),
+            )
+        )
+        caller = hits[0].split(":")[0]
+        line = int(hits[0].split(":")[1])
+        steps.append(
+            (
+                _step(
+                    f"That test already expects half-up rounding (2.675 -> 2.68), so it agrees "
+                    f"with the fix. One last look at the first caller in {caller}, to be sure "
+                    "the total is not rounded a second time on its way out." + PLAN,
+                    f"sed -n '{max(1, line - 3)},{line + 4}p' {caller}",
+                ),
+                _observation(
+                    "\n".join(
+                        [
+                            f"def compute_{module}_total(record, places=2):",
+                            f'    """The {module} total of ``record``, rounded for invoices."""',
+                            f"    total = round_total(record['{module}_total'])",
+                            f"    audit.log('{module}', total)",
+                            "    return total",
+                        ]
+                    )
+                ),
+            )
+        )
+    return steps
 
 
 def build_steps(rng: random.Random) -> list[tuple[str, str]]:
@@ -169,6 +248,7 @@ def build_steps(rng: random.Random) -> list[tuple[str, str]]:
             ),
         )
     )
+    steps += _callers(rng)
     steps.append(
         (
             _step("Run the whole suite again to confirm the fix.", "python -m pytest -q tests"),

@@ -30,7 +30,7 @@ def test_analyze_json_on_the_example_session() -> None:
         "source": "override",
         "known": True,
     }
-    assert data["steps"] == data["calls"] == 22
+    assert data["steps"] == data["calls"] == 58
     assert data["first_trigger_call"] is not None
     assert data["calls_over_budget"] > 0
     assert data["estimate_error"]["hybrid"]["median"] < 0.02

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -57,6 +57,382 @@ def analyze(
             as_json=as_json,
         )
     )
+
+
+def _knobs(
+    trigger: float | None,
+    target: float | None,
+    keep_recent: str | None,
+    summary_max: str | None,
+    safety_margin: str | None,
+    prune: bool,
+    compaction: bool,
+    pin_task: bool,
+) -> Any:
+    from abridged.cli.common import Knobs  # noqa: PLC0415
+
+    return Knobs(
+        trigger=trigger,
+        target=target,
+        keep_recent=keep_recent,
+        summary_max=summary_max,
+        safety_margin=safety_margin,
+        prune=prune,
+        compaction=compaction,
+        pin_task=pin_task,
+    )
+
+
+FormatOption = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        "-f",
+        help="Input transcript format, when detection is not enough (e.g. claude-code, codex).",
+    ),
+]
+WindowOption = Annotated[
+    str | None,
+    typer.Option(help="Context window, e.g. 32k (k = 1,024). Default: the model's."),
+]
+MaxOutputOption = Annotated[
+    str | None, typer.Option(help="Maximum output tokens, e.g. 4k. Default: the model's.")
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(help="Model whose limits and prices to use. Default: the transcript's."),
+]
+SessionOption = Annotated[
+    int | None, typer.Option(help="Only the N-th session of the file (1-based).")
+]
+TriggerOption = Annotated[
+    float | None,
+    typer.Option(
+        help="Compact at this share of the input budget (default 0.80).", show_default=False
+    ),
+]
+TargetOption = Annotated[
+    float | None,
+    typer.Option(help="Compact down to this share of the input budget (default 0.50)."),
+]
+KeepRecentOption = Annotated[
+    str | None,
+    typer.Option(help="Tokens kept verbatim after a cut, e.g. 4k (default: 25% of the budget)."),
+]
+SummaryMaxOption = Annotated[
+    str | None, typer.Option(help="Ceiling on a summary, e.g. 2k (default: 20% of the budget).")
+]
+SafetyOption = Annotated[
+    str | None, typer.Option(help="Tokens held back for estimation error (default 2% of window).")
+]
+PruneOption = Annotated[
+    bool, typer.Option("--prune/--no-prune", help="Prune old tool outputs before summarizing.")
+]
+CompactionOption = Annotated[
+    bool,
+    typer.Option(
+        "--compaction/--no-compaction",
+        help="Automatic compaction (off: only the emergency path when a context overflows).",
+    ),
+]
+PinOption = Annotated[
+    bool,
+    typer.Option("--pin-task/--no-pin-task", help="Keep the first task verbatim in every context."),
+]
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db", help="Database: a SQLite path or a postgresql:// URL (default: ABRIDGED_DB)."
+    ),
+]
+
+
+@app.command()
+def replay(
+    path: Annotated[Path, typer.Argument(help="Recorded session (format detected).")],
+    format: FormatOption = None,
+    window: WindowOption = None,
+    max_output: MaxOutputOption = None,
+    model: ModelOption = None,
+    summarizer: Annotated[
+        str,
+        typer.Option(help='"extractive" (offline, default) or a model string to summarize with.'),
+    ] = "extractive",
+    base_url: Annotated[
+        str | None, typer.Option(help="Base URL of an OpenAI-compatible summarizer model.")
+    ] = None,
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="Keep the replay in this database (default: a temporary file)."),
+    ] = None,
+    session: SessionOption = None,
+    trigger: TriggerOption = None,
+    target: TargetOption = None,
+    keep_recent: KeepRecentOption = None,
+    summary_max: SummaryMaxOption = None,
+    safety_margin: SafetyOption = None,
+    prune: PruneOption = True,
+    compaction: CompactionOption = True,
+    pin_task: PinOption = True,
+    report: Annotated[
+        Path | None, typer.Option(help="Write a self-contained HTML report to this file.")
+    ] = None,
+    timeline: Annotated[
+        bool | None,
+        typer.Option(
+            "--timeline/--no-timeline",
+            help="Per-call timeline (default: when the file holds one session).",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Replay a recorded session call by call through abridged (engine and store)."""
+    from abridged.cli.replay import run_replay  # noqa: PLC0415 - keep start-up fast
+
+    raise typer.Exit(
+        run_replay(
+            path,
+            format=format,
+            session=session,
+            db=db,
+            knobs=_knobs(
+                trigger,
+                target,
+                keep_recent,
+                summary_max,
+                safety_margin,
+                prune,
+                compaction,
+                pin_task,
+            ),
+            summarizer=summarizer,
+            base_url=base_url,
+            window=window,
+            max_output=max_output,
+            model=model,
+            report=report,
+            as_json=as_json,
+            timeline=timeline,
+        )
+    )
+
+
+@app.command()
+def compact(
+    path: Annotated[Path, typer.Argument(help="Transcript file (format detected).")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write the compacted context here (default: stdout)."),
+    ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="same (the input's format), openai, anthropic or abridged.",
+        ),
+    ] = "same",
+    input_format: Annotated[
+        str | None,
+        typer.Option("--input-format", help="Input format, when detection is not enough."),
+    ] = None,
+    session: SessionOption = None,
+    window: WindowOption = None,
+    max_output: MaxOutputOption = None,
+    model: ModelOption = None,
+    summarizer: Annotated[
+        str, typer.Option(help='"extractive" (offline, default) or a model string.')
+    ] = "extractive",
+    base_url: Annotated[
+        str | None, typer.Option(help="Base URL of an OpenAI-compatible summarizer model.")
+    ] = None,
+    focus: Annotated[str | None, typer.Option(help="What the summary should focus on.")] = None,
+    trigger: TriggerOption = None,
+    target: TargetOption = None,
+    keep_recent: KeepRecentOption = None,
+    summary_max: SummaryMaxOption = None,
+    safety_margin: SafetyOption = None,
+    prune: PruneOption = True,
+    pin_task: PinOption = True,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the breakdown as one JSON object.")
+    ] = False,
+) -> None:
+    """Compact a transcript once and write the context abridged would send next."""
+    from abridged.cli.compact import run_compact  # noqa: PLC0415 - keep start-up fast
+
+    raise typer.Exit(
+        run_compact(
+            path,
+            input_format=input_format,
+            session=session,
+            output=output,
+            output_format=output_format,
+            knobs=_knobs(
+                trigger, target, keep_recent, summary_max, safety_margin, prune, True, pin_task
+            ),
+            summarizer=summarizer,
+            base_url=base_url,
+            window=window,
+            max_output=max_output,
+            model=model,
+            focus=focus,
+            as_json=as_json,
+        )
+    )
+
+
+@app.command()
+def chat(
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Model string, e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5 or "
+            "http://localhost:8000/v1#my-model. Default: ABRIDGED_MODEL.",
+            show_default=False,
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="Base URL of an OpenAI-compatible server (or ABRIDGED_BASE_URL)."),
+    ] = None,
+    db: DbOption = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Resume a conversation, or a session, by id.")
+    ] = None,
+    system: Annotated[str | None, typer.Option(help="The system prompt.")] = None,
+    window: Annotated[
+        str | None,
+        typer.Option(help="Context window, e.g. 32k (default: probed, else the registry's)."),
+    ] = None,
+    max_output: MaxOutputOption = None,
+    summarizer: Annotated[
+        str | None,
+        typer.Option(
+            help='"extractive", or a model string (default: the chat model, reusing its cache).'
+        ),
+    ] = None,
+) -> None:
+    """Chat with a model; the context stays inside its window, everything is stored."""
+    from abridged.cli.chat import run_chat  # noqa: PLC0415 - keep start-up fast
+
+    raise typer.Exit(
+        run_chat(
+            model=model,
+            base_url=base_url,
+            db=db,
+            resume=resume,
+            system=system,
+            window=window,
+            max_output=max_output,
+            summarizer=summarizer,
+        )
+    )
+
+
+sessions_app = typer.Typer(
+    help="What the store holds: conversations, sessions, summaries, token and cache totals.",
+    no_args_is_help=True,
+)
+app.add_typer(sessions_app, name="sessions")
+OwnerOption = Annotated[str | None, typer.Option(help="Only this owner's conversations.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+@sessions_app.command("list")
+def sessions_list(
+    db: DbOption = None,
+    owner: OwnerOption = None,
+    limit: Annotated[int | None, typer.Option(help="At most N conversations.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Conversations, newest first, with sessions, messages, token totals and latest summary."""
+    from abridged.cli.sessions import run_list  # noqa: PLC0415
+
+    raise typer.Exit(run_list(db=db, owner=owner, as_json=as_json, limit=limit))
+
+
+@sessions_app.command("show")
+def sessions_show(
+    ident: Annotated[str, typer.Argument(metavar="ID", help="A conversation or session id.")],
+    db: DbOption = None,
+    owner: OwnerOption = None,
+    summaries: Annotated[
+        bool, typer.Option("--summaries/--no-summaries", help="Print the sessions' summaries.")
+    ] = True,
+    as_json: JsonOption = False,
+) -> None:
+    """One conversation: its sessions, compactions and summaries."""
+    from abridged.cli.sessions import run_show  # noqa: PLC0415
+
+    raise typer.Exit(run_show(ident, db=db, owner=owner, as_json=as_json, summaries=summaries))
+
+
+@sessions_app.command("search")
+def sessions_search(
+    query: Annotated[str, typer.Argument(help="Words to look for in the sessions' summaries.")],
+    db: DbOption = None,
+    owner: OwnerOption = None,
+    conversation: Annotated[
+        str | None, typer.Option(help="Only this conversation's sessions.")
+    ] = None,
+    limit: Annotated[int, typer.Option(help="At most N hits.")] = 10,
+    as_json: JsonOption = False,
+) -> None:
+    """Sessions whose final summary matches QUERY, best first."""
+    from abridged.cli.sessions import run_search  # noqa: PLC0415
+
+    raise typer.Exit(
+        run_search(
+            query, db=db, owner=owner, conversation=conversation, limit=limit, as_json=as_json
+        )
+    )
+
+
+@sessions_app.command("export")
+def sessions_export(
+    ident: Annotated[str, typer.Argument(metavar="ID", help="A conversation or session id.")],
+    db: DbOption = None,
+    owner: OwnerOption = None,
+    session: Annotated[
+        str | None, typer.Option(help="This session's lineage (default: the current one).")
+    ] = None,
+    context: Annotated[
+        bool, typer.Option("--context", help="Only the current context (summary + messages).")
+    ] = False,
+    output_format: Annotated[
+        str, typer.Option("--format", help="abridged, openai or anthropic.")
+    ] = "abridged",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here (default: stdout).")
+    ] = None,
+) -> None:
+    """Export a conversation's messages (summarized ones included) as JSON."""
+    from abridged.cli.sessions import run_export  # noqa: PLC0415
+
+    raise typer.Exit(
+        run_export(
+            ident,
+            db=db,
+            owner=owner,
+            session=session,
+            context=context,
+            output_format=output_format,
+            output=output,
+        )
+    )
+
+
+db_app = typer.Typer(help="The database: schema upgrades.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+
+@db_app.command("upgrade")
+def db_upgrade(db: DbOption = None) -> None:
+    """Create the schema, or migrate it to the newest revision this abridged knows."""
+    from abridged.cli.db import run_upgrade  # noqa: PLC0415
+
+    raise typer.Exit(run_upgrade(db))
 
 
 def main() -> None:

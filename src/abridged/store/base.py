@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal, TypeVar
 
@@ -29,7 +30,7 @@ class StoreBase:
 
     def __init__(
         self,
-        url: str | None = None,
+        url: str | os.PathLike[str] | None = None,
         *,
         embedder: Embedder | Literal["default"] | None = "default",
         create: bool = True,

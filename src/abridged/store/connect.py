@@ -30,14 +30,14 @@ def default_path() -> Path:
     return Path(platformdirs.user_data_dir("abridged", appauthor=False)) / DB_FILENAME
 
 
-def resolve_url(url: str | None = None) -> URL:
+def resolve_url(url: str | os.PathLike[str] | None = None) -> URL:
     """The async SQLAlchemy URL to use.
 
     ``url`` (or ``ABRIDGED_DB`` when ``url`` is None) may be a file path, a ``sqlite://`` URL or a
     ``postgresql://`` URL; drivers are normalised to ``aiosqlite`` and ``asyncpg``. With neither,
     the SQLite file in the user's data directory is used (its directory is created).
     """
-    raw = url if url is not None else os.environ.get(ENV_VAR)
+    raw = os.fspath(url) if url is not None else os.environ.get(ENV_VAR)
     if not raw:
         path = default_path()
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,8 @@
 
 Formats (names in ``FORMATS``): flattened mini-swe-agent JSONL (``swebench-jsonl``), a
 mini-swe-agent ``.traj.json`` (``mini-swe-agent-traj``), OpenAI Chat JSON / JSONL, Anthropic
-Messages JSON, and abridged's own JSON / JSONL. ``load_transcripts`` tells them apart from the
+Messages JSON, abridged's own JSON / JSONL, Claude Code project sessions (``claude-code``) and
+Codex CLI rollouts (``codex``). ``load_transcripts`` tells them apart from the
 content (order documented in ``loaders``). mini-swe-agent's plain-text tool protocol is turned
 into real tool calls and results (``text_protocol``), and ``messages_to_text_protocol`` gives back
 the exact text that was sent.
@@ -10,6 +11,8 @@ the exact text that was sent.
 
 from __future__ import annotations
 
+from abridged.formats.transcripts.claude_code import load_claude_code
+from abridged.formats.transcripts.codex import load_codex
 from abridged.formats.transcripts.loaders import (
     detect_format,
     load_abridged,
@@ -25,6 +28,8 @@ from abridged.formats.transcripts.records import (
     ABRIDGED_JSON,
     ABRIDGED_JSONL,
     ANTHROPIC_MESSAGES,
+    CLAUDE_CODE,
+    CODEX,
     FORMATS,
     MINI_SWE_AGENT_TRAJ,
     OPENAI_CHAT,
@@ -49,6 +54,8 @@ __all__ = [
     "ABRIDGED_JSONL",
     "ANTHROPIC_MESSAGES",
     "BASH_TOOL",
+    "CLAUDE_CODE",
+    "CODEX",
     "FORMATS",
     "MINI_SWE_AGENT_TRAJ",
     "OPENAI_CHAT",
@@ -61,6 +68,8 @@ __all__ = [
     "detect_format",
     "load_abridged",
     "load_anthropic_messages",
+    "load_claude_code",
+    "load_codex",
     "load_openai_chat",
     "load_openai_chat_jsonl",
     "load_swebench_jsonl",

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from abridged.errors import FormatError
+from abridged.formats.transcripts.claude_code import looks_like_claude_code
+from abridged.formats.transcripts.codex import looks_like_codex
 from abridged.formats.transcripts.reading import (
     ANTHROPIC_BLOCKS,
     EXPECT_JSONL,
@@ -20,6 +22,8 @@ from abridged.formats.transcripts.records import (
     ABRIDGED_JSON,
     ABRIDGED_JSONL,
     ANTHROPIC_MESSAGES,
+    CLAUDE_CODE,
+    CODEX,
     MINI_SWE_AGENT_TRAJ,
     OPENAI_CHAT,
     OPENAI_CHAT_JSONL,
@@ -57,12 +61,17 @@ def _jsonl_kind(obj: Mapping[str, Any], path: Path, line: int) -> str:
         return SWEBENCH_JSONL
     if "role" in obj:
         return ABRIDGED_JSONL if "parts" in obj else OPENAI_CHAT_JSONL
+    if looks_like_codex(obj):
+        return CODEX
+    if looks_like_claude_code(obj):
+        return CLAUDE_CODE
     raise FormatError(
         f"line {line}: neither a session nor a message",
         format="jsonl",
         path=str(path),
         line=line,
-        expected="a session object with 'messages' or a message object with 'role'",
+        expected="a session object with 'messages', a message object with 'role', a Claude "
+        "Code entry or a Codex rollout record",
     )
 
 
@@ -72,6 +81,11 @@ def _doc_kind(doc: Any, path: Path) -> str:
             return ABRIDGED_JSON
         return ANTHROPIC_MESSAGES if _looks_anthropic(doc) else OPENAI_CHAT
     if isinstance(doc, Mapping):
+        if "messages" not in doc:  # a one-line JSON Lines file of an agent CLI
+            if looks_like_codex(doc):
+                return CODEX
+            if looks_like_claude_code(doc):
+                return CLAUDE_CODE
         messages = messages_of(doc, "json", str(path), None)
         if doc.get("format") == ABRIDGED_JSON or _has_parts(messages):
             return ABRIDGED_JSON

@@ -5,7 +5,10 @@ Detection order (``detect_format``, used by ``load_transcripts`` when no format 
 1. **JSON Lines** when the first non-blank line is a JSON object on its own and another non-blank
    line follows. The first object decides: a ``messages`` list means one session per line
    (``swebench-jsonl``); a ``role`` means one message per line, ``abridged-jsonl`` when it has
-   ``parts``, else ``openai-chat-jsonl``.
+   ``parts``, else ``openai-chat-jsonl``; a ``{"type", "payload"}`` record of a Codex rollout
+   (``codex``, see ``codex``); an entry of a Claude Code project session (``claude-code``: a
+   ``type`` and one of ``sessionId``, ``uuid``, ``leafUuid``..., see ``claude_code``). A file of
+   one such line is read the same way.
 2. Otherwise the whole file is **one JSON document**:
    - a list of messages: ``abridged`` if the first has ``parts``, ``anthropic-messages`` if any
      content block is Anthropic-only (``tool_use``, ``tool_result``, ``thinking``,
@@ -36,12 +39,16 @@ from typing import Any
 
 from abridged.core.model import message_to_dict
 from abridged.errors import FormatError
+from abridged.formats.transcripts.claude_code import load_claude_code
+from abridged.formats.transcripts.codex import load_codex
 from abridged.formats.transcripts.detect import Detected, detect
 from abridged.formats.transcripts.reading import jsonl_objects, read_json
 from abridged.formats.transcripts.records import (
     ABRIDGED_JSON,
     ABRIDGED_JSONL,
     ANTHROPIC_MESSAGES,
+    CLAUDE_CODE,
+    CODEX,
     FORMATS,
     MINI_SWE_AGENT_TRAJ,
     OPENAI_CHAT,
@@ -162,6 +169,10 @@ def load_transcripts(
         return list(load_swebench_jsonl(p, strict=strict))
     if fmt in (OPENAI_CHAT_JSONL, ABRIDGED_JSONL):
         return [message_jsonl(p, fmt, strict)]
+    if fmt == CLAUDE_CODE:
+        return [load_claude_code(p, strict=strict)]
+    if fmt == CODEX:
+        return [load_codex(p, strict=strict)]
     doc = detected.doc if detected.doc is not None else read_json(p, fmt)
     return [DOC_LOADERS[fmt](doc, p)]
 

@@ -24,8 +24,18 @@ ABRIDGED_JSON = "abridged"
 """abridged's own form: ``{"format": "abridged", "id", "meta", "messages": [message_to_dict]}``."""
 ABRIDGED_JSONL = "abridged-jsonl"
 """abridged's own messages (``message_to_dict`` form), one per line."""
+CLAUDE_CODE = "claude-code"
+"""A Claude Code project session: one entry per line (``~/.claude/projects/<project>/*.jsonl``)."""
+CODEX = "codex"
+"""A Codex CLI rollout: ``{"type", "payload"}`` per line (``~/.codex/sessions/.../rollout-*``)."""
 
-JSONL_FORMATS: tuple[str, ...] = (SWEBENCH_JSONL, OPENAI_CHAT_JSONL, ABRIDGED_JSONL)
+JSONL_FORMATS: tuple[str, ...] = (
+    SWEBENCH_JSONL,
+    OPENAI_CHAT_JSONL,
+    ABRIDGED_JSONL,
+    CLAUDE_CODE,
+    CODEX,
+)
 JSON_FORMATS: tuple[str, ...] = (
     MINI_SWE_AGENT_TRAJ,
     OPENAI_CHAT,

@@ -1,0 +1,147 @@
+"""Benchmark: how fast the ``abridged`` command starts.
+
+    .venv/bin/python bench/startup.py [--runs 20] [--json] [--no-results]
+
+Runs ``abridged --help`` (the console script of this environment, as a user types it) ``--runs``
+times, and ``python -c pass`` as many times in the same run, interleaved, each as a fresh
+process; reports the median, p90 and minimum wall time of each and the difference (what the
+command itself costs). One warm-up run of each is not counted. Target: ``abridged --help`` under
+400 ms median. Heavy imports (the SDKs, SQLAlchemy, pydantic, the store and the engine) happen
+only in the commands that need them; the result also lists the modules ``--help`` imports that
+should stay lazy, which must be none.
+
+The table goes to stdout and to the ``## startup`` section of ``bench/RESULTS.md``; with
+``--json`` the last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from results import RESULTS, write_section  # noqa: E402
+
+SECTION = "## startup"
+TARGET_MS = 400.0
+#: Modules ``abridged --help`` must not import (each costs tens to hundreds of milliseconds).
+HEAVY = ("sqlalchemy", "alembic", "openai", "anthropic", "litellm", "pydantic", "httpx", "toktok")
+
+
+def _script() -> list[str]:
+    """The ``abridged`` console script next to this Python, else ``python -m abridged``."""
+    script = Path(sys.executable).with_name("abridged")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "abridged"]
+
+
+def _time(command: list[str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, check=False, capture_output=True, env=_env())
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()[-500:]}")
+    return elapsed * 1000
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONPROFILEIMPORTTIME", None)
+    return env
+
+
+def _heavy_imports() -> list[str]:
+    """The heavy modules imported while ``abridged --help`` runs (should be none)."""
+    code = (
+        "import sys\n"
+        "from abridged.cli.app import app\n"
+        "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=_env()
+    )
+    loaded = set(done.stdout.split())
+    return [name for name in HEAVY if name in loaded]
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {
+        "median_ms": round(statistics.median(ordered), 1),
+        "p90_ms": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))], 1),
+        "min_ms": round(ordered[0], 1),
+    }
+
+
+def main() -> int:
+    """Measure, print, write the section; the exit code is 1 when the target is missed."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--json", action="store_true", help="print one JSON object last")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    args = parser.parse_args()
+    command = [*_script(), "--help"]
+    baseline = [sys.executable, "-c", "pass"]
+    _time(command)
+    _time(baseline)
+    help_ms: list[float] = []
+    pass_ms: list[float] = []
+    for _ in range(args.runs):
+        help_ms.append(_time(command))
+        pass_ms.append(_time(baseline))
+    ours, python = _stats(help_ms), _stats(pass_ms)
+    heavy = _heavy_imports()
+    overhead = round(ours["median_ms"] - python["median_ms"], 1)
+    met = ours["median_ms"] < TARGET_MS and not heavy
+    shown = " ".join(Path(c).name if i == 0 else c for i, c in enumerate(command))
+    lines = [
+        SECTION,
+        "",
+        f"`python bench/startup.py --runs {args.runs}` ({args.runs} runs each, interleaved, "
+        f"fresh processes; Python {platform.python_version()}, {platform.machine()})",
+        "",
+        "| command | median | p90 | min |",
+        "| --- | ---: | ---: | ---: |",
+        f"| `{shown}` | {ours['median_ms']:.0f} ms | {ours['p90_ms']:.0f} ms | "
+        f"{ours['min_ms']:.0f} ms |",
+        f"| `python -c pass` | {python['median_ms']:.0f} ms | {python['p90_ms']:.0f} ms | "
+        f"{python['min_ms']:.0f} ms |",
+        "",
+        f"The command itself costs {overhead:.0f} ms over starting Python. Heavy modules "
+        f"imported by `--help`: {', '.join(heavy) if heavy else 'none'}.",
+        "",
+        f"Target: median under {TARGET_MS:.0f} ms: {'met' if met else 'missed'}.",
+    ]
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    if not args.no_results:
+        write_section(text, args.results)
+    if args.json:
+        payload: dict[str, Any] = {
+            "help_median_ms": ours["median_ms"],
+            "help_p90_ms": ours["p90_ms"],
+            "python_median_ms": python["median_ms"],
+            "overhead_ms": overhead,
+            "runs": args.runs,
+            "heavy_imports": heavy,
+            "target_met": met,
+        }
+        sys.stdout.write(json.dumps(payload) + "\n")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

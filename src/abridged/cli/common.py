@@ -1,0 +1,221 @@
+"""Shared by the commands: error messages, limits and budget settings from options, the store."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from abridged.core.budget import BudgetSettings, parse_token_size
+from abridged.core.windows import LimitsOverride, ModelLimits, resolve_limits
+from abridged.errors import AbridgedError, FormatError, SettingError
+from abridged.providers.registry import load_registry
+
+if TYPE_CHECKING:
+    from abridged.core.protocols import ChatModel, Summarizer
+    from abridged.engine.triggers import CompactionSettings
+    from abridged.formats.transcripts import Transcript
+
+#: Exit codes of every command.
+OK, BAD_INPUT, BAD_USAGE = 0, 1, 2
+
+
+class CliError(Exception):
+    """A problem to report in one line, with the exit code to leave with."""
+
+    def __init__(self, message: str, code: int = BAD_INPUT) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def stderr() -> Console:
+    """The console for progress, notices and errors."""
+    return Console(stderr=True)
+
+
+def fail(error: CliError) -> int:
+    """Print ``error`` on stderr; returns its exit code."""
+    stderr().print(f"[red]error:[/] {escape(error.message)}", highlight=False, soft_wrap=True)
+    return error.code
+
+
+def describe_format_error(exc: FormatError) -> str:
+    """``path, line 3: invalid JSON (expected one JSON object per line)``."""
+    message = exc.message
+    if exc.line is not None and not message.startswith(f"line {exc.line}"):
+        message = f"line {exc.line}: {message}"
+    text = f"{exc.path or 'input'}, {message}" if exc.line is not None else message
+    if exc.line is None:
+        text = f"{exc.path or 'input'}: {message}"
+    if exc.expected:
+        text += f" (expected {exc.expected})"
+    return text
+
+
+def load(path: Path, format: str | None, session: int | None = None) -> list[Transcript]:
+    """The transcripts of ``path`` (the ``session``-th only when given), or ``CliError``."""
+    from abridged.formats.transcripts import FORMATS, load_transcripts  # noqa: PLC0415
+
+    if format is not None and format not in FORMATS:
+        raise CliError(f"--format {format!r}: expected one of {', '.join(FORMATS)}", BAD_USAGE)
+    if not path.exists():
+        raise CliError(f"cannot read {path}: no such file")
+    if path.is_dir():
+        raise CliError(f"cannot read {path}: it is a directory")
+    try:
+        transcripts = load_transcripts(path, format)
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except FormatError as exc:
+        raise CliError(describe_format_error(exc)) from exc
+    except AbridgedError as exc:
+        raise CliError(f"{path}: {exc}") from exc
+    if not transcripts:
+        raise CliError(f"{path}: no session in the file")
+    if session is not None:
+        if not 1 <= session <= len(transcripts):
+            raise CliError(
+                f"--session {session}: the file holds {len(transcripts)} session"
+                + ("s" if len(transcripts) != 1 else ""),
+                BAD_USAGE,
+            )
+        return [transcripts[session - 1]]
+    return transcripts
+
+
+def size(value: str | None, name: str) -> int | None:
+    """A token size option (``16k`` = 16,384), or ``CliError`` (exit 2)."""
+    if value is None:
+        return None
+    try:
+        return parse_token_size(value, name=name)
+    except SettingError as exc:
+        raise CliError(f"--{name.replace('_', '-')} {value!r}: {exc.valid}", BAD_USAGE) from exc
+
+
+def limits_for(model: str, window: str | None, max_output: str | None) -> ModelLimits:
+    """The model's limits, with ``--window`` / ``--max-output`` overriding the registry's."""
+    context_window = size(window, "window")
+    output = size(max_output, "max_output")
+    override = None
+    if context_window is not None or output is not None:
+        try:
+            override = LimitsOverride(context_window=context_window, max_output=output)
+        except SettingError as exc:
+            raise CliError(str(exc), BAD_USAGE) from exc
+    try:
+        return resolve_limits(model, override=override, registry=load_registry())
+    except SettingError as exc:
+        raise CliError(str(exc), BAD_USAGE) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Knobs:
+    """The budget and compaction options shared by ``replay`` and ``compact``."""
+
+    trigger: float | None = None
+    target: float | None = None
+    keep_recent: str | None = None
+    summary_max: str | None = None
+    safety_margin: str | None = None
+    prune: bool = True
+    compaction: bool = True
+    pin_task: bool = True
+
+    def budget(self) -> BudgetSettings:
+        """The ``BudgetSettings`` these options ask for (``CliError`` exit 2 when invalid)."""
+        values: dict[str, Any] = {"enabled": self.compaction}
+        if self.trigger is not None:
+            values["trigger_ratio"] = self.trigger
+        if self.target is not None:
+            values["target_ratio"] = self.target
+        for name in ("keep_recent", "summary_max", "safety_margin"):
+            value = size(getattr(self, name), name)
+            if value is not None:
+                key = name if name == "safety_margin" else f"{name}_tokens"
+                values[key] = value
+        try:
+            return BudgetSettings(**values)
+        except SettingError as exc:
+            raise CliError(_option_error(exc), BAD_USAGE) from exc
+
+    def compaction_settings(self) -> CompactionSettings:
+        """The ``CompactionSettings`` these options ask for."""
+        from abridged.engine.triggers import CompactionSettings  # noqa: PLC0415
+
+        return CompactionSettings(prune_enabled=self.prune, pin_first_task=self.pin_task)
+
+
+_OPTION_OF = {
+    "trigger_ratio": "--trigger",
+    "target_ratio": "--target",
+    "keep_recent_tokens": "--keep-recent",
+    "summary_max_tokens": "--summary-max",
+    "safety_margin": "--safety-margin",
+}
+
+
+def _option_error(exc: SettingError) -> str:
+    option = _OPTION_OF.get(exc.name, exc.name)
+    return f"{option} {exc.value!r} is invalid: expected {exc.valid}"
+
+
+def setting_error(exc: SettingError) -> CliError:
+    """A ``SettingError`` from the engine as a usage error naming the option."""
+    return CliError(_option_error(exc), BAD_USAGE)
+
+
+def store_url(db: str | None) -> str | None:
+    """The database the store commands use: ``--db``, else ``ABRIDGED_DB``, else the default."""
+    return db if db else os.environ.get("ABRIDGED_DB") or None
+
+
+def sqlite_path(url: str | None) -> Path | None:
+    """The SQLite file ``url`` (or the default) names, ``None`` for another database."""
+    from abridged.store.connect import default_path  # noqa: PLC0415
+
+    if url is None:
+        return default_path()
+    if "://" not in url:
+        return Path(url).expanduser()
+    if url.startswith("sqlite"):
+        rest = url.split("://", 1)[1]
+        return Path(rest[1:]) if rest.startswith("/") else Path(rest)
+    return None
+
+
+def plural(count: int, word: str) -> str:
+    """``1 session``, ``3 sessions``."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def join(items: Sequence[str]) -> str:
+    """``a, b and c``."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def make_summarizer(
+    spec: str, base_url: str | None = None
+) -> tuple[Summarizer | ChatModel | None, str]:
+    """The summarizer ``--summarizer`` names: ``extractive`` (``None``: the engine's default) or
+    a model string (``chat_model_from_string``); and its name for reports."""
+    if spec.strip().lower() == "extractive":
+        return None, "extractive"
+    from abridged.providers.select import chat_model_from_string  # noqa: PLC0415
+
+    try:
+        model = chat_model_from_string(spec, base_url=base_url)
+    except SettingError as exc:
+        message = f"--summarizer {spec!r}: expected extractive or {exc.valid}"
+        raise CliError(message, BAD_USAGE) from exc
+    except AbridgedError as exc:
+        raise CliError(f"--summarizer {spec!r}: {exc}", BAD_USAGE) from exc
+    return model, f"llm:{model.name}"

@@ -1,0 +1,186 @@
+"""``abridged replay``: real processes on real files, the JSON contract, budgets, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from abridged.cli.app import app
+from abridged.cli.common import Knobs, load
+from abridged.cli.replay import run_replay_async
+from abridged.engine.summarize.prompts import SECTIONS
+from abridged.testing import ProviderServer, RecordedRequest
+from tests.cli.conftest import CLAUDE_CODE, CODEX, EXAMPLE, Run
+
+ACTIONS = {"send", "prune", "compact", "recover"}
+
+
+def _json(out: Any) -> dict[str, Any]:
+    assert out.returncode == 0, out.stderr
+    data: dict[str, Any] = json.loads(out.stdout)
+    return data
+
+
+def test_the_example_replays_within_the_budget_and_compacts(cli: Run) -> None:
+    data = _json(cli("replay", EXAMPLE, "--window", "16k", "--json"))
+    steps, totals = data["steps"], data["totals"]
+    (session,) = data["sessions"]
+    budget = session["budget"]
+    assert session["limits"]["context_window"] == 16_384
+    assert len(steps) == totals["calls"] == 58  # one entry per model call
+    assert {s["action"] for s in steps} <= ACTIONS
+    assert all(isinstance(s["context_tokens"], int) for s in steps)
+    # every context sent fits the input budget; none is over the window
+    assert max(s["context_tokens"] for s in steps) == totals["max_context_tokens"]
+    assert totals["max_context_tokens"] <= budget["input_budget"]
+    assert totals["overflows"] == 0 and totals["over_budget"] == 0
+    # pruning and a compaction both happened, and the counts agree with the steps
+    assert totals["prunes"] == sum(s["pruned"] for s in steps) >= 1
+    assert totals["compactions"] == sum(s["action"] == "compact" for s in steps) >= 1
+    compaction = session["compactions"][0]
+    assert compaction["tokens_after"] < compaction["tokens_before"]
+    assert compaction["summary"].startswith(("## ", "The turn in progress"))
+    step = steps[compaction["call"] - 1]
+    assert step["action"] == "compact" and step["tokens_before"] > budget["trigger"] * 0.9
+    # the store holds every message and the compaction's child session
+    stored = session["stored"]
+    assert stored["messages"] == 116 and stored["sessions"] == 2
+    assert stored["compactions"] == 1 and stored["consistent"] is True
+    # the cache estimate: the first call reads nothing, an unchanged prefix is read back
+    assert steps[0]["cached_tokens"] == 0
+    assert steps[1]["cached_tokens"] == steps[0]["context_tokens"]
+    assert 0.5 < totals["cache_hit"] < 1
+    assert totals["cost"] is None  # the example's model has no known prices
+
+
+def test_the_timeline_names_what_happened_and_no_progress_bar_off_a_terminal(cli: Run) -> None:
+    out = cli("replay", EXAMPLE, "--window", "16k")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""  # no progress bar when stderr is not a terminal
+    for words in ("call", "context", "pruned", "compacted", "overflows", "0 (contexts over"):
+        assert words in out.stdout
+    assert "compaction at call" in out.stdout
+    assert "2 sessions, 1 compaction committed in a temporary SQLite store" in out.stdout
+
+
+def test_prices_give_a_cost_estimate(cli: Run) -> None:
+    data = _json(cli("replay", EXAMPLE, "--window", "16k", "--model", "openai/gpt-4.1", "--json"))
+    pricing = data["sessions"][0]["limits"]["pricing"]
+    assert pricing["input"] > 0
+    steps = data["steps"]
+    first = steps[0]
+    expected = (
+        first["context_tokens"] * pricing["input"] + first["output_tokens"] * pricing["output"]
+    )
+    assert first["cost"] == pytest.approx(expected / 1e6)
+    assert data["totals"]["cost"] == pytest.approx(sum(s["cost"] for s in steps), abs=1e-5)
+
+
+@pytest.mark.parametrize("window", [8_192, 12_288, 32_768])
+def test_every_context_fits_the_input_budget_at_any_window(window: int) -> None:
+    transcripts = load(EXAMPLE, None)
+    data = asyncio.run(
+        run_replay_async(transcripts, db=None, knobs=Knobs(), window=str(window), path="x")
+    )
+    budget = data["sessions"][0]["budget"]
+    assert all(s["context_tokens"] <= budget["input_budget"] for s in data["steps"])
+    assert data["totals"]["overflows"] == 0
+    assert data["totals"]["stored_consistent"]
+
+
+def test_settings_change_the_replay() -> None:
+    transcripts = load(EXAMPLE, None)
+
+    def run(**knobs: Any) -> dict[str, Any]:
+        data = asyncio.run(
+            run_replay_async(transcripts, db=None, knobs=Knobs(**knobs), window="16k", path="x")
+        )
+        totals: dict[str, Any] = data["totals"]
+        return totals
+
+    base = run()
+    no_prune = run(prune=False)
+    assert no_prune["prunes"] == 0 and no_prune["compactions"] > base["compactions"]
+    eager = run(trigger=0.6, target=0.3)
+    assert eager["compactions"] + eager["prunes"] > base["compactions"] + base["prunes"]
+    assert eager["input_tokens"] < base["input_tokens"]  # smaller contexts on average
+
+
+def test_a_shared_session_replays_within_budget(cli: Run, swebench_path: Path) -> None:
+    data = _json(cli("replay", swebench_path, "--session", "3", "--window", "16k", "--json"))
+    (session,) = data["sessions"]
+    assert session["model"] == "google/gemini-3-pro-preview"
+    assert session["limits"]["pricing"] is not None and data["totals"]["cost"] > 0
+    assert data["totals"]["compactions"] >= 1
+    assert all(s["context_tokens"] <= session["budget"]["input_budget"] for s in data["steps"])
+    assert data["totals"]["overflows"] == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt", "calls"), [(CLAUDE_CODE, "claude-code", 4), (CODEX, "codex", 3)]
+)
+def test_agent_cli_sessions_replay(cli: Run, path: Path, fmt: str, calls: int) -> None:
+    # the Claude Code session ends with a user message: one more call would answer it
+    data = _json(cli("replay", path, "--window", "8k", "--json"))
+    assert data["format"] == fmt
+    assert data["totals"]["calls"] == calls
+    assert [s["action"] for s in data["steps"]] == ["send"] * calls
+    assert data["sessions"][0]["stored"]["consistent"]
+
+
+def test_a_model_summarizer_writes_the_summaries(cli: Run) -> None:
+    summary = "\n\n".join(f"## {s.title}\nround_total must round half up." for s in SECTIONS)
+    asked: list[str] = []
+
+    def reply(request: RecordedRequest) -> str:
+        asked.append(str(request.model))
+        return summary
+
+    with ProviderServer(context_window=200_000, max_output=8_192, replies=reply) as server:
+        model = f"{server.base_url}/v1#summarizer-test"
+        data = _json(cli("replay", EXAMPLE, "--window", "16k", "--summarizer", model, "--json"))
+    assert data["summarizer"] == "llm:summarizer-test"
+    compactions = data["sessions"][0]["compactions"]
+    assert compactions and asked and set(asked) == {"summarizer-test"}
+    assert all(c["summarizer"] == "llm:summarizer-test" for c in compactions)
+    assert "round_total must round half up." in compactions[0]["summary"]
+
+
+def test_bad_input_names_the_line_and_exits_1(cli: Run, tmp_path: Path) -> None:
+    missing = cli("replay", tmp_path / "nope.jsonl")
+    assert missing.returncode == 1 and "cannot read" in missing.stderr
+    lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[0], "{broken", lines[0]]) + "\n", encoding="utf-8")
+    out = cli("replay", bad)
+    assert out.returncode == 1
+    assert "line 2" in out.stderr and "expected one JSON object per line" in out.stderr
+    claude = tmp_path / "claude.jsonl"
+    entries = CLAUDE_CODE.read_text(encoding="utf-8").splitlines()
+    claude.write_text("\n".join([*entries[:3], '{"type": "user", "uuid": "u"}']) + "\n")
+    out = cli("replay", claude)
+    assert out.returncode == 1 and "line 4" in out.stderr and "message" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--window", "lots"], "--window 'lots'"),
+        (["--window", "16k", "--keep-recent", "50k"], "--keep-recent"),
+        (["--trigger", "1.5"], "--trigger"),
+        (["--format", "yaml"], "--format 'yaml'"),
+        (["--session", "2"], "--session 2: the file holds 1 session"),
+        (["--summarizer", "no-such-model"], "--summarizer 'no-such-model'"),
+    ],
+)
+def test_bad_arguments_exit_2(args: list[str], words: str) -> None:
+    # in-process (the same typer app the console script runs): argument errors are fast
+    result = CliRunner().invoke(app, ["replay", str(EXAMPLE), *args])
+    assert result.exit_code == 2, result.stderr
+    assert words in " ".join(result.stderr.split())
+    assert result.exception is None or isinstance(result.exception, SystemExit)
