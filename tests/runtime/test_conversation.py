@@ -750,3 +750,15 @@ async def test_a_window_too_small_for_a_budget_is_refused_at_open(
     with pytest.raises(SettingError) as info:
         await Conversation.open(store, make_model("openai", server), context_window=512)
     assert info.value.name == "context_window"
+
+
+def test_overriding_only_the_output_keeps_an_unknown_window_unknown() -> None:
+    from abridged.core.windows import DEFAULT_LIMITS
+    from abridged.providers.scripted import ScriptedModel
+    from abridged.runtime.conversation import _limits_for
+
+    limits = _limits_for(ScriptedModel(), DEFAULT_LIMITS, None, 2_048)
+    assert (limits.source, limits.known) == ("default", False)
+    assert (limits.max_output, limits.output_source) == (2_048, "override")
+    both = _limits_for(ScriptedModel(), DEFAULT_LIMITS, 32_768, 2_048)
+    assert (both.source, both.known, both.context_window) == ("override", True, 32_768)

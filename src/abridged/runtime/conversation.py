@@ -49,6 +49,7 @@ The class is built in layers: ``abridged.runtime.state`` (history, sizes, events
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -80,18 +81,20 @@ def _limits_for(
     if limits is not None and context_window is None and max_output_tokens is None:
         return limits
     if context_window is None and limits is not None:
-        context_window = limits.context_window
+        # Only the output is overridden: the window keeps where it came from (and whether it is
+        # known at all), so an unknown window is never reported as an override.
+        output = min(max_output_tokens or limits.max_output, limits.context_window)
+        return dataclasses.replace(limits, max_output=output, output_source="override")
     if context_window is None:
         raise SettingError(
             "context_window",
             None,
             "an integer >= 1024 (or limits=)",
         )
-    output = max_output_tokens or (limits.max_output if limits is not None else None)
-    output = min(output or DEFAULT_MAX_OUTPUT, context_window)
+    requested = max_output_tokens or (limits.max_output if limits is not None else None)
     return ModelLimits(
         context_window=context_window,
-        max_output=output,
+        max_output=min(requested or DEFAULT_MAX_OUTPUT, context_window),
         source="override",
         known=True,
         output_source="override",
