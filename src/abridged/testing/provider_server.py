@@ -565,6 +565,8 @@ class _HTTPServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Streamed events are small writes: without TCP_NODELAY each one waits ~40 ms for its ACK.
+    disable_nagle_algorithm = True
     server_version = "abridged-test-provider/1"
     timeout = 30
     server: _HTTPServer
