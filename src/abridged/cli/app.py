@@ -7,82 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(
-    name="abridged",
-    help="Keep long LLM conversations and agent sessions inside the model's context window.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
-@app.callback()
-def _root() -> None:
-    """Keep long LLM conversations and agent sessions inside the model's context window."""
-
-
-@app.command()
-def analyze(
-    path: Annotated[Path, typer.Argument(help="Transcript file (format detected).")],
-    format: Annotated[
-        str | None,
-        typer.Option("--format", "-f", help="Transcript format, when detection is not enough."),
-    ] = None,
-    window: Annotated[
-        str | None,
-        typer.Option(help="Context window, e.g. 16k (k = 1,024). Default: the model's."),
-    ] = None,
-    max_output: Annotated[
-        str | None, typer.Option(help="Maximum output tokens, e.g. 4k. Default: the model's.")
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option(help="Model whose limits to use. Default: the transcript's.")
-    ] = None,
-    session: Annotated[
-        int | None, typer.Option(help="Only the N-th session of the file (1-based).")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-) -> None:
-    """Show where a transcript's tokens go and when it would need compaction."""
-    from abridged.cli.analyze import run_analyze  # noqa: PLC0415 - keep start-up fast
-
-    raise typer.Exit(
-        run_analyze(
-            path,
-            format=format,
-            window=window,
-            max_output=max_output,
-            model=model,
-            session=session,
-            as_json=as_json,
-        )
-    )
-
-
-def _knobs(
-    trigger: float | None,
-    target: float | None,
-    keep_recent: str | None,
-    summary_max: str | None,
-    safety_margin: str | None,
-    prune: bool,
-    compaction: bool,
-    pin_task: bool,
-) -> Any:
-    from abridged.cli.common import Knobs  # noqa: PLC0415
-
-    return Knobs(
-        trigger=trigger,
-        target=target,
-        keep_recent=keep_recent,
-        summary_max=summary_max,
-        safety_margin=safety_margin,
-        prune=prune,
-        compaction=compaction,
-        pin_task=pin_task,
-    )
-
-
+# Options and arguments that several commands share, each declared once. Where a command's help
+# says something else on purpose (analyze's --format, --window and --model; chat's --model and
+# --window; replay's and compact's --summarizer; each --output), it keeps its own declaration.
 FormatOption = Annotated[
     str | None,
     typer.Option(
@@ -145,6 +72,85 @@ DbOption = Annotated[
         "--db", help="Database: a SQLite path or a postgresql:// URL (default: ABRIDGED_DB)."
     ),
 ]
+SummarizerUrlOption = Annotated[
+    str | None, typer.Option(help="Base URL of an OpenAI-compatible summarizer model.")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+OwnerOption = Annotated[str | None, typer.Option(help="Only this owner's conversations.")]
+TranscriptArgument = Annotated[Path, typer.Argument(help="Transcript file (format detected).")]
+IdArgument = Annotated[str, typer.Argument(metavar="ID", help="A conversation or session id.")]
+
+
+app = typer.Typer(
+    name="abridged",
+    help="Keep long LLM conversations and agent sessions inside the model's context window.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Keep long LLM conversations and agent sessions inside the model's context window."""
+
+
+@app.command()
+def analyze(
+    path: TranscriptArgument,
+    format: Annotated[
+        str | None,
+        typer.Option("--format", "-f", help="Transcript format, when detection is not enough."),
+    ] = None,
+    window: Annotated[
+        str | None,
+        typer.Option(help="Context window, e.g. 16k (k = 1,024). Default: the model's."),
+    ] = None,
+    max_output: MaxOutputOption = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model whose limits to use. Default: the transcript's.")
+    ] = None,
+    session: SessionOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show where a transcript's tokens go and when it would need compaction."""
+    from abridged.cli.analyze import run_analyze  # noqa: PLC0415 - keep start-up fast
+
+    raise typer.Exit(
+        run_analyze(
+            path,
+            format=format,
+            window=window,
+            max_output=max_output,
+            model=model,
+            session=session,
+            as_json=as_json,
+        )
+    )
+
+
+def _knobs(
+    trigger: float | None,
+    target: float | None,
+    keep_recent: str | None,
+    summary_max: str | None,
+    safety_margin: str | None,
+    prune: bool,
+    compaction: bool,
+    pin_task: bool,
+) -> Any:
+    from abridged.cli.common import Knobs  # noqa: PLC0415
+
+    return Knobs(
+        trigger=trigger,
+        target=target,
+        keep_recent=keep_recent,
+        summary_max=summary_max,
+        safety_margin=safety_margin,
+        prune=prune,
+        compaction=compaction,
+        pin_task=pin_task,
+    )
 
 
 @app.command()
@@ -158,9 +164,7 @@ def replay(
         str,
         typer.Option(help='"extractive" (offline, default) or a model string to summarize with.'),
     ] = "extractive",
-    base_url: Annotated[
-        str | None, typer.Option(help="Base URL of an OpenAI-compatible summarizer model.")
-    ] = None,
+    base_url: SummarizerUrlOption = None,
     db: Annotated[
         str | None,
         typer.Option("--db", help="Keep the replay in this database (default: a temporary file)."),
@@ -185,7 +189,7 @@ def replay(
             show_default=False,
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Replay a recorded session call by call through abridged (engine and store)."""
     from abridged.cli.replay import run_replay  # noqa: PLC0415 - keep start-up fast
@@ -220,7 +224,7 @@ def replay(
 
 @app.command()
 def compact(
-    path: Annotated[Path, typer.Argument(help="Transcript file (format detected).")],
+    path: TranscriptArgument,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Write the compacted context here (default: stdout)."),
@@ -243,9 +247,7 @@ def compact(
     summarizer: Annotated[
         str, typer.Option(help='"extractive" (offline, default) or a model string.')
     ] = "extractive",
-    base_url: Annotated[
-        str | None, typer.Option(help="Base URL of an OpenAI-compatible summarizer model.")
-    ] = None,
+    base_url: SummarizerUrlOption = None,
     focus: Annotated[str | None, typer.Option(help="What the summary should focus on.")] = None,
     trigger: TriggerOption = None,
     target: TargetOption = None,
@@ -335,8 +337,6 @@ sessions_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(sessions_app, name="sessions")
-OwnerOption = Annotated[str | None, typer.Option(help="Only this owner's conversations.")]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
 @sessions_app.command("list")
@@ -354,7 +354,7 @@ def sessions_list(
 
 @sessions_app.command("show")
 def sessions_show(
-    ident: Annotated[str, typer.Argument(metavar="ID", help="A conversation or session id.")],
+    ident: IdArgument,
     db: DbOption = None,
     owner: OwnerOption = None,
     summaries: Annotated[
@@ -391,7 +391,7 @@ def sessions_search(
 
 @sessions_app.command("export")
 def sessions_export(
-    ident: Annotated[str, typer.Argument(metavar="ID", help="A conversation or session id.")],
+    ident: IdArgument,
     db: DbOption = None,
     owner: OwnerOption = None,
     session: Annotated[

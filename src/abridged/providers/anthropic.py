@@ -54,11 +54,11 @@ import copy
 import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Literal
 
 from abridged.core.model import Message
 from abridged.core.protocols import (
-    Completion,
     ReasoningDelta,
     StreamEvent,
     TextDelta,
@@ -71,14 +71,17 @@ from abridged.formats.anthropic_messages import (
     completion_from_anthropic,
     messages_to_anthropic,
 )
-from abridged.providers.overflow import error_from_exception, scrub
+from abridged.providers.overflow import scrub
 from abridged.providers.streaming import (
+    StreamingModel,
     Timer,
+    as_dict,
+    close_stream,
     import_sdk,
-    normalise_finish,
+    mapping_errors,
     safe_url,
+    timed_completion,
     tool_choice_for_anthropic,
-    with_timing,
 )
 
 __all__ = [
@@ -410,7 +413,7 @@ class _Assembler:
         return out
 
 
-class AnthropicChatModel:
+class AnthropicChatModel(StreamingModel):
     """A ``ChatModel`` for Anthropic Messages (see the module docstring).
 
     ``max_output_tokens`` is the default ``max_tokens`` when a call gives none
@@ -476,11 +479,6 @@ class AnthropicChatModel:
                 "could not create the anthropic client: " + scrub(str(e), self._secrets),
                 provider=self.provider,
             ) from None
-
-    @property
-    def name(self) -> str:
-        """The model name."""
-        return self._model
 
     def __repr__(self) -> str:
         base = f", base_url={self.base_url!r}" if self.base_url else ""
@@ -562,25 +560,6 @@ class AnthropicChatModel:
 
     # -- the protocol ---------------------------------------------------------------------------
 
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] | None = None,
-        max_output_tokens: int | None = None,
-        **options: Any,
-    ) -> Completion:
-        """Call the model once (streaming underneath) and return its ``Completion``."""
-        result: Completion | None = None
-        async for event in self.stream(
-            messages, tools=tools, max_output_tokens=max_output_tokens, **options
-        ):
-            if isinstance(event, Completion):
-                result = event
-        if result is None:  # pragma: no cover - stream always ends with a Completion
-            raise ProviderError("the stream ended without a completion", provider=self.provider)
-        return result
-
     async def stream(
         self,
         messages: Sequence[Message],
@@ -594,30 +573,21 @@ class AnthropicChatModel:
         body["stream"] = True
         timer = Timer()
         assembler = _Assembler()
-        try:
+        with self._mapping_errors():
             stream = await self._client.messages.create(**body)
-        except Exception as e:
-            raise self._mapped(e) from None
         try:
-            async for raw in stream:
-                for event in assembler.feed(_as_dict(raw)):
-                    timer.token()
-                    yield event
-        except Exception as e:
-            raise self._mapped(e) from None
+            with self._mapping_errors():
+                async for raw in stream:
+                    for event in assembler.feed(as_dict(raw, "event")):
+                        timer.token()
+                        yield event
         finally:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                await close()
-        message = completion_from_anthropic(assembler.response())
-        message = with_timing(message, timer.timing())
-        yield Completion(
-            message=message,
-            usage=message.usage,
-            finish_reason=normalise_finish(
-                assembler.stop_reason, has_tool_calls=bool(message.tool_calls)
-            ),
-            model=str(assembler.message.get("model") or self._model),
+            await close_stream(stream)
+        yield timed_completion(
+            completion_from_anthropic(assembler.response()),
+            timer,
+            assembler.stop_reason,
+            str(assembler.message.get("model") or self._model),
         )
 
     async def count_tokens(
@@ -638,10 +608,8 @@ class AnthropicChatModel:
             if k
             in ("model", "messages", "system", "tools", "thinking", "tool_choice", "extra_headers")
         }
-        try:
+        with self._mapping_errors():
             result = await self._client.messages.count_tokens(**counted)
-        except Exception as e:
-            raise self._mapped(e) from None
         tokens = getattr(result, "input_tokens", None)
         if tokens is None and isinstance(result, Mapping):
             tokens = result.get("input_tokens")
@@ -651,31 +619,7 @@ class AnthropicChatModel:
             )
         return tokens
 
-    def _mapped(self, error: BaseException) -> BaseException:
-        mapped = error_from_exception(
-            error,
-            provider=self.provider,
-            model=self._model,
-            secrets=self._secrets,
-            timeout=self.timeout,
+    def _mapping_errors(self) -> AbstractContextManager[None]:
+        return mapping_errors(
+            provider=self.provider, model=self._model, secrets=self._secrets, timeout=self.timeout
         )
-        if mapped is error:
-            raise error
-        return mapped
-
-
-def _as_dict(obj: Any) -> dict[str, Any]:
-    """An SDK event (pydantic model) or a mapping as a plain dict."""
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    to_dict = getattr(obj, "to_dict", None)
-    if callable(to_dict):
-        result = to_dict()
-        if isinstance(result, dict):
-            return result
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        result = dump(exclude_unset=True)
-        if isinstance(result, dict):
-            return result
-    raise ProviderError(f"unexpected stream event of type {type(obj).__name__}")

@@ -19,18 +19,18 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from abridged.core.model import Message
-from abridged.core.protocols import Completion, StreamEvent, ToolSpec
-from abridged.errors import ProviderError, SettingError
+from abridged.core.protocols import StreamEvent, ToolSpec
+from abridged.errors import SettingError
 from abridged.formats.openai_chat import completion_from_openai, messages_to_openai
 from abridged.providers.openai import CHAT_OPTIONS, ChatStreamAssembler
-from abridged.providers.overflow import error_from_exception
 from abridged.providers.streaming import (
+    StreamingModel,
     Timer,
     import_sdk,
-    normalise_finish,
+    mapping_errors,
     safe_url,
+    timed_completion,
     tool_dicts_openai,
-    with_timing,
 )
 
 __all__ = ["LiteLLMChatModel"]
@@ -38,7 +38,7 @@ __all__ = ["LiteLLMChatModel"]
 _LITELLM_OPTIONS = CHAT_OPTIONS | {"num_retries", "drop_params", "api_version"}
 
 
-class LiteLLMChatModel:
+class LiteLLMChatModel(StreamingModel):
     """A ``ChatModel`` through ``litellm.acompletion`` (see the module docstring).
 
     Extra keyword arguments are default options of every call (``temperature``,
@@ -68,33 +68,9 @@ class LiteLLMChatModel:
         self.defaults: dict[str, Any] = dict(defaults)
         self.provider = "litellm"
 
-    @property
-    def name(self) -> str:
-        """The LiteLLM model string."""
-        return self._model
-
     def __repr__(self) -> str:
         base = f", base_url={self.base_url!r}" if self.base_url else ""
         return f"LiteLLMChatModel(model={self._model!r}{base})"
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] | None = None,
-        max_output_tokens: int | None = None,
-        **options: Any,
-    ) -> Completion:
-        """Call the model once (streaming underneath) and return its ``Completion``."""
-        result: Completion | None = None
-        async for event in self.stream(
-            messages, tools=tools, max_output_tokens=max_output_tokens, **options
-        ):
-            if isinstance(event, Completion):
-                result = event
-        if result is None:  # pragma: no cover - stream always ends with a Completion
-            raise ProviderError("the stream ended without a completion", provider=self.provider)
-        return result
 
     def request(
         self,
@@ -133,30 +109,18 @@ class LiteLLMChatModel:
             body["api_base"] = self._base_url
         timer = Timer()
         assembler = ChatStreamAssembler()
-        try:
+        with mapping_errors(
+            provider=self.provider, model=self._model, secrets=self._secrets, timeout=self.timeout
+        ):
             stream = await self._litellm.acompletion(**body)
             async for chunk in stream:
                 data = chunk.model_dump() if hasattr(chunk, "model_dump") else dict(chunk)
                 for event in assembler.feed(data):
                     timer.token()
                     yield event
-        except Exception as e:
-            mapped = error_from_exception(
-                e,
-                provider=self.provider,
-                model=self._model,
-                secrets=self._secrets,
-                timeout=self.timeout,
-            )
-            if mapped is e:
-                raise
-            raise mapped from None
-        message = with_timing(completion_from_openai(assembler.response()), timer.timing())
-        yield Completion(
-            message=message,
-            usage=message.usage,
-            finish_reason=normalise_finish(
-                assembler.finish_reason, has_tool_calls=bool(message.tool_calls)
-            ),
-            model=assembler.model or self._model,
+        yield timed_completion(
+            completion_from_openai(assembler.response()),
+            timer,
+            assembler.finish_reason,
+            assembler.model or self._model,
         )

@@ -46,10 +46,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from abridged.core.model import Message, ToolCall
+from abridged.core.model import Message
 from abridged.core.protocols import (
     Completion,
     ReasoningDelta,
@@ -62,14 +63,17 @@ from abridged.errors import ContextOverflowError, ProviderError, SettingError
 from abridged.formats.openai_chat import completion_from_openai, messages_to_openai
 from abridged.formats.openai_responses import messages_from_responses, messages_to_responses
 from abridged.formats.usage import usage_from_openai
-from abridged.providers.overflow import error_from_exception, is_context_overflow, scrub
+from abridged.providers.overflow import is_context_overflow, scrub
 from abridged.providers.streaming import (
+    StreamingModel,
     Timer,
+    as_dict,
+    close_stream,
     import_sdk,
-    normalise_finish,
+    mapping_errors,
     safe_url,
+    timed_completion,
     tool_dicts_openai,
-    with_timing,
 )
 
 __all__ = [
@@ -251,24 +255,7 @@ class ChatStreamAssembler:
         return out
 
 
-def _as_dict(obj: Any) -> dict[str, Any]:
-    """An SDK object (pydantic model) or a mapping as a plain dict of what the server sent."""
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    to_dict = getattr(obj, "to_dict", None)
-    if callable(to_dict):
-        result = to_dict()
-        if isinstance(result, dict):
-            return result
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        result = dump(exclude_unset=True)
-        if isinstance(result, dict):
-            return result
-    raise ProviderError(f"unexpected stream item of type {type(obj).__name__}")
-
-
-class OpenAIChatModel:
+class OpenAIChatModel(StreamingModel):
     """A ``ChatModel`` for OpenAI and OpenAI-compatible endpoints (see the module docstring).
 
     ``name`` is ``model``. ``client`` replaces the SDK client built from the other arguments (for
@@ -382,35 +369,11 @@ class OpenAIChatModel:
 
     # -- identity -----------------------------------------------------------------------------
 
-    @property
-    def name(self) -> str:
-        """The model (or Azure deployment) name."""
-        return self._model
-
     def __repr__(self) -> str:
         base = f", base_url={self.base_url!r}" if self.base_url else ""
         return f"OpenAIChatModel(model={self._model!r}, api={self.api!r}{base})"
 
     # -- the protocol ---------------------------------------------------------------------------
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] | None = None,
-        max_output_tokens: int | None = None,
-        **options: Any,
-    ) -> Completion:
-        """Call the model once (streaming underneath) and return its ``Completion``."""
-        result: Completion | None = None
-        async for event in self.stream(
-            messages, tools=tools, max_output_tokens=max_output_tokens, **options
-        ):
-            if isinstance(event, Completion):
-                result = event
-        if result is None:  # pragma: no cover - stream always ends with a Completion
-            raise ProviderError("the stream ended without a completion", provider=self.provider)
-        return result
 
     def stream(
         self,
@@ -495,13 +458,9 @@ class OpenAIChatModel:
 
     # -- errors ---------------------------------------------------------------------------------
 
-    def _error(self, error: BaseException) -> BaseException:
-        return error_from_exception(
-            error,
-            provider=self.provider,
-            model=self._model,
-            secrets=self._secrets,
-            timeout=self.timeout,
+    def _mapping_errors(self) -> AbstractContextManager[None]:
+        return mapping_errors(
+            provider=self.provider, model=self._model, secrets=self._secrets, timeout=self.timeout
         )
 
     def _event_error(self, error: Any) -> BaseException:
@@ -542,39 +501,21 @@ class OpenAIChatModel:
             body["stream_options"] = {"include_usage": True}
         timer = Timer()
         assembler = ChatStreamAssembler()
-        try:
+        with self._mapping_errors():
             stream = await self._client.chat.completions.create(**body)
-        except Exception as e:
-            mapped = self._error(e)
-            if mapped is e:
-                raise
-            raise mapped from None
         try:
-            async for chunk in stream:
-                for event in assembler.feed(_as_dict(chunk)):
-                    timer.token()
-                    yield event
-        except Exception as e:
-            mapped = self._error(e)
-            if mapped is e:
-                raise
-            raise mapped from None
+            with self._mapping_errors():
+                async for chunk in stream:
+                    for event in assembler.feed(as_dict(chunk)):
+                        timer.token()
+                        yield event
         finally:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                await close()
-        yield self._chat_completion(assembler, timer)
-
-    def _chat_completion(self, assembler: ChatStreamAssembler, timer: Timer) -> Completion:
-        response = assembler.response()
-        message = completion_from_openai(response)
-        message = with_timing(message, timer.timing())
-        finish = normalise_finish(assembler.finish_reason, has_tool_calls=bool(message.tool_calls))
-        return Completion(
-            message=message,
-            usage=message.usage,
-            finish_reason=finish,
-            model=assembler.model or self._model,
+            await close_stream(stream)
+        yield timed_completion(
+            completion_from_openai(assembler.response()),
+            timer,
+            assembler.finish_reason,
+            assembler.model or self._model,
         )
 
     # -- Responses ------------------------------------------------------------------------------
@@ -591,67 +532,54 @@ class OpenAIChatModel:
         timer = Timer()
         calls: dict[int, int] = {}  # output_index -> tool call index
         final: Mapping[str, Any] | None = None
-        try:
+        with self._mapping_errors():
             stream = await self._client.responses.create(**body)
-        except Exception as e:
-            mapped = self._error(e)
-            if mapped is e:
-                raise
-            raise mapped from None
         try:
-            async for raw in stream:
-                event = _as_dict(raw)
-                kind = event.get("type")
-                delta = event.get("delta") if isinstance(event.get("delta"), str) else ""
-                out: StreamEvent | None = None
-                if kind in ("response.output_text.delta", "response.refusal.delta") and delta:
-                    out = TextDelta(delta)
-                elif (
-                    kind
-                    in (
-                        "response.reasoning_summary_text.delta",
-                        "response.reasoning_text.delta",
-                    )
-                    and delta
-                ):
-                    out = ReasoningDelta(delta)
-                elif kind == "response.output_item.added":
-                    item = event.get("item")
-                    if isinstance(item, Mapping) and item.get("type") == "function_call":
-                        index = len(calls)
-                        calls[int(event.get("output_index", index))] = index
-                        out = ToolCallDelta(
-                            index=index,
-                            id=item.get("call_id"),
-                            name=item.get("name"),
-                            arguments=str(item.get("arguments") or ""),
+            with self._mapping_errors():
+                async for raw in stream:
+                    event = as_dict(raw)
+                    kind = event.get("type")
+                    delta = event.get("delta") if isinstance(event.get("delta"), str) else ""
+                    out: StreamEvent | None = None
+                    if kind in ("response.output_text.delta", "response.refusal.delta") and delta:
+                        out = TextDelta(delta)
+                    elif (
+                        kind
+                        in (
+                            "response.reasoning_summary_text.delta",
+                            "response.reasoning_text.delta",
                         )
-                elif kind == "response.function_call_arguments.delta" and delta:
-                    index = calls.get(int(event.get("output_index", -1)), len(calls) - 1)
-                    out = ToolCallDelta(index=max(index, 0), arguments=delta)
-                elif kind in ("response.completed", "response.incomplete"):
-                    response = event.get("response")
-                    final = response if isinstance(response, Mapping) else None
-                elif kind == "response.failed":
-                    response = event.get("response")
-                    error = response.get("error") if isinstance(response, Mapping) else None
-                    raise self._event_error(error or {"message": "response failed"})
-                elif kind == "error":
-                    raise self._event_error(event.get("error") or event)
-                if out is not None:
-                    timer.token()
-                    yield out
-        except (ContextOverflowError, ProviderError):
-            raise
-        except Exception as e:
-            mapped = self._error(e)
-            if mapped is e:
-                raise
-            raise mapped from None
+                        and delta
+                    ):
+                        out = ReasoningDelta(delta)
+                    elif kind == "response.output_item.added":
+                        item = event.get("item")
+                        if isinstance(item, Mapping) and item.get("type") == "function_call":
+                            index = len(calls)
+                            calls[int(event.get("output_index", index))] = index
+                            out = ToolCallDelta(
+                                index=index,
+                                id=item.get("call_id"),
+                                name=item.get("name"),
+                                arguments=str(item.get("arguments") or ""),
+                            )
+                    elif kind == "response.function_call_arguments.delta" and delta:
+                        index = calls.get(int(event.get("output_index", -1)), len(calls) - 1)
+                        out = ToolCallDelta(index=max(index, 0), arguments=delta)
+                    elif kind in ("response.completed", "response.incomplete"):
+                        response = event.get("response")
+                        final = response if isinstance(response, Mapping) else None
+                    elif kind == "response.failed":
+                        response = event.get("response")
+                        error = response.get("error") if isinstance(response, Mapping) else None
+                        raise self._event_error(error or {"message": "response failed"})
+                    elif kind == "error":
+                        raise self._event_error(event.get("error") or event)
+                    if out is not None:
+                        timer.token()
+                        yield out
         finally:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                await close()
+            await close_stream(stream)
         if final is None:
             raise ProviderError(
                 f"{self.provider} ({self._model}): the stream ended without a response",
@@ -677,18 +605,13 @@ class OpenAIChatModel:
         ):
             if isinstance(value, str):
                 meta[key] = value
-        message = Message("assistant", parts, meta=meta, usage=usage)
-        message = with_timing(message, timer.timing())
         raw_reason = response.get("status")
         details = response.get("incomplete_details")
         if raw_reason == "incomplete" and isinstance(details, Mapping):
             raw_reason = details.get("reason")
-        has_calls = any(isinstance(p, ToolCall) for p in parts)
-        return Completion(
-            message=message,
-            usage=usage,
-            finish_reason=normalise_finish(
-                raw_reason if isinstance(raw_reason, str) else None, has_tool_calls=has_calls
-            ),
-            model=response.get("model") if isinstance(response.get("model"), str) else None,
+        return timed_completion(
+            Message("assistant", parts, meta=meta, usage=usage),
+            timer,
+            raw_reason if isinstance(raw_reason, str) else None,
+            response.get("model") if isinstance(response.get("model"), str) else None,
         )

@@ -7,26 +7,39 @@ sent, in milliseconds: ``Completion.message.meta["timing"] = {"ttft_ms": 412.3,
 
 **Finish reasons** are normalised to ``"stop"``, ``"length"``, ``"tool_calls"``,
 ``"content_filter"`` or ``None`` (see :func:`normalise_finish`).
+
+**Consuming a stream.** :class:`StreamingModel` gives every adapter its ``complete`` (the
+``Completion`` that ends its ``stream``); :func:`mapping_errors` turns an SDK exception into
+abridged's error (:func:`~abridged.providers.overflow.error_from_exception`), raised ``from
+None``; :func:`close_stream` closes an SDK stream; :func:`as_dict` makes a plain dict of an SDK
+event; :func:`timed_completion` builds the final ``Completion`` with its timing.
 """
 
 from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from abridged.core.model import Message
-from abridged.core.protocols import ToolSpec
+from abridged.core.protocols import Completion, StreamEvent, ToolSpec
 from abridged.errors import ProviderError
+from abridged.providers.overflow import error_from_exception
 
 __all__ = [
+    "StreamingModel",
     "Timer",
+    "as_dict",
+    "close_stream",
     "import_sdk",
+    "mapping_errors",
     "normalise_finish",
     "safe_url",
+    "timed_completion",
     "tool_choice_for_anthropic",
     "tool_dicts_openai",
     "with_timing",
@@ -96,6 +109,103 @@ class Timer:
 def with_timing(message: Message, timing: Mapping[str, float | None]) -> Message:
     """``message`` with ``meta["timing"]`` set."""
     return message.replace(meta={**message.meta, "timing": dict(timing)})
+
+
+def timed_completion(
+    message: Message, timer: Timer, raw_finish: str | None, model: str | None
+) -> Completion:
+    """The ``Completion`` ending a stream: ``message`` with its timing, the finish normalised."""
+    message = with_timing(message, timer.timing())
+    return Completion(
+        message=message,
+        usage=message.usage,
+        finish_reason=normalise_finish(raw_finish, has_tool_calls=bool(message.tool_calls)),
+        model=model,
+    )
+
+
+class StreamingModel:
+    """Base of the streaming adapters: ``name`` is the model, ``complete`` consumes ``stream``
+    (which subclasses give) and returns the ``Completion`` it ends with."""
+
+    provider: str
+    _model: str
+
+    @property
+    def name(self) -> str:
+        """The model name (a LiteLLM model string, an Azure deployment...)."""
+        return self._model
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        max_output_tokens: int | None = None,
+        **options: Any,
+    ) -> AsyncIterator[StreamEvent]:
+        """Call the model once, yielding deltas as they arrive, then the ``Completion``."""
+        raise NotImplementedError
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        max_output_tokens: int | None = None,
+        **options: Any,
+    ) -> Completion:
+        """Call the model once (streaming underneath) and return its ``Completion``."""
+        result: Completion | None = None
+        async for event in self.stream(
+            messages, tools=tools, max_output_tokens=max_output_tokens, **options
+        ):
+            if isinstance(event, Completion):
+                result = event
+        if result is None:  # pragma: no cover - stream always ends with a Completion
+            raise ProviderError("the stream ended without a completion", provider=self.provider)
+        return result
+
+
+@contextmanager
+def mapping_errors(
+    *, provider: str, model: str | None, secrets: Sequence[str | None], timeout: float | None
+) -> Iterator[None]:
+    """Raise an SDK exception in the block as abridged's error (``from None``, so the request
+    and its headers are not chained); other exceptions propagate unchanged."""
+    try:
+        yield
+    except Exception as e:
+        mapped = error_from_exception(
+            e, provider=provider, model=model, secrets=secrets, timeout=timeout
+        )
+        if mapped is e:
+            raise
+        raise mapped from None
+
+
+async def close_stream(stream: Any) -> None:
+    """Close an SDK stream (the HTTP response) if it can be closed."""
+    close = getattr(stream, "close", None)
+    if callable(close):
+        await close()
+
+
+def as_dict(obj: Any, what: str = "item") -> dict[str, Any]:
+    """An SDK object (pydantic model) or a mapping as a plain dict of what the server sent."""
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict):
+        result = to_dict()
+        if isinstance(result, dict):
+            return result
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        result = dump(exclude_unset=True)
+        if isinstance(result, dict):
+            return result
+    raise ProviderError(f"unexpected stream {what} of type {type(obj).__name__}")
 
 
 def import_sdk(module: str, extra: str) -> ModuleType:
