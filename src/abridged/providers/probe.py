@@ -384,19 +384,46 @@ async def probe_model_limits(
         async with asyncio.timeout(timeout):
             status, body = await _fetch_async(url, api_key, timeout, client)
         result = _finish(body, status, model.strip(), shown, api_key)
-    except _ProbeFailedError as exc:
-        result = ProbeResult(
-            None, _scrub(exc.reason, api_key), shown, status=exc.status, transient=exc.transient
-        )
     except Exception as exc:  # never raise into the chat path
-        result = ProbeResult(
-            None, _scrub(_transport_reason(exc, timeout), api_key), shown, transient=True
-        )
+        result = _failed(exc, shown, api_key, timeout)
     if use_cache:
         _cache_put(
             cache=store, key=key, result=result, now=clock(), ttl=ttl, failure_ttl=failure_ttl
         )
     return result
+
+
+def _failed(exc: Exception, shown: str, api_key: str | None, timeout: float) -> ProbeResult:
+    """The result of a probe that failed with ``exc`` (the key scrubbed from the reason)."""
+    if isinstance(exc, _ProbeFailedError):
+        return ProbeResult(
+            None, _scrub(exc.reason, api_key), shown, status=exc.status, transient=exc.transient
+        )
+    return ProbeResult(
+        None, _scrub(_transport_reason(exc, timeout), api_key), shown, transient=True
+    )
+
+
+class _Body:
+    """A response body read in chunks, refused past ``MAX_BODY_BYTES``."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.chunks: list[bytes] = []
+        self.size = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size > MAX_BODY_BYTES:
+            raise _ProbeFailedError(
+                f"response larger than {MAX_BODY_BYTES:,} bytes",
+                status=self.status,
+                transient=False,
+            )
+        self.chunks.append(chunk)
+
+    def content(self) -> bytes:
+        return b"".join(self.chunks)
 
 
 async def _fetch_async(
@@ -408,18 +435,10 @@ async def _fetch_async(
         async with http.stream(
             "GET", url, headers=_headers(api_key), follow_redirects=False
         ) as response:
-            chunks: list[bytes] = []
-            size = 0
+            body = _Body(response.status_code)
             async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:
-                    raise _ProbeFailedError(
-                        f"response larger than {MAX_BODY_BYTES:,} bytes",
-                        status=response.status_code,
-                        transient=False,
-                    )
-                chunks.append(chunk)
-            return response.status_code, b"".join(chunks)
+                body.add(chunk)
+            return response.status_code, body.content()
     finally:
         if own:
             await http.aclose()
@@ -451,14 +470,8 @@ def probe_model_limits_sync(
     try:
         status, body = _fetch_sync(url, api_key, timeout, client)
         result = _finish(body, status, model.strip(), shown, api_key)
-    except _ProbeFailedError as exc:
-        result = ProbeResult(
-            None, _scrub(exc.reason, api_key), shown, status=exc.status, transient=exc.transient
-        )
     except Exception as exc:  # never raise into the chat path
-        result = ProbeResult(
-            None, _scrub(_transport_reason(exc, timeout), api_key), shown, transient=True
-        )
+        result = _failed(exc, shown, api_key, timeout)
     if use_cache:
         _cache_put(
             cache=store, key=key, result=result, now=clock(), ttl=ttl, failure_ttl=failure_ttl
@@ -474,20 +487,12 @@ def _fetch_sync(
     http = client or httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False)
     try:
         with http.stream("GET", url, headers=_headers(api_key), follow_redirects=False) as response:
-            chunks: list[bytes] = []
-            size = 0
+            body = _Body(response.status_code)
             for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:
-                    raise _ProbeFailedError(
-                        f"response larger than {MAX_BODY_BYTES:,} bytes",
-                        status=response.status_code,
-                        transient=False,
-                    )
+                body.add(chunk)
                 if time.monotonic() > deadline:
                     raise TimeoutError("deadline passed while reading the body")
-                chunks.append(chunk)
-            return response.status_code, b"".join(chunks)
+            return response.status_code, body.content()
     finally:
         if own:
             http.close()
