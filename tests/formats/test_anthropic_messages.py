@@ -28,13 +28,9 @@ from abridged.formats.anthropic_messages import (
     messages_to_anthropic,
 )
 from abridged.formats.openai_chat import messages_from_openai
-from tests.formats.test_openai_chat import mini_swe_agent_sessions, prune_observations
+from tests.formats.support import PNG, mini_swe_agent_sessions, prune_observations
 
 SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
-PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAC"
-    "hwGA60e6kgAAAABJRU5ErkJggg=="
-)
 
 # A request as the Messages API documents it: a cached system prompt, a user turn with images and
 # a PDF, extended thinking with a signature before parallel tool use, all results in one user

@@ -15,7 +15,7 @@ from abridged.core.model import File, Image, Message, Reasoning, Text, ToolCall,
 from abridged.errors import FormatError
 from abridged.formats.openai_chat import messages_from_openai, messages_to_openai
 from abridged.formats.openai_responses import messages_from_responses, messages_to_responses
-from tests.formats.test_openai_chat import mini_swe_agent_sessions, prune_observations
+from tests.formats.support import mini_swe_agent_sessions, prune_observations
 
 # Input items as the Responses API documents them: the previous responses' output items passed
 # back (reasoning with an encrypted payload and a summary, an output message, two parallel
