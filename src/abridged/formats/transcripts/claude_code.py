@@ -36,6 +36,7 @@ from abridged.formats.transcripts.reading import (
     convert_messages,
     file_stem,
     jsonl_objects,
+    reject_line,
 )
 from abridged.formats.transcripts.records import CLAUDE_CODE, Transcript, stats_from_messages
 from abridged.formats.usage import usage_from_anthropic
@@ -98,31 +99,35 @@ def load_claude_code(path: str | Path, *, strict: bool = True) -> Transcript:
     for lineno, obj in jsonl_objects(p, CLAUDE_CODE, strict, skipped):
         kind = obj.get("type")
         if not isinstance(kind, str):
-            if strict:
-                raise FormatError(
+            reject_line(
+                FormatError(
                     f"line {lineno}: the entry has no 'type'",
                     format=CLAUDE_CODE,
                     path=str(p),
                     line=lineno,
                     field="type",
                     expected=EXPECTED,
-                )
-            skipped.append(lineno)
+                ),
+                strict=strict,
+                skipped=skipped,
+            )
             continue
         if kind not in MESSAGE_ENTRIES or obj.get("isSidechain"):
             continue
         message = obj.get("message")
         if not isinstance(message, Mapping) or "content" not in message:
-            if strict:
-                raise FormatError(
+            reject_line(
+                FormatError(
                     f"line {lineno}: a {kind} entry without a message",
                     format=CLAUDE_CODE,
                     path=str(p),
                     line=lineno,
                     field="message",
                     expected="'message': an object with 'role' and 'content'",
-                )
-            skipped.append(lineno)
+                ),
+                strict=strict,
+                skipped=skipped,
+            )
             continue
         for key, name in (("sessionId", "session_id"), ("cwd", "cwd"), ("version", "version")):
             if obj.get(key) and name not in meta:

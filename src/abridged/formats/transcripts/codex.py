@@ -28,7 +28,12 @@ from typing import Any
 
 from abridged.core.model import assign_ids
 from abridged.errors import FormatError
-from abridged.formats.transcripts.reading import convert_messages, file_stem, jsonl_objects
+from abridged.formats.transcripts.reading import (
+    convert_messages,
+    file_stem,
+    jsonl_objects,
+    reject_line,
+)
 from abridged.formats.transcripts.records import CODEX, Transcript, stats_from_messages
 from abridged.formats.usage import usage_from_openai
 
@@ -136,16 +141,18 @@ def load_codex(path: str | Path, *, strict: bool = True) -> Transcript:
         payload = obj.get("payload")
         if kind in RECORD_TYPES:
             if not isinstance(payload, Mapping):
-                if strict:
-                    raise FormatError(
+                reject_line(
+                    FormatError(
                         f"line {lineno}: a {kind} record without a payload object",
                         format=CODEX,
                         path=str(p),
                         line=lineno,
                         field="payload",
                         expected=EXPECTED,
-                    )
-                skipped.append(lineno)
+                    ),
+                    strict=strict,
+                    skipped=skipped,
+                )
                 continue
         elif obj.get("record_type") == "state":
             continue
@@ -154,15 +161,17 @@ def load_codex(path: str | Path, *, strict: bool = True) -> Transcript:
         elif "id" in obj and "timestamp" in obj:  # legacy session meta
             kind, payload = "session_meta", obj
         else:
-            if strict:
-                raise FormatError(
+            reject_line(
+                FormatError(
                     f"line {lineno}: not a Codex rollout record",
                     format=CODEX,
                     path=str(p),
                     line=lineno,
                     expected=EXPECTED,
-                )
-            skipped.append(lineno)
+                ),
+                strict=strict,
+                skipped=skipped,
+            )
             continue
         assert isinstance(payload, Mapping)
         if kind == "session_meta":

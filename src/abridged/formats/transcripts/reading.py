@@ -24,6 +24,14 @@ EXPECT_JSONL = "one JSON object per line"
 EXPECT_MESSAGES = "an object with a 'messages' list"
 
 
+def reject_line(error: FormatError, *, strict: bool, skipped: list[int]) -> None:
+    """Raise ``error`` when reading strictly; otherwise record its line as skipped."""
+    if strict:
+        raise error
+    if error.line is not None:
+        skipped.append(error.line)
+
+
 def decode(data: bytes, fmt: str, path: str, line: int | None = None) -> str:
     try:
         return data.decode("utf-8")
