@@ -1,14 +1,31 @@
-"""Benchmark: do planted user instructions survive repeated compaction of real agent sessions?
+"""Benchmark: do planted instructions survive repeated compaction of real agent sessions?
 
     .venv/bin/python bench/retention.py [--data PATH] [--canaries PATH] [--limit N] [--json]
+                                        [--placements user,tool,assistant] [--jobs N]
                                         [--no-langchain] [--no-results] [--results PATH]
 
-**Canaries.** Each canary of ``--canaries`` (``../shared/data/canaries/canaries.json``) is a user
-message inserted into every session after the step at fraction ``at`` of its steps: with ``S``
-steps (``abridged.core.turns.split_steps`` of the recorded session: an assistant message and the
-observation it asked for), after the first ``floor(at * S)`` steps (``at = 0``: before the first
-step), canaries at the same place in file order. The recorded usage of each later call is raised
-by the size of the canaries before it (the real provider would have counted them).
+**Canaries and placements.** Each canary of ``--canaries``
+(``../shared/data/canaries/canaries.json``) is planted into every session at fraction ``at`` of
+its steps (``S`` steps of ``abridged.core.turns.split_steps``: an assistant message and the
+observation it asked for; ``k = floor(at * S)`` steps come before the canary). Each placement is
+its own pass over every session:
+
+- ``user``: a new user message after the first ``k`` steps (before the first step for ``k = 0``);
+- ``tool``: the canary's text appended inside the observation of the ``k``-th step (the step
+  before the insertion point; the first step for ``k = 0``), as if a file, ticket or log the
+  agent read said it. A text-protocol observation (``meta["text_protocol"]``, mini-swe-agent's
+  ``<returncode>0</returncode><output>...</output>``, or such a user message not recovered as a
+  tool result) gets it as its own line right before the closing ``</output>`` (or
+  ``</output_tail>``) when that is its last tag, else at its end; a native ``ToolResult`` (other
+  transcript formats) gets it as a last line of its content. A step without an observation (a
+  reply the agent's harness rejected) passes the canary on to the next step that has one
+  (counted; an earlier one when no later step has one);
+- ``assistant``: the canary's text put at the start of that step's assistant message (its first
+  text, the rest kept after a blank line), as if the agent restated it.
+
+Canaries at the same place go in file order. A canary's position is the index of the message that
+holds it. The recorded usage of each later call is raised by what the canaries added to the
+messages before it (the real provider would have counted them).
 
 **Replay.** Each seeded session is replayed call by call with ``ContextManager.replay`` (16k
 window = 16,384 tokens, 4,096 max output, default settings, ``ExtractiveSummarizer``, recorded
@@ -16,30 +33,58 @@ usage while the context is the recorded one). The engine knows nothing about can
 
 **Scoring, as the canary file says.** A canary survives a compaction when every ``keep`` string
 appears verbatim in the context sent right after it (the first call after the compaction: the
-summary then stays and the tail only grows until the next one), counting only canaries inserted
+summary then stays and the tail only grows until the next one), counting only canaries planted
 before that compaction's cut. A canary whose value was superseded (another canary names it in
-``supersedes``) by a canary already said before that call is not required any more (it is
-counted apart, with whether its stale value is still in the context). Survival is reported per
+``supersedes``) by a canary already said before that call is not required any more; it is
+counted apart, as *stale* when its old value is still presented as current: one of its keep
+strings occurs in the context outside a replaced-marker, after the correcting canary's own keep
+strings are removed (``release/2026-q4`` is a prefix of ``release/2026-q4-hotfix``). The two
+replaced-markers (``strip_replaced``): a parenthetical ``(was ...)`` (``release/2026-q4-hotfix
+(was release/2026-q4)``), and any line holding ``[superseded`` (``- [superseded by a later
+message] ... release/2026-q4.``); text inside them does not count. Survival is reported per
 canary kind after the 1st, 2nd, ... compaction; ``survival_after_5`` is over all kinds at the
-fifth compaction of the sessions that reached five. A keep string that also occurs in the
-recorded session itself (for example ``signature`` in code) can survive without the canary:
-those (session, canary) pairs are counted, and a strict figure leaves them out.
+fifth compaction of the sessions that reached five, per placement, and overall the lowest of the
+placements. A keep string that also occurs in the recorded session itself (for example
+``signature`` in code) can survive without the canary: those (session, canary) pairs are
+counted, and a strict figure leaves them out.
+
+**Engine figures**, from the events of each replayed call (``ReplayStep.events``):
+
+- *missed target*: summary compactions (``CompactionEnded`` with status ``compacted``; prune-only
+  ones are not counted) whose ``tokens_after`` is above the target (``target_ratio *
+  input_budget``, ``Budget.target``); also by the engine's size of the call right after;
+- *recoveries*: calls where the emergency path ran (an ``OverflowRecovered`` event, or a
+  compaction started with an ``emergency`` stage). A call is *excused* when one message alone of
+  the context the engine had to fit (the previous call's context plus the messages since) is
+  above the target by the engine's estimator (``estimate_message_tokens``): no compaction can
+  then reach the target. ``recoveries`` counts the others, by stage (``compaction``: an ordinary
+  cut, forced because the context was already over the input budget; ``force``, ``drop``,
+  ``minimal``: the emergency stages proper);
+- *summary size*: ``CompactionEnded.summary_tokens`` of each summary compaction (the summary
+  message as the engine counts it: calibrated, header included; median, max, max / the budget's
+  ``summary_max``), and the summary text by ``estimate_text_tokens`` (the estimate the
+  summarizer fits its ceiling with) against that compaction's ceiling
+  (``CompactionPlan.summary_max_tokens``, taken through an ``after_compact`` hook).
 
 **Size.** Every context is measured two ways: the engine's own size (its last provider report
 plus its calibrated estimate), and an independent one: the local provider's o200k count of the
 context as sent (``abridged.testing.counting``) times the session's ratio of the recorded
 ``prompt_tokens`` to the o200k count of the recorded contexts (median over its calls).
 
-**Baselines**, at the same calls and budget (the independent measure): keep the system prompt
-and the last N messages, N fixed per session as the largest for which every context of the
-session fits the input budget; LangChain's ``trim_messages`` (``strategy="last"``,
-``include_system=True``, ``start_on="human"``) with the same token counter. For them the scoring
-point is the call right after abridged's k-th compaction, with the same canaries. Every method
-is also scored at every call, on all the canaries said before it (*every call*).
+**Baselines**, at the same calls and budget (the independent measure), in every placement pass:
+keep the system prompt and the last N messages, N fixed per session as the largest for which
+every context of the session fits the input budget; LangChain's ``trim_messages``
+(``strategy="last"``, ``include_system=True``, ``start_on="human"``) with the same token counter.
+For them the scoring point is the call right after abridged's k-th compaction, with the same
+canaries. Every method is also scored at every call, on all the canaries said before it (*every
+call*).
 
 Also reported: the files modified (``extract_file_ops`` on the real tool calls) before each
-compaction's cut that the summary does not name. The table goes to stdout and to the
-``## retention`` section of ``bench/RESULTS.md``; with ``--json`` the last line is one JSON object.
+compaction's cut that the summary does not name. The passes run in ``--jobs`` processes (default
+2; the output does not depend on it). The table goes to stdout and to the ``## retention``
+section of ``bench/RESULTS.md``; with ``--json`` the last line is one JSON object: headline
+figures over all placements (counts summed over the passes), ``*_by_placement``, and the whole
+figures of each pass under ``by_placement``.
 """
 
 from __future__ import annotations
@@ -48,11 +93,13 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -61,9 +108,19 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from abridged.core.budget import compute_budget  # noqa: E402
-from abridged.core.model import Message  # noqa: E402
-from abridged.core.tokens import reported_tokens  # noqa: E402
-from abridged.core.turns import head_length, split_steps  # noqa: E402
+from abridged.core.model import Message, Reasoning, Text, ToolResult  # noqa: E402
+from abridged.core.tokens import (  # noqa: E402
+    estimate_message_tokens,
+    estimate_text_tokens,
+    reported_tokens,
+)
+from abridged.core.turns import Step, head_length, split_steps  # noqa: E402
+from abridged.engine.compaction import CompactionHooks, CompactionResult  # noqa: E402
+from abridged.engine.events import (  # noqa: E402
+    CompactionEnded,
+    CompactionStarted,
+    OverflowRecovered,
+)
 from abridged.engine.summarize.fileops import extract_file_ops  # noqa: E402
 from abridged.formats.openai_chat import messages_to_openai  # noqa: E402
 from abridged.formats.transcripts import load_transcripts  # noqa: E402
@@ -77,12 +134,14 @@ WINDOW = 16_384
 MAX_OUTPUT = 4_096
 CYCLES = 5  # columns 1..5, then "6+"
 TARGET = 0.95
+PLACEMENTS = ("user", "tool", "assistant")
 METHODS = ("abridged", "last_n", "trim_messages")
 LABELS = {
     "abridged": "abridged (extractive summary)",
     "last_n": "keep system + last N messages",
     "trim_messages": "LangChain trim_messages",
 }
+SHORT = {"abridged": "abridged", "last_n": "last N", "trim_messages": "trim_messages"}
 
 
 # -- canaries -------------------------------------------------------------------------------------
@@ -90,7 +149,7 @@ LABELS = {
 
 @dataclass(frozen=True, slots=True)
 class Canary:
-    """One planted user message and the strings that must survive."""
+    """One planted instruction and the strings that must survive."""
 
     id: str
     kind: str
@@ -118,11 +177,22 @@ def load_canaries(path: Path) -> list[Canary]:
 
 @dataclass(frozen=True, slots=True)
 class Seeded:
-    """A session with the canaries inserted: ``positions[id]`` is each canary's index."""
+    """A session with the canaries planted.
+
+    ``positions[id]`` is the index of the message holding each canary; ``grown[index]`` the
+    recorded message a canary was written into (``None`` for a new user message);
+    ``fallbacks`` how many canaries went to a later (or earlier) step than their own, because
+    their step had no observation (``tool``) or no assistant message (``assistant``), and
+    ``as_user`` how many became user messages because no step had one.
+    """
 
     messages: list[Message]
     positions: dict[str, int]
     steps: int
+    placement: str = "user"
+    grown: dict[int, Message | None] = field(default_factory=dict)
+    fallbacks: int = 0
+    as_user: int = 0
 
 
 def insertion_step(at: float, steps: int) -> int:
@@ -130,29 +200,177 @@ def insertion_step(at: float, steps: int) -> int:
     return max(0, min(steps, math.floor(at * steps)))
 
 
-def insert_canaries(messages: Sequence[Message], canaries: Sequence[Canary]) -> Seeded:
-    """``messages`` with each canary inserted as a user message after the step at fraction
-    ``at`` of the session's steps (before the first step for ``at = 0``)."""
+# mini-swe-agent's observations start with a return code (after an optional exception)
+_RAW_OBSERVATION = re.compile(r"\s*(?:<exception>.*?</exception>\s*)?<returncode>", re.DOTALL)
+_CLOSING_TAG = re.compile(r"</([A-Za-z_][\w-]*)>")
+OUTPUT_TAGS = ("output", "output_tail")
+
+
+def _append_line(text: str, line: str) -> str:
+    """``line`` as the last line of ``text``."""
+    if not text:
+        return line
+    sep = "" if text.endswith("\n") else "\n"
+    return f"{text}{sep}{line}"
+
+
+def insert_in_output(text: str, line: str) -> str:
+    """``line`` as its own line right before the closing ``</output>`` (or ``</output_tail>``)
+    of a text-protocol observation when that is its last tag; else as its last line.
+
+    >>> insert_in_output("<returncode>0</returncode>\\n<output>\\nok\\n</output>", "NOTE")
+    '<returncode>0</returncode>\\n<output>\\nok\\nNOTE\\n</output>'
+    """
+    tags = list(_CLOSING_TAG.finditer(text))
+    last = tags[-1] if tags else None
+    if last is None or last.group(1) not in OUTPUT_TAGS:
+        return _append_line(text, line)
+    before, after = text[: last.start()], text[last.start() :]
+    sep = "" if not before or before.endswith("\n") else "\n"
+    return f"{before}{sep}{line}\n{after}"
+
+
+def observation_index(messages: Sequence[Message], step: Step) -> int | None:
+    """The index of ``step``'s observation: its last message holding a tool result, else a raw
+    text-protocol observation (a user message starting with ``<returncode>``) right after it;
+    ``None`` when it has none."""
+    for index in range(step.end - 1, step.start - 1, -1):
+        if any(isinstance(p, ToolResult) for p in messages[index].parts):
+            return index
+    after = step.end
+    if (
+        step.assistant is not None
+        and after < len(messages)
+        and messages[after].role == "user"
+        and _RAW_OBSERVATION.match(messages[after].text)
+    ):
+        return after
+    return None
+
+
+def add_to_observation(message: Message, texts: Sequence[str]) -> Message:
+    """``message`` (an observation) with each of ``texts`` added as its own line, in order: into
+    its last tool result (before a text-protocol ``</output>``, else at the end of the content),
+    or into the text of a raw text-protocol user message."""
+    parts = list(message.parts)
+    results = [i for i, p in enumerate(parts) if isinstance(p, ToolResult)]
+    protocol = bool(message.meta.get("text_protocol")) or not results
+
+    def grow(text: str) -> str:
+        for line in texts:
+            text = insert_in_output(text, line) if protocol else _append_line(text, line)
+        return text
+
+    if results:
+        result = parts[results[-1]]
+        assert isinstance(result, ToolResult)
+        content = list(result.content)
+        if content and isinstance(content[-1], Text):
+            content[-1] = Text(grow(content[-1].text))
+        else:
+            content.append(Text(grow("")))
+        parts[results[-1]] = ToolResult(
+            result.call_id, result.name, tuple(content), result.is_error
+        )
+    else:
+        texts_at = [i for i, p in enumerate(parts) if isinstance(p, Text)]
+        if texts_at:
+            last = parts[texts_at[-1]]
+            assert isinstance(last, Text)
+            parts[texts_at[-1]] = Text(grow(last.text))
+        else:
+            parts.append(Text(grow("")))
+    return message.replace(parts=tuple(parts))
+
+
+def add_to_assistant(message: Message, texts: Sequence[str]) -> Message:
+    """``message`` (an assistant message) with ``texts`` at the start of its first text, in
+    order, each followed by a blank line; a message without text gets one (after its
+    reasoning)."""
+    head = "\n\n".join(texts)
+    parts = list(message.parts)
+    for i, part in enumerate(parts):
+        if isinstance(part, Text):
+            parts[i] = Text(f"{head}\n\n{part.text}" if part.text else head)
+            break
+    else:
+        at = next((i for i, p in enumerate(parts) if not isinstance(p, Reasoning)), len(parts))
+        parts.insert(at, Text(head))
+    return message.replace(parts=tuple(parts))
+
+
+def _holder(
+    messages: Sequence[Message], steps: Sequence[Step], k: int, placement: str
+) -> tuple[int | None, bool]:
+    """The index of the message of step ``k`` that takes a canary in ``placement`` (or of the
+    nearest later step that has one, else the nearest earlier), and whether it moved."""
+
+    def find(step: Step) -> int | None:
+        if placement == "tool":
+            return observation_index(messages, step)
+        return step.assistant
+
+    order = [*range(k, len(steps)), *range(k - 1, -1, -1)]
+    for j in order:
+        index = find(steps[j])
+        if index is not None:
+            return index, j != k
+    return None, True
+
+
+def insert_canaries(
+    messages: Sequence[Message], canaries: Sequence[Canary], placement: str = "user"
+) -> Seeded:
+    """``messages`` with each canary planted in ``placement`` (see the module docstring):
+    ``user`` as a user message after the step at fraction ``at`` of the session's steps (before
+    the first step for ``at = 0``); ``tool`` inside the observation and ``assistant`` at the
+    start of the assistant message of the step before that point (the first step for ``at =
+    0``)."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"unknown placement {placement!r}: one of {', '.join(PLACEMENTS)}")
     steps = split_steps(messages)
-    at_index: dict[int, list[Canary]] = defaultdict(list)
+    new_at: dict[int, list[Canary]] = defaultdict(list)  # user messages before index
+    into: dict[int, list[Canary]] = defaultdict(list)  # written into message index
+    fallbacks = as_user = 0
     for canary in sorted(canaries, key=lambda c: c.at):  # stable: file order at equal ``at``
         k = insertion_step(canary.at, len(steps))
+        if placement != "user" and steps:
+            index, moved = _holder(messages, steps, max(0, k - 1), placement)
+            if index is not None:
+                into[index].append(canary)
+                fallbacks += moved
+                continue
+        if placement != "user":
+            as_user += 1
         if not steps:
-            index = len(messages)
+            new_at[len(messages)].append(canary)
         elif k == 0:
-            index = steps[0].start
+            new_at[steps[0].start].append(canary)
         else:
-            index = steps[k - 1].end
-        at_index[index].append(canary)
+            new_at[steps[k - 1].end].append(canary)
     out: list[Message] = []
     positions: dict[str, int] = {}
+    grown: dict[int, Message | None] = {}
     for i in range(len(messages) + 1):
-        for canary in at_index.get(i, ()):
+        for canary in new_at.get(i, ()):
             positions[canary.id] = len(out)
+            grown[len(out)] = None
             out.append(Message.user(canary.text, id=f"canary-{canary.id}"))
-        if i < len(messages):
-            out.append(messages[i])
-    return Seeded(out, positions, len(steps))
+        if i == len(messages):
+            break
+        message = messages[i]
+        planted = into.get(i)
+        if planted:
+            texts = [c.text for c in planted]
+            grown[len(out)] = message
+            for canary in planted:
+                positions[canary.id] = len(out)
+            if placement == "tool":
+                message = add_to_observation(message, texts)
+            else:
+                message = add_to_assistant(message, texts)
+        out.append(message)
+    return Seeded(out, positions, len(steps), placement, grown, fallbacks, as_user)
 
 
 def wire_text(message: Message) -> str:
@@ -170,6 +388,37 @@ def wire_text(message: Message) -> str:
     return "\n".join(pieces)
 
 
+REPLACED_MARK = "[superseded"
+_WAS = re.compile(r"\(was [^()\n]*\)")
+
+
+def strip_replaced(text: str) -> str:
+    """``text`` without what it marks as replaced, the two ways a summary does:
+
+    - a line holding ``[superseded`` (``- [superseded by a later message] The release branch
+      ... is release/2026-q4.``) is dropped whole;
+    - a parenthetical ``(was ...)`` (``release/2026-q4-hotfix (was release/2026-q4)``) is
+      removed (every match of ``\\(was [^()\\n]*\\)``).
+
+    A superseded value left in what remains is presented as current (stale).
+
+    >>> strip_replaced("branch: v2 (was v1)\\n- [superseded] branch is v1\\nowner: ann")
+    'branch: v2 \\nowner: ann'
+    """
+    lines = [line for line in text.split("\n") if REPLACED_MARK not in line]
+    return _WAS.sub("", "\n".join(lines))
+
+
+def presents_as_current(text: str, old_keep: Sequence[str], new_keep: Sequence[str]) -> bool:
+    """Whether ``text`` presents a superseded value (``old_keep``) as current: one of its strings
+    occurs outside a replaced-marker (``strip_replaced``), once the correcting value's own
+    strings (``new_keep``, which may contain the old ones) are removed."""
+    cleaned = strip_replaced(text)
+    for s in new_keep:
+        cleaned = cleaned.replace(s, "")
+    return any(s in cleaned for s in old_keep)
+
+
 class KeepIndex:
     """Which keep strings (and stale superseded values) each message holds, computed once per
     message content."""
@@ -177,8 +426,6 @@ class KeepIndex:
     def __init__(self, canaries: Sequence[Canary]) -> None:
         self.strings = sorted({s for c in canaries for s in c.keep})
         by_id = {c.id: c for c in canaries}
-        # stale check: the superseded value, with the superseder's own strings removed first
-        # (``release/2026-q4`` is a prefix of ``release/2026-q4-hotfix``)
         self.stale: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
         for c in canaries:
             if c.supersedes and c.supersedes in by_id:
@@ -192,10 +439,9 @@ class KeepIndex:
             text = wire_text(message)
             hits = {s for s in self.strings if s in text}
             for old_id, old_keep, new_keep in self.stale:
-                cleaned = text
-                for s in new_keep:
-                    cleaned = cleaned.replace(s, "")
-                if any(s in cleaned for s in old_keep):
+                if any(s in text for s in old_keep) and presents_as_current(
+                    text, old_keep, new_keep
+                ):
                     hits.add(f"stale:{old_id}")
             found = frozenset(hits)
             self._cache[key] = found
@@ -211,7 +457,7 @@ class KeepIndex:
 @dataclass(frozen=True, slots=True)
 class Score:
     """One canary at one scoring point: ``kept``, ``lost`` or ``superseded``; ``stale`` when a
-    superseded value is still in the context."""
+    superseded value is still presented as current in the context."""
 
     canary: Canary
     status: str
@@ -226,8 +472,8 @@ def score_context(
     cut: int,
     said_before: int,
 ) -> list[Score]:
-    """Score the canaries inserted before history index ``cut`` against the keep strings
-    ``present`` in a context (``KeepIndex.of_context``). A canary superseded by one inserted
+    """Score the canaries planted before history index ``cut`` against the keep strings
+    ``present`` in a context (``KeepIndex.of_context``). A canary superseded by one planted
     before ``said_before`` (the call's index) is ``superseded``, not required."""
     superseded = {
         c.supersedes: c.id
@@ -315,6 +561,42 @@ class Cycle:
     files_missing: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class SummaryRecord:
+    """One summary compaction of abridged (a ``CompactionEnded`` with status ``compacted``):
+    the size the engine reported right after it, the engine's size of the call, and the
+    summary's size: as the engine counts the summary message (``summary_tokens``: calibrated,
+    header included), and its text by the estimator the summarizer fits its ceiling with
+    (``text_tokens``, against ``ceiling``, the plan's ``summary_max_tokens``)."""
+
+    call: int  # position in SessionResult.calls
+    tokens_after: int
+    engine_tokens: int
+    target: int
+    summary_tokens: int
+    summary_max: int
+    emergency: bool
+    text_tokens: int | None
+    ceiling: int | None
+    truncated: bool
+
+    @property
+    def missed(self) -> bool:
+        return self.tokens_after > self.target
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """A call where abridged's emergency path ran: its stages, and whether one message alone
+    of the context it had to fit was above the target (``excused``)."""
+
+    call: int  # position in SessionResult.calls
+    stages: tuple[str, ...]
+    excused: bool
+    largest_message: int
+    target: int
+
+
 @dataclass(slots=True)
 class SessionResult:
     id: str
@@ -328,24 +610,63 @@ class SessionResult:
     positions: dict[str, int]
     input_budget: int
     seconds: float
+    placement: str = "user"
+    fallbacks: int = 0
+    as_user: int = 0
+    summaries: list[SummaryRecord] = field(default_factory=list)
+    recoveries: list[Recovery] = field(default_factory=list)
 
 
-def _with_canary_usage(seeded: Seeded, canary_tokens: dict[str, float]) -> list[Message]:
-    """The seeded messages with each recorded usage raised by the canaries before it."""
-    at = sorted((pos, canary_tokens[cid]) for cid, pos in seeded.positions.items())
+def _with_canary_usage(messages: Sequence[Message], extra: dict[int, float]) -> list[Message]:
+    """``messages`` with each recorded usage raised by ``extra[i]`` for every ``i`` before it
+    (the tokens the canaries added to message ``i``)."""
+    at = sorted(extra.items())
     out: list[Message] = []
-    extra = 0.0
+    added = 0.0
     k = 0
-    for i, m in enumerate(seeded.messages):
+    for i, m in enumerate(messages):
         while k < len(at) and at[k][0] < i:
-            extra += at[k][1]
+            added += at[k][1]
             k += 1
         usage = m.usage
-        if usage is not None and extra and usage.context_tokens > 0:
-            out.append(m.replace(usage=replace(usage, input=usage.input + round(extra))))
+        if usage is not None and added and usage.context_tokens > 0:
+            out.append(m.replace(usage=replace(usage, input=usage.input + round(added))))
         else:
             out.append(m)
     return out
+
+
+def recovery_stages(events: Iterable[object]) -> tuple[str, ...]:
+    """The emergency stages a call's events show: each ``OverflowRecovered``'s stage, and each
+    compaction started with an ``emergency`` stage that no ``OverflowRecovered`` reports."""
+    recovered: list[str] = []
+    started: list[str] = []
+    for event in events:
+        if isinstance(event, OverflowRecovered):
+            recovered.append(event.stage)
+        elif isinstance(event, CompactionStarted) and event.emergency:
+            started.append(event.emergency)
+    extra = list(started)
+    for stage in recovered:
+        if stage in extra:
+            extra.remove(stage)
+    return (*recovered, *extra)
+
+
+class _Sizes:
+    """The engine's estimate of single messages, once per message content."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, int] = {}
+
+    def largest(self, messages: Iterable[Message]) -> int:
+        best = 0
+        for m in messages:
+            size = self._cache.get(m.fingerprint)
+            if size is None:
+                size = self._cache[m.fingerprint] = estimate_message_tokens(m)
+            best = max(best, size)
+        return best
 
 
 def last_n_for(head: int, sizes: Sequence[float], calls: Sequence[int], limit: float) -> int:
@@ -396,18 +717,33 @@ def run_session(
     keep_index: KeepIndex,
     ruler: Ruler,
     trim: Callable[..., Any] | None,
+    placement: str = "user",
 ) -> SessionResult:
     started = time.perf_counter()
-    seeded = insert_canaries(original, canaries)
+    seeded = insert_canaries(original, canaries, placement)
     ratio = ruler.session_ratio(original)
     o200k = ruler.count(seeded.messages)
     sizes = [ratio * n for n in o200k]
-    canary_tokens = {cid: sizes[pos] for cid, pos in seeded.positions.items()}
-    messages = _with_canary_usage(seeded, canary_tokens)
+    extra: dict[int, float] = {}
+    for pos, before in seeded.grown.items():
+        base = ratio * ruler.count([before])[0] if before is not None else 0.0
+        extra[pos] = sizes[pos] - base
+    messages = _with_canary_usage(seeded.messages, extra)
     budget = compute_budget(WINDOW, MAX_OUTPUT)
     limit = budget.input_budget - ratio * ruler.priming
     head = head_length(messages)
-    cm = ContextManager(context_window=WINDOW, max_output_tokens=MAX_OUTPUT, model=model)
+    made: list[tuple[int, int]] = []  # each summary's text tokens and ceiling, in order
+
+    def after_compact(result: CompactionResult) -> None:
+        if result.status == "compacted" and result.summary_text is not None:
+            made.append((estimate_text_tokens(result.summary_text), result.plan.summary_max_tokens))
+
+    cm = ContextManager(
+        context_window=WINDOW,
+        max_output_tokens=MAX_OUTPUT,
+        model=model,
+        hooks=CompactionHooks(after_compact=after_compact),
+    )
 
     # the recorded session's own text: keep strings that occur without any canary
     session_keys = keep_index.of_context(original)
@@ -423,9 +759,14 @@ def run_session(
     def lc_count(items: Sequence[Any]) -> int:
         return math.ceil(sum(lc_tokens[id(x)] for x in items))
 
+    single = _Sizes()
     calls: list[CallRecord] = []
     cycles: list[Cycle] = []
+    summaries: list[SummaryRecord] = []
+    recoveries: list[Recovery] = []
     done = 0
+    made_seen = 0
+    previous: tuple[int, list[Message]] = (0, [])
     for step in steps:
         i = step.index
         rec = CallRecord(i, step.state.compactions, step.state.cut, step.tokens)
@@ -450,6 +791,35 @@ def run_session(
             rec.size["trim_messages"] = sum(sizes[k] for k in kept) + ratio * ruler.priming
             rec.present["trim_messages"] = keep_index.of_context(messages[k] for k in kept)
         calls.append(rec)
+        emergency: str | None = None
+        for event in step.events:
+            if isinstance(event, CompactionStarted):
+                emergency = event.emergency
+            elif isinstance(event, CompactionEnded) and event.status == "compacted":
+                text_tokens, ceiling = made[made_seen] if made_seen < len(made) else (None, None)
+                made_seen += 1
+                summaries.append(
+                    SummaryRecord(
+                        call=len(calls) - 1,
+                        tokens_after=event.tokens_after,
+                        engine_tokens=step.tokens,
+                        target=step.budget.target,
+                        summary_tokens=event.summary_tokens,
+                        summary_max=step.budget.summary_max,
+                        emergency=emergency is not None or event.trigger == "overflow",
+                        text_tokens=text_tokens,
+                        ceiling=ceiling,
+                        truncated=event.truncated,
+                    )
+                )
+        stages = recovery_stages(step.events)
+        if stages:
+            # the context the engine had to fit: the previous call's, and what came since
+            before_index, before_context = previous
+            largest = single.largest([*before_context, *messages[before_index:i]])
+            target = step.budget.target
+            recoveries.append(Recovery(len(calls) - 1, stages, largest > target, largest, target))
+        previous = (i, context)
         while done < step.state.compactions:
             done += 1
             cycle = Cycle(done, len(calls) - 1, step.state.cut)
@@ -470,6 +840,11 @@ def run_session(
         positions=seeded.positions,
         input_budget=budget.input_budget,
         seconds=time.perf_counter() - started,
+        placement=placement,
+        fallbacks=seeded.fallbacks,
+        as_user=seeded.as_user,
+        summaries=summaries,
+        recoveries=recoveries,
     )
 
 
@@ -586,6 +961,7 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
             "contexts": len(sizes[m]),
             "superseded_excluded": superseded[m]["excluded"],
             "superseded_stale_in_context": superseded[m]["stale_in_context"],
+            "stale_share": _share(superseded[m]["stale_in_context"], superseded[m]["excluded"]),
         }
     return {
         "input_budget": budget,
@@ -611,6 +987,133 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
         "ratio_median": statistics.median(r.ratio for r in results) if results else None,
         "last_n_median": statistics.median(r.last_n for r in results) if results else None,
         "last_n_min": min((r.last_n for r in results), default=None),
+        "engine_target": compute_budget(WINDOW, MAX_OUTPUT).target,
+        "engine": engine_figures(results),
+    }
+
+
+def _share(part: float, whole: float) -> float | None:
+    return part / whole if whole else None
+
+
+def _over(s: SummaryRecord) -> bool:
+    return s.text_tokens is not None and s.ceiling is not None and s.text_tokens > s.ceiling
+
+
+def engine_figures(results: Sequence[SessionResult]) -> dict[str, Any]:
+    """abridged's own figures over ``results``: summaries above the target, emergency
+    recoveries (and those excused by one message above the target), summary sizes, and how
+    many canaries could not go to their own step."""
+    summaries = [s for r in results for s in r.summaries]
+    measured = [s for s in summaries if s.text_tokens is not None and s.ceiling]
+    recoveries = [x for r in results for x in r.recoveries]
+    missed = sum(s.missed for s in summaries)
+    missed_engine = sum(s.engine_tokens > s.target for s in summaries)
+    sizes = [s.summary_tokens for s in summaries]
+    ceiling = max((s.summary_max for s in summaries), default=None)
+    excused = sum(x.excused for x in recoveries)
+    stages = Counter(stage for x in recoveries for stage in x.stages)
+    return {
+        "summary_compactions": len(summaries),
+        "emergency_compactions": sum(s.emergency for s in summaries),
+        "missed_target": missed,
+        "missed_target_share": _share(missed, len(summaries)),
+        "missed_target_engine": missed_engine,
+        "missed_target_share_engine": _share(missed_engine, len(summaries)),
+        "recovery_calls": len(recoveries),
+        "recoveries": len(recoveries) - excused,
+        "recoveries_excused": excused,
+        "recoveries_emergency_stage": sum(
+            1 for x in recoveries if not x.excused and set(x.stages) - {"compaction"}
+        ),
+        "recoveries_by_stage": dict(sorted(stages.items())),
+        "recovery_examples": [
+            f"{r.id} call {r.calls[x.call].index}: {'+'.join(x.stages)}, largest message "
+            f"{x.largest_message} vs target {x.target}"
+            for r in results
+            for x in r.recoveries
+            if not x.excused
+        ][:4],
+        "summary_tokens_median": statistics.median(sizes) if sizes else None,
+        "summary_tokens_max": max(sizes) if sizes else None,
+        "summary_ceiling": ceiling,
+        "summary_max_ratio": max(sizes) / ceiling if sizes and ceiling else None,
+        "summary_text_tokens_max": max(
+            (s.text_tokens for s in summaries if s.text_tokens is not None), default=None
+        ),
+        "summary_text_max_ratio": max(
+            (
+                s.text_tokens / s.ceiling
+                for s in measured
+                if s.text_tokens is not None and s.ceiling
+            ),
+            default=None,
+        ),
+        "summaries_over_ceiling": sum(1 for s in measured if _over(s)),
+        "summaries_over_ceiling_unflagged": sum(
+            1 for s in measured if _over(s) and not s.truncated
+        ),
+        "fallbacks": sum(r.fallbacks for r in results),
+        "as_user": sum(r.as_user for r in results),
+    }
+
+
+def _lowest(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return min(known) if known else None
+
+
+def combine(passes: dict[str, dict[str, Any]], results: Sequence[SessionResult]) -> dict[str, Any]:
+    """The figures over every placement pass (``passes``: each pass's ``aggregate``; ``results``
+    every session of every pass): per placement, the lowest, and totals."""
+    placements = list(passes)
+    methods: dict[str, Any] = {}
+    for m in METHODS:
+        have = [p for p in placements if m in passes[p]["methods"]]
+        if not have:
+            continue
+        rows = {p: passes[p]["methods"][m] for p in have}
+        excluded = sum(row["superseded_excluded"] for row in rows.values())
+        stale = sum(row["superseded_stale_in_context"] for row in rows.values())
+        methods[m] = {
+            "survival_after_5": _lowest(row["survival_after_5"] for row in rows.values()),
+            "survival_after_5_by_placement": {
+                p: row["survival_after_5"] for p, row in rows.items()
+            },
+            "survival_after_5_strict": _lowest(
+                row["survival_after_5_strict"] for row in rows.values()
+            ),
+            "survival_after_5_strict_by_placement": {
+                p: row["survival_after_5_strict"] for p, row in rows.items()
+            },
+            "stale_share": _share(stale, excluded),
+            "stale_by_placement": {p: row["stale_share"] for p, row in rows.items()},
+            "superseded_excluded": excluded,
+            "superseded_stale_in_context": stale,
+            "max_context_ratio": max(row["max_context_ratio"] for row in rows.values()),
+            "contexts_over_budget": sum(row["contexts_over_budget"] for row in rows.values()),
+            "contexts": sum(row["contexts"] for row in rows.values()),
+        }
+    ours = {p: passes[p]["methods"]["abridged"]["survival_by_kind"] for p in placements}
+    first = ours[placements[0]]
+    by_kind = {
+        kind: {col: _lowest(ours[p][kind][col]["share"] for p in placements) for col in cols}
+        for kind, cols in first.items()
+    }
+    engine_sizes = [p["engine_max_context_ratio"] for p in passes.values()]
+    return {
+        "placements": placements,
+        "input_budget": passes[placements[0]]["input_budget"],
+        "sessions": passes[placements[0]]["sessions"],
+        "methods": methods,
+        "survival_by_kind_lowest": by_kind,
+        "engine": engine_figures(results),
+        "engine_by_placement": {p: passes[p]["engine"] for p in placements},
+        "engine_max_context_ratio": max((v for v in engine_sizes if v is not None), default=None),
+        "engine_contexts_over_budget": sum(
+            p["engine_contexts_over_budget"] for p in passes.values()
+        ),
+        "passes": passes,
     }
 
 
@@ -625,61 +1128,162 @@ def _cell(cell: dict[str, Any]) -> str:
     return "-" if not cell["n"] else f"{cell['share']:.3f} ({cell['n']})"
 
 
+def _of(part: int, whole: int) -> str:
+    return f"{part} of {whole}" + (f" ({part / whole:.3f})" if whole else "")
+
+
 def render(result: dict[str, Any]) -> str:
     a = result["figures"]
-    m = a["methods"]
-    ours = m["abridged"]
+    passes: dict[str, dict[str, Any]] = a["passes"]
+    placements: list[str] = a["placements"]
+    first = passes[placements[0]]
     budget = a["input_budget"]
+    eng = a["engine"]
     lines = [
         SECTION,
         "",
-        f"`{result['command']}` ({a['sessions']} sessions, {a['calls']} calls, "
-        f"{a['compactions']} compactions, {result['canaries']} canaries per session; "
-        f"{result['seconds']:.0f} s)",
+        f"`{result['command']}` ({a['sessions']} sessions, "
+        f"{result['canaries']} canaries per session, one pass per placement: "
+        + ", ".join(
+            f"{p} {passes[p]['calls']} calls / {passes[p]['compactions']} compactions"
+            for p in placements
+        )
+        + f"; {result['seconds']:.0f} s)",
         "",
         f"Window 16k (16,384), max output 4,096, default settings, extractive summarizer: input "
-        f"budget {budget:,} tokens. Canaries inserted after the step at fraction `at` of each "
-        "session's steps; a canary survives a compaction when all its `keep` strings are in the "
-        "context sent right after it (only canaries inserted before the cut count).",
+        f"budget {budget:,} tokens. Canaries planted at fraction `at` of each session's steps, "
+        "in three placements, each its own pass: *user* (a new user message after that step), "
+        "*tool* (a line inside the observation of that step, as if a file or log the agent read "
+        "said it), *assistant* (at the start of that step's assistant message, as if the agent "
+        "restated it). A canary survives a compaction when all its `keep` strings are in the "
+        "context sent right after it (only canaries planted before the cut count).",
         "",
         "Sessions by number of compactions: "
-        + ", ".join(f"{k}: {v}" for k, v in a["sessions_by_compactions"].items() if v)
-        + "; reaching at least k: "
-        + ", ".join(f">={k}: {v}" for k, v in a["sessions_reaching"].items())
+        + "; ".join(
+            f"{p}: "
+            + ", ".join(f"{k}: {v}" for k, v in passes[p]["sessions_by_compactions"].items() if v)
+            for p in placements
+        )
+        + ". Reaching at least k: "
+        + "; ".join(
+            f"{p}: " + ", ".join(f">={k}: {v}" for k, v in passes[p]["sessions_reaching"].items())
+            for p in placements
+        )
         + ".",
         "",
-        "Survival per canary kind after the k-th compaction, abridged (share kept, (canaries "
-        "scored)):",
+        "Survival after 5 compactions by placement (share kept (canaries scored); *min*: the "
+        "lowest placement):",
+        "",
+        "| method | " + " | ".join(placements) + " | min |",
+        "| --- |" + " ---: |" * (len(placements) + 1),
+    ]
+    for key, row in a["methods"].items():
+        cells = []
+        for p in placements:
+            one = passes[p]["methods"].get(key)
+            cells.append(
+                "-"
+                if one is None
+                else f"{_pct(one['survival_after_5'])} ({one['survival_after_5_n']})"
+            )
+        lines.append(
+            f"| {SHORT[key]} | " + " | ".join(cells) + f" | {_pct(row['survival_after_5'])} |"
+        )
+    ours = a["methods"]["abridged"]
+    mine = {p: passes[p]["methods"]["abridged"] for p in placements}
+    engines = {p: passes[p]["engine"] for p in placements}
+    stale_by = ", ".join(
+        f"{p} {_of(mine[p]['superseded_stale_in_context'], mine[p]['superseded_excluded'])}"
+        for p in placements
+    )
+    missed_by = ", ".join(
+        f"{p} {_of(engines[p]['missed_target'], engines[p]['summary_compactions'])}"
+        for p in placements
+    )
+    stale = _of(ours["superseded_stale_in_context"], ours["superseded_excluded"])
+    recov_by = ", ".join(
+        f"{p} {passes[p]['engine']['recoveries']} (+{passes[p]['engine']['recoveries_excused']} "
+        "excused)"
+        for p in placements
+    )
+    stages = ", ".join(f"{k} {v}" for k, v in eng["recoveries_by_stage"].items()) or "none"
+    lines += [
+        "",
+        f"- stale (abridged): a superseded value still presented as current after its correction "
+        f"(a keep string of the old canary in the context outside a `(was ...)` parenthetical "
+        f"and outside lines marked `[superseded`): {stale} "
+        f"scorings; {stale_by}. Baselines: "
+        + ", ".join(
+            f"{SHORT[k]} {_pct(row['stale_share'])}"
+            for k, row in a["methods"].items()
+            if k != "abridged"
+        )
+        + ".",
+        f"- missed target: summary compactions whose size right after (the engine's "
+        f"`CompactionEnded.tokens_after`) is above the target ({first['engine_target']:,} = "
+        f"target ratio x input budget): {_of(eng['missed_target'], eng['summary_compactions'])}; "
+        f"{missed_by}; by the engine's size of the call right after: "
+        f"{_of(eng['missed_target_engine'], eng['summary_compactions'])}.",
+        f"- emergency recoveries (`OverflowRecovered`, or a compaction with an emergency stage), "
+        f"not counting calls where one message alone is above the target: {eng['recoveries']} "
+        f"(+{eng['recoveries_excused']} excused); {recov_by}; stages: {stages} (*compaction*: "
+        f"an ordinary cut, forced because the context was already over the input budget; "
+        f"{eng['recoveries_emergency_stage']} of the counted calls reached a later stage).",
+        f"- summary size after each compaction, as the engine counts the summary message "
+        f"(calibrated, header included): median {_pct_tokens(eng['summary_tokens_median'])}, "
+        f"max {_pct_tokens(eng['summary_tokens_max'])} tokens, max / ceiling "
+        f"({_pct_tokens(eng['summary_ceiling'])}) {_pct(eng['summary_max_ratio'])}; by the "
+        f"estimate the summarizer fits its ceiling with (the text alone): max "
+        f"{_pct_tokens(eng['summary_text_tokens_max'])}, max / that compaction's ceiling "
+        f"{_pct(eng['summary_text_max_ratio'])}, {eng['summaries_over_ceiling']} of "
+        f"{eng['summary_compactions']} summaries over their ceiling "
+        f"({eng['summaries_over_ceiling_unflagged']} of them not flagged truncated).",
+        "- canaries that went to another step (theirs had no observation / no assistant "
+        "message): "
+        + ", ".join(f"{p} {passes[p]['engine']['fallbacks']}" for p in placements if p != "user")
+        + ".",
+        "",
+        "Survival per canary kind after the k-th compaction, abridged, the lowest of the "
+        "placements (share kept; the counts per placement are in `--json`):",
         "",
     ]
-    columns = list(next(iter(ours["survival_by_kind"].values())).keys())
+    by_kind = a["survival_by_kind_lowest"]
+    columns = list(next(iter(by_kind.values())).keys())
     lines.append("| kind | " + " | ".join(f"after {c}" for c in columns) + " |")
     lines.append("| --- |" + " ---: |" * len(columns))
-    for kind, cols in ours["survival_by_kind"].items():
+    for kind, cols in by_kind.items():
         name = f"**{kind}**" if kind == "all" else kind
-        lines.append(f"| {name} | " + " | ".join(_cell(cols[c]) for c in columns) + " |")
+        lines.append(f"| {name} | " + " | ".join(_pct(cols[c]) for c in columns) + " |")
     lines += [
         "",
         "Against the baselines at the same calls, same canaries, same input budget (sizes by "
         "the independent measure: o200k count of the context as sent x the session's "
         "provider/o200k ratio):",
         "",
-        "| method | survival after 5 | strict | all cycles | every call | calls after 1st "
-        "compaction | max context / budget | contexts over budget |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| method | placement | survival after 5 | strict | all cycles | every call | calls "
+        "after 1st compaction | max context / budget | contexts over budget | stale |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for key, row in m.items():
-        all_cycles = row["survival_by_kind"]["all"]
-        kept = sum((c["share"] or 0) * c["n"] for c in all_cycles.values())
-        n = sum(c["n"] for c in all_cycles.values())
-        lines.append(
-            f"| {LABELS[key]} | {_pct(row['survival_after_5'])} ({row['survival_after_5_n']}) | "
-            f"{_pct(row['survival_after_5_strict'])} | {_pct(kept / n if n else None)} | "
-            f"{_pct(row['retention_every_call'])} | "
-            f"{_pct(row['retention_after_first_compaction'])} | "
-            f"{row['max_context_ratio']:.3f} | {row['contexts_over_budget']} of "
-            f"{row['contexts']} |"
-        )
+    for key in a["methods"]:
+        for p in placements:
+            row = passes[p]["methods"].get(key)
+            if row is None:
+                continue
+            all_cycles = row["survival_by_kind"]["all"]
+            kept = sum((c["share"] or 0) * c["n"] for c in all_cycles.values())
+            n = sum(c["n"] for c in all_cycles.values())
+            lines.append(
+                f"| {LABELS[key]} | {p} | {_pct(row['survival_after_5'])} "
+                f"({row['survival_after_5_n']}) | {_pct(row['survival_after_5_strict'])} | "
+                f"{_pct(kept / n if n else None)} | {_pct(row['retention_every_call'])} | "
+                f"{_pct(row['retention_after_first_compaction'])} | "
+                f"{row['max_context_ratio']:.3f} | {row['contexts_over_budget']} of "
+                f"{row['contexts']} | {_pct(row['stale_share'])} |"
+            )
+    files = ", ".join(
+        f"{p} {passes[p]['files_missing_from_summary']} of {passes[p]['files_modified_before_cut']}"
+        for p in placements
+    )
     survival = ours["survival_after_5"]
     met = survival is not None and survival >= TARGET and ours["contexts_over_budget"] == 0
     lines += [
@@ -687,48 +1291,239 @@ def render(result: dict[str, Any]) -> str:
         "- calls: one per recorded model call, plus one after the last message of a session "
         "that ends with an observation (`ContextManager.replay`).",
         "- *every call*: over every call, the canaries said before it; *strict*: leaving out "
-        f"the {a['ambiguous_pairs']} (session, canary) pairs whose keep strings all occur in "
+        f"the {first['ambiguous_pairs']} (session, canary) pairs whose keep strings all occur in "
         "the recorded session itself.",
-        f"- last N: N per session is the largest that fits every call (median "
-        f"{a['last_n_median']}, smallest {a['last_n_min']}; when the newest message alone "
-        "exceeds the budget no N fits, and the context goes over); session ratio "
-        f"provider/o200k median {a['ratio_median']:.3f}.",
+        f"- last N: N per session is the largest that fits every call ({placements[0]} pass: "
+        f"median {first['last_n_median']}, smallest {first['last_n_min']}; when the newest "
+        "message alone exceeds the budget no N fits, and the context goes over); session ratio "
+        f"provider/o200k median {first['ratio_median']:.3f}.",
         f"- abridged by its own measure (last provider report + calibrated estimate): max "
         f"{a['engine_max_context_ratio']:.3f} of the budget, "
         f"{a['engine_contexts_over_budget']} contexts over it.",
-        f"- superseded (`supersedes`): {ours['superseded_excluded']} scorings of a superseded "
-        f"canary were not required; its stale value was still in abridged's context in "
-        f"{ours['superseded_stale_in_context']} of them (next to the correction, which is "
-        "scored like any canary).",
-        f"- files modified before a cut (from the real tool calls) missing from the summary: "
-        f"{a['files_missing_from_summary']} of {a['files_modified_before_cut']} over all "
-        f"compactions; at each session's last compaction {a['files_missing_last_compaction']} "
-        f"of {a['files_modified_last_compaction']}"
+        f"- files modified before a cut (from the real tool calls) missing from the summary, over "
+        f"all compactions: {files}"
         + (
-            "; by session: "
-            + ", ".join(f"{k} {v}" for k, v in a["files_missing_by_session"].items())
+            f"; the most by session ({placements[0]}): "
+            + ", ".join(f"{k} {v}" for k, v in list(first["files_missing_by_session"].items())[:5])
+            + (
+                f" and {len(first['files_missing_by_session']) - 5} more"
+                if len(first["files_missing_by_session"]) > 5
+                else ""
+            )
             + " (e.g. "
-            + "; ".join(f"`{x}`" for x in a["files_missing_examples"])
+            + "; ".join(f"`{x}`" for x in first["files_missing_examples"])
             + ")"
-            if a["files_missing_by_session"]
+            if first["files_missing_by_session"]
             else ""
         )
         + ".",
         "",
-        f"Target: survival after 5 compactions >= {TARGET} with every context within the input "
-        f"budget: survival {_pct(survival)} over {a['sessions_with_5']} sessions, "
-        f"{ours['contexts_over_budget']} contexts over budget (max "
+        f"Target: survival after 5 compactions >= {TARGET} in every placement with every "
+        f"context within the input budget: lowest survival {_pct(survival)} ("
+        + ", ".join(f"{p} {_pct(v)}" for p, v in ours["survival_after_5_by_placement"].items())
+        + f"), {ours['contexts_over_budget']} contexts over budget (max "
         f"{ours['max_context_ratio']:.3f}): {'met' if met else 'missed'}.",
         "",
     ]
     return "\n".join(lines)
 
 
+def _pct_tokens(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def json_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """The ``--json`` line: headline figures over every placement (counts summed over the
+    passes), the same per placement, and each pass's whole figures under ``by_placement``."""
+    a = result["figures"]
+    passes: dict[str, dict[str, Any]] = a["passes"]
+    ours = a["methods"]["abridged"]
+    eng = a["engine"]
+
+    def total(key: str) -> int:
+        return sum(int(p[key]) for p in passes.values())
+
+    def per_pass(p: dict[str, Any]) -> dict[str, Any]:
+        mine = p["methods"]["abridged"]
+        return {
+            "survival_after_5": mine["survival_after_5"],
+            "survival_after_5_strict": mine["survival_after_5_strict"],
+            "sessions_with_5": p["sessions_with_5"],
+            "calls": p["calls"],
+            "compactions": p["compactions"],
+            "max_context_ratio": mine["max_context_ratio"],
+            "contexts_over_budget": mine["contexts_over_budget"],
+            "engine_max_context_ratio": p["engine_max_context_ratio"],
+            "engine_contexts_over_budget": p["engine_contexts_over_budget"],
+            "survival_by_kind": {
+                kind: {col: cell["share"] for col, cell in cols.items()}
+                for kind, cols in mine["survival_by_kind"].items()
+            },
+            "sessions_by_compactions": p["sessions_by_compactions"],
+            "sessions_reaching": p["sessions_reaching"],
+            "files_modified_before_cut": p["files_modified_before_cut"],
+            "files_missing_from_summary": p["files_missing_from_summary"],
+            "files_missing_share": p["files_missing_share"],
+            "files_missing_by_session": p["files_missing_by_session"],
+            "superseded_excluded": mine["superseded_excluded"],
+            "superseded_stale_in_context": mine["superseded_stale_in_context"],
+            "stale_share": mine["stale_share"],
+            **p["engine"],
+            "methods": {
+                key: {k: v for k, v in row.items() if k != "survival_by_kind"}
+                | {
+                    "survival_by_cycle": {
+                        col: cell["share"] for col, cell in row["survival_by_kind"]["all"].items()
+                    }
+                }
+                for key, row in p["methods"].items()
+            },
+        }
+
+    modified = total("files_modified_before_cut")
+    missing = total("files_missing_from_summary")
+    return {
+        "placements": a["placements"],
+        "survival_after_5": ours["survival_after_5"],
+        "survival_after_5_by_placement": ours["survival_after_5_by_placement"],
+        "survival_after_5_strict": ours["survival_after_5_strict"],
+        "survival_after_5_strict_by_placement": ours["survival_after_5_strict_by_placement"],
+        "stale_share": ours["stale_share"],
+        "stale_by_placement": ours["stale_by_placement"],
+        "superseded_excluded": ours["superseded_excluded"],
+        "superseded_stale_in_context": ours["superseded_stale_in_context"],
+        "missed_target_share": eng["missed_target_share"],
+        "missed_target_by_placement": {
+            p: e["missed_target_share"] for p, e in a["engine_by_placement"].items()
+        },
+        "missed_target": eng["missed_target"],
+        "missed_target_share_engine": eng["missed_target_share_engine"],
+        "summary_compactions": eng["summary_compactions"],
+        "recoveries": eng["recoveries"],
+        "recoveries_excused": eng["recoveries_excused"],
+        "recoveries_by_placement": {
+            p: {"recoveries": e["recoveries"], "recoveries_excused": e["recoveries_excused"]}
+            for p, e in a["engine_by_placement"].items()
+        },
+        "recoveries_emergency_stage": eng["recoveries_emergency_stage"],
+        "recoveries_by_stage": eng["recoveries_by_stage"],
+        "summary_tokens_median": eng["summary_tokens_median"],
+        "summary_tokens_max": eng["summary_tokens_max"],
+        "summary_ceiling": eng["summary_ceiling"],
+        "summary_max_ratio": eng["summary_max_ratio"],
+        "summary_text_max_ratio": eng["summary_text_max_ratio"],
+        "summaries_over_ceiling": eng["summaries_over_ceiling"],
+        "summaries_over_ceiling_unflagged": eng["summaries_over_ceiling_unflagged"],
+        "placement_fallbacks": {p: e["fallbacks"] for p, e in a["engine_by_placement"].items()},
+        "sessions": a["sessions"],
+        "sessions_with_5": min(p["sessions_with_5"] for p in passes.values()),
+        "calls": total("calls"),
+        "compactions": total("compactions"),
+        "max_context_ratio": ours["max_context_ratio"],
+        "contexts_over_budget": ours["contexts_over_budget"],
+        "engine_max_context_ratio": a["engine_max_context_ratio"],
+        "engine_contexts_over_budget": a["engine_contexts_over_budget"],
+        "input_budget": a["input_budget"],
+        "survival_by_kind": a["survival_by_kind_lowest"],
+        "files_modified_before_cut": modified,
+        "files_missing_from_summary": missing,
+        "files_missing_share": _share(missing, modified),
+        "baselines": {key: row for key, row in a["methods"].items() if key != "abridged"},
+        "by_placement": {p: per_pass(passes[p]) for p in a["placements"]},
+        "ambiguous_pairs": passes[a["placements"][0]]["ambiguous_pairs"],
+        "seconds": result["seconds"],
+    }
+
+
+# -- running --------------------------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _load_trim(langchain: bool) -> Callable[..., Any] | None:
+    if not langchain:
+        return None
+    try:
+        from langchain_core.messages import trim_messages
+    except ImportError:
+        return None
+    return trim_messages
+
+
+def _setup(data: Path, canaries_path: Path, limit: int | None, langchain: bool) -> None:
+    """Load what every pass needs, once per process (the parent, or each worker)."""
+    canaries = load_canaries(canaries_path)
+    transcripts = load_transcripts(data)
+    _WORKER.update(
+        canaries=canaries,
+        keep_index=KeepIndex(canaries),
+        ruler=Ruler(),
+        trim=_load_trim(langchain),
+        transcripts=transcripts[:limit] if limit is not None else transcripts,
+    )
+
+
+def _run_task(task: tuple[int, str]) -> SessionResult:
+    """One session (by its position) in one placement."""
+    index, placement = task
+    t = _WORKER["transcripts"][index]
+    return run_session(
+        t.id,
+        t.meta.get("model"),
+        t.messages,
+        _WORKER["canaries"],
+        keep_index=_WORKER["keep_index"],
+        ruler=_WORKER["ruler"],
+        trim=_WORKER["trim"],
+        placement=placement,
+    )
+
+
+def run_passes(
+    data: Path,
+    canaries_path: Path,
+    *,
+    limit: int | None,
+    placements: Sequence[str],
+    langchain: bool,
+    jobs: int,
+) -> dict[str, list[SessionResult]]:
+    """Every session in every placement, in ``jobs`` processes; the results by placement, in
+    session order (the same whatever ``jobs``)."""
+    _setup(data, canaries_path, limit, langchain)
+    tasks = [(i, p) for i in range(len(_WORKER["transcripts"])) for p in placements]
+    if jobs <= 1 or len(tasks) <= 1:
+        results = [_run_task(t) for t in tasks]
+    else:
+        with ProcessPoolExecutor(
+            max_workers=jobs, initializer=_setup, initargs=(data, canaries_path, limit, langchain)
+        ) as pool:
+            results = list(pool.map(_run_task, tasks, chunksize=len(placements)))
+    return {p: [r for r in results if r.placement == p] for p in placements}
+
+
+def _placements(text: str) -> list[str]:
+    wanted = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in wanted if p not in PLACEMENTS]
+    if unknown or not wanted:
+        raise argparse.ArgumentTypeError(
+            f"a comma-separated list of {', '.join(PLACEMENTS)} (got {text!r})"
+        )
+    return [p for p in PLACEMENTS if p in wanted]
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--canaries", type=Path, default=DEFAULT_CANARIES)
     parser.add_argument("--limit", type=int, default=None, help="only the first N sessions")
+    parser.add_argument(
+        "--placements",
+        type=_placements,
+        default=list(PLACEMENTS),
+        help="comma-separated: user,tool,assistant (default all three, one pass each)",
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (1: none)")
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
@@ -736,36 +1531,25 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be >= 1")
+    if args.jobs < 1:
+        parser.error("--jobs must be >= 1")
 
     started = time.perf_counter()
     canaries = load_canaries(args.canaries)
-    keep_index = KeepIndex(canaries)
-    ruler = Ruler()
-    trim: Callable[..., Any] | None = None
-    if not args.no_langchain:
-        try:
-            from langchain_core.messages import trim_messages
-
-            trim = trim_messages
-        except ImportError:
-            print("langchain-core is not installed: trim_messages is skipped", file=sys.stderr)
-    transcripts = load_transcripts(args.data)
-    if args.limit is not None:
-        transcripts = transcripts[: args.limit]
-    results: list[SessionResult] = []
-    for t in transcripts:
-        results.append(
-            run_session(
-                t.id,
-                t.meta.get("model"),
-                t.messages,
-                canaries,
-                keep_index=keep_index,
-                ruler=ruler,
-                trim=trim,
-            )
-        )
-    figures = aggregate(results, canaries)
+    langchain = not args.no_langchain
+    if langchain and _load_trim(True) is None:
+        print("langchain-core is not installed: trim_messages is skipped", file=sys.stderr)
+        langchain = False
+    by_placement = run_passes(
+        args.data,
+        args.canaries,
+        limit=args.limit,
+        placements=args.placements,
+        langchain=langchain,
+        jobs=args.jobs,
+    )
+    passes = {p: aggregate(results, canaries) for p, results in by_placement.items()}
+    figures = combine(passes, [r for results in by_placement.values() for r in results])
     seconds = time.perf_counter() - started
     command = "python bench/retention.py"
     if args.data != DEFAULT_DATA:
@@ -774,6 +1558,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         command += f" --canaries {args.canaries}"
     if args.limit is not None:
         command += f" --limit {args.limit}"
+    if list(args.placements) != list(PLACEMENTS):
+        command += f" --placements {','.join(args.placements)}"
     result = {
         "command": command,
         "seconds": seconds,
@@ -785,46 +1571,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if not args.no_results:
         write_section(table, args.results)
     if args.json:
-        ours = figures["methods"]["abridged"]
-        out = {
-            "survival_after_5": ours["survival_after_5"],
-            "survival_after_5_strict": ours["survival_after_5_strict"],
-            "sessions_with_5": figures["sessions_with_5"],
-            "sessions": figures["sessions"],
-            "calls": figures["calls"],
-            "compactions": figures["compactions"],
-            "max_context_ratio": ours["max_context_ratio"],
-            "contexts_over_budget": ours["contexts_over_budget"],
-            "engine_max_context_ratio": figures["engine_max_context_ratio"],
-            "engine_contexts_over_budget": figures["engine_contexts_over_budget"],
-            "input_budget": figures["input_budget"],
-            "survival_by_kind": {
-                kind: {col: cell["share"] for col, cell in cols.items()}
-                for kind, cols in ours["survival_by_kind"].items()
-            },
-            "sessions_by_compactions": figures["sessions_by_compactions"],
-            "sessions_reaching": figures["sessions_reaching"],
-            "files_modified_before_cut": figures["files_modified_before_cut"],
-            "files_missing_from_summary": figures["files_missing_from_summary"],
-            "files_missing_share": figures["files_missing_share"],
-            "files_missing_by_session": figures["files_missing_by_session"],
-            "baselines": {
-                key: {k: v for k, v in row.items() if k != "survival_by_kind"}
-                | {
-                    "survival_by_cycle": {
-                        col: cell["share"] for col, cell in row["survival_by_kind"]["all"].items()
-                    }
-                }
-                for key, row in figures["methods"].items()
-                if key != "abridged"
-            },
-            "abridged": {k: v for k, v in ours.items() if k != "survival_by_kind"},
-            "superseded_excluded": ours["superseded_excluded"],
-            "superseded_stale_in_context": ours["superseded_stale_in_context"],
-            "ambiguous_pairs": figures["ambiguous_pairs"],
-            "seconds": seconds,
-        }
-        print(json.dumps(out))
+        print(json.dumps(json_figures(result)))
     return result
 
 

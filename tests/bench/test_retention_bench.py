@@ -21,6 +21,9 @@ BENCH = ROOT / "bench"
 def _bench() -> ModuleType:
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))  # the benchmark imports its neighbour ``results``
+    loaded = sys.modules.get("bench_retention")
+    if loaded is not None:  # one module object: the worker processes pickle its classes
+        return loaded
     spec = importlib.util.spec_from_file_location("bench_retention", BENCH / "retention.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -207,6 +210,10 @@ def test_benchmark_runs_and_reports(swebench_path: Path, tmp_path: Path) -> None
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["sessions"] == 1 and out["sessions_with_5"] == 1
     assert 0.0 <= out["survival_after_5"] <= 1.0
+    # one pass per placement; the headline survival is the lowest of them
+    assert set(out["by_placement"]) == {"user", "tool", "assistant"}
+    assert out["survival_after_5"] == min(out["survival_after_5_by_placement"].values())
+    assert all(p["sessions_with_5"] == 1 for p in out["by_placement"].values())
     for cols in out["survival_by_kind"].values():
         assert all(v is None or 0.0 <= v <= 1.0 for v in cols.values())
     assert out["contexts_over_budget"] == 0 and out["engine_contexts_over_budget"] == 0
@@ -218,6 +225,8 @@ def test_benchmark_runs_and_reports(swebench_path: Path, tmp_path: Path) -> None
     assert out["files_missing_from_summary"] <= out["files_modified_before_cut"]
     section = results.read_text(encoding="utf-8")
     assert section.count("## retention") == 1 and "trim_messages" in section
+    assert "| method | user | tool | assistant | min |" in section
+    assert "| abridged (extractive summary) | assistant |" in section
 
 
 @pytest.mark.parametrize("limit", ["0", "x"])

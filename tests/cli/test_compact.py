@@ -74,7 +74,7 @@ def test_anthropic_output(cli: Run, tmp_path: Path) -> None:
 def test_agent_cli_formats_are_written_back(cli: Run, tmp_path: Path, source: Path) -> None:
     path = tmp_path / "out.jsonl"
     out = cli(
-        "compact", source, "--window", "2k", "--keep-recent", "64", "--summary-max", "300",
+        "compact", source, "--window", "2k", "--keep-recent", "64", "--summary-max", "120",
         "-o", path,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
@@ -84,6 +84,23 @@ def test_agent_cli_formats_are_written_back(cli: Run, tmp_path: Path, source: Pa
     assert compacted.messages[-1].text == original.messages[-1].text
     assert any(m.text.startswith("[Summary of the earlier part") for m in compacted.messages)
     assert len(compacted.messages) < len(original.messages)
+
+
+@pytest.mark.parametrize("source", [CLAUDE_CODE, CODEX])
+def test_a_summary_that_would_not_shrink_the_file_changes_nothing(
+    cli: Run, tmp_path: Path, source: Path
+) -> None:
+    # These sessions are a few hundred tokens: a 300-token summary would make them larger.
+    path = tmp_path / "out.jsonl"
+    out = cli(
+        "compact", source, "--window", "2k", "--keep-recent", "64", "--summary-max", "300",
+        "-o", path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "nothing to compact" in (out.stdout + out.stderr).lower()
+    (original,) = load_transcripts(source)
+    (written,) = load_transcripts(path)
+    assert [m.text for m in written.messages] == [m.text for m in original.messages]
 
 
 def test_many_sessions(cli: Run, tmp_path: Path) -> None:

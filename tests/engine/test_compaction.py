@@ -15,6 +15,7 @@ import pytest
 from abridged.core.budget import BudgetSettings, compute_budget
 from abridged.core.model import Message, ToolCall, Usage, assign_ids
 from abridged.core.protocols import SummaryRequest
+from abridged.core.tokens import estimate_message_tokens
 from abridged.core.turns import is_user_message
 from abridged.core.validate import is_paired
 from abridged.engine.compaction import (
@@ -163,26 +164,27 @@ def test_summarize_when_pruning_is_not_enough() -> None:
     assert list(plan.main_request.messages) == summarized
 
 
-def test_a_cut_inside_a_turn_summarizes_the_turn_prefix_separately() -> None:
+def test_a_cut_inside_a_turn_is_one_summary_that_says_the_turn_goes_on() -> None:
     earlier = [Message.user("What is abridged?"), Message.assistant("A library. " * 200)]
     session = agent_session(60, 1_500)
     messages = assign_ids([session[0], *earlier, *session[1:]])
     settings = CompactionSettings(pin_first_task=False, prune_enabled=False)
     plan = plan_for(messages, settings=settings)
     assert plan.cut is not None and plan.cut.splits_turn  # type: ignore[union-attr]
-    assert plan.main_request is not None and plan.summarize == (1, 2)
-    assert plan.prefix_request is not None and plan.prefix_request.kind == "turn_prefix"
+    assert plan.summarize == (1, 2)
     assert plan.turn_prefix and plan.turn_prefix[0] == 3  # the task's turn
-    calls: list[int] = []
-
-    async def gather(*coroutines: Any) -> list[Any]:
-        calls.append(len(coroutines))
-        return list(await asyncio.gather(*coroutines))
-
-    result = run(plan, RecordingSummarizer(), gather=gather)
-    assert calls == [2]  # both summaries at once
-    assert result.summary_text is not None and "The turn in progress" in result.summary_text
-    assert result.summary_text.index("(2 messages)") < result.summary_text.index("The turn")
+    # One request: the earlier history and the split turn's earlier steps, of kind turn_prefix.
+    assert len(plan.requests) == 1
+    request = plan.main_request
+    assert request is not None and request.kind == "turn_prefix"
+    assert list(request.messages) == [messages[i] for i in (*plan.summarize, *plan.turn_prefix)]
+    assert request.later and request.later[0] is messages[plan.first_kept]
+    summarizer = RecordingSummarizer()
+    result = run(plan, summarizer)
+    assert len(summarizer.requests) == 1
+    assert result.summary_text is not None
+    assert f"({len(request.messages)} messages)" in result.summary_text
+    assert "The turn in progress" not in result.summary_text  # no second block
 
 
 def test_the_previous_summary_is_folded_in_with_an_update() -> None:
@@ -538,4 +540,9 @@ def test_summary_requests_carry_the_prefix_and_tools() -> None:
     request: SummaryRequest | None = plan.main_request
     assert request is not None and request.tools == tools
     assert request.prefix == tuple(chat(30, 1_200))
-    assert request.max_tokens == BUDGET.summary_max
+    # The ceiling, divided by how much the counter counts over the plain estimate.
+    assert request.max_tokens <= plan.summary_max_tokens <= BUDGET.summary_max
+    ratio = sum(count_tokens(m) for m in request.messages) / sum(
+        estimate_message_tokens(m) for m in request.messages
+    )
+    assert request.max_tokens == max(1, int(plan.summary_max_tokens / max(1.0, ratio)))

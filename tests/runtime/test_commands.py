@@ -76,7 +76,9 @@ async def test_commands_cost_no_model_call_and_are_stored_outside_the_context(
     assert outputs["/frobnicate"].startswith("Unknown command /frobnicate.")
     assert outputs["/abort"] == "Nothing to abort."
     assert outputs["/prune"].startswith("Tool outputs pruned")
-    assert outputs["/compact"].startswith("Compacted")
+    # Either outcome is a command's answer; a summary larger than what it would replace is
+    # not made (the other tests here compact for real).
+    assert outputs["/compact"].startswith(("Compacted", "Nothing to compact"))
     stored = await store.stored_messages(convo.id)
     kinds = [m.message.meta.get("kind") for m in stored]
     assert kinds.count("command") == 7 and kinds.count("command_output") == 7
@@ -114,7 +116,7 @@ async def test_status_reports_context_summary_session_cache_and_cost(
         summarizer="extractive",
         settings=ConversationSettings(debounce=0),
     )
-    for i in range(3):
+    for i in range(16):  # enough that a summary is smaller than what it replaces
         await convo.send(f"Question {i}: {NOTE}")
     await convo.send("/compact")
     status = await convo.status()
@@ -213,7 +215,7 @@ async def test_compact_passes_its_focus_to_the_summarizer(
 ) -> None:
     recording = RecordingSummarizer()
     convo = await open_convo(store, server, summarizer=recording)
-    for i in range(3):
+    for i in range(16):  # enough that a summary is smaller than what it replaces
         await convo.send(f"Item {i}. {NOTE}")
     result = await convo.send("/compact focus on the release dates")
     assert result.text.startswith("Compacted")

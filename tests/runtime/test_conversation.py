@@ -443,11 +443,11 @@ async def test_a_compaction_asked_for_mid_turn_waits_for_the_turn_to_end(
 async def test_compact_sent_during_a_turn_runs_after_it(store: Store) -> None:
     with ProviderServer(latency=0.3) as server:
         convo = await open_convo(store, make_model("openai", server))
-        await fill(convo, 2)
+        await fill(convo, 8)  # enough that a summary is smaller than what it replaces
         finished: list[str] = []
         turn = asyncio.ensure_future(convo.send("a question"))
         turn.add_done_callback(lambda _: finished.append("turn"))
-        await wait_for(lambda: len(server.requests) == 3)  # the turn's call is in flight
+        await wait_for(lambda: len(server.requests) == 9)  # the turn's call is in flight
         compacting = asyncio.ensure_future(convo.send("/compact focus on the notes"))
         compacting.add_done_callback(lambda _: finished.append("compact"))
         answer, done = await asyncio.gather(turn, compacting)
@@ -657,7 +657,7 @@ async def test_two_writers_on_one_conversation_commit_one_compaction(
     store: Store, server: ProviderServer
 ) -> None:
     a = await open_convo(store, make_model("openai", server))
-    await fill(a, 3)
+    await fill(a, 8)  # enough that a summary is smaller than what it replaces
     b = await Conversation.open(
         store,
         make_model("openai", server),

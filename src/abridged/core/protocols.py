@@ -156,6 +156,7 @@ class SummaryRequest:
     focus: str | None = None
     prefix: tuple[Message, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
+    later: tuple[Message, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

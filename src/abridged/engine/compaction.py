@@ -15,7 +15,7 @@ secrets from the summary, and returns a ``CompactionResult`` with the new state 
 History is never dropped because a summary failed: without a summary the cut is not made.
 
 The engine has no clock and no event loop: pass ``clock`` (``time.monotonic``) to measure the
-duration, and ``gather`` (``asyncio.gather``) to run the split turn's two summaries concurrently.
+duration, and ``gather`` (``asyncio.gather``) to run a plan's summary requests concurrently.
 """
 
 from __future__ import annotations
@@ -76,6 +76,10 @@ __all__ = [
     "plan_emergency",
     "prepare",
 ]
+
+
+#: A compaction that frees at least this share (1/n) of the input budget made progress.
+PROGRESS_SHARE = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +298,15 @@ async def compact(
             return await run.finish("failed", commit_prune(plan), error=outcome)
         made = outcome
     made = replace(made, text=redact(made.text))
+    after = plan.base_tokens_after + count_tokens(summary_message(made.text))
+    before = plan.tokens_after_prune if plan.prune is not None else plan.tokens_before
+    if after >= before:
+        # Never larger: a summary that does not shrink the context changes nothing (the
+        # prune, when there is one, still applies).
+        detail = f"a summary would leave {after:,} tokens of {before:,}, no fewer"
+        if plan.prune is not None:
+            return await run.finish("pruned", commit_prune(plan), detail=detail)
+        return await run.finish("nothing", plan.state, detail=detail)
     state = commit_summary(plan, made.text, plan.file_ops.merge(made.file_ops))
     return await run.finish("compacted", state, made=made)
 
@@ -340,8 +353,8 @@ async def _make_summary(
             reasons.append(reason)
         if summary is None:
             return reason or "no summary was made"
-        if request.kind == "turn_prefix":
-            prefix_text = summary.text
+        if request.kind == "turn_prefix" and len(requests) > 1:
+            prefix_text = summary.text  # a plan made with a separate split-turn request
         else:
             main_text = summary.text
         file_ops = file_ops.merge(summary.file_ops)
@@ -383,6 +396,7 @@ class _Run:
         *,
         made: _Made | None = None,
         error: str | None = None,
+        detail: str | None = None,
     ) -> CompactionResult:
         plan, budget, emit = self.plan, self.plan.budget, self.emit
         pruned_applied = plan.prune is not None and status in ("pruned", "compacted", "failed")
@@ -411,9 +425,17 @@ class _Run:
             messages_after = plan.messages_before
             first_kept = plan.state.cut
         reached = tokens_after <= budget.target
+        # A summary that freed a tenth of the budget made progress even above the target (the
+        # newest step alone may be what keeps it there): no backoff, so the next trigger can
+        # summarize that step once it is no longer the newest, before it overflows.
+        progressed = status == "compacted" and (
+            tokens_after <= plan.tokens_before - budget.input_budget // PROGRESS_SHARE
+        )
         if status != "cancelled":
             backoff = state.backoff.after(
-                reached_target=reached, calls=plan.state.calls, max_calls=plan.backoff_max_calls
+                reached_target=reached or progressed,
+                calls=plan.state.calls,
+                max_calls=plan.backoff_max_calls,
             )
             state = replace(state, backoff=backoff)
         duration = 0.0
@@ -438,7 +460,7 @@ class _Run:
                 summarizer=made.summarizer if made is not None else None,
                 truncated=made.truncated if made is not None else False,
                 duration=duration,
-                detail=error or plan.detail,
+                detail=error or detail or plan.detail,
             )
         )
         if plan.forced and status == "compacted" and tokens_after <= budget.input_budget:
@@ -451,7 +473,7 @@ class _Run:
                     reported=plan.reported,
                 )
             )
-        if status != "cancelled" and not reached:
+        if status != "cancelled" and not reached and not progressed:
             emit(
                 CompactionBackoff(
                     tokens_after=tokens_after,

@@ -29,6 +29,7 @@ from abridged.core.budget import Budget
 from abridged.core.model import Message, Text
 from abridged.core.protocols import FileOps
 from abridged.core.turns import TokenCount, head_length, is_user_message
+from abridged.engine.summarize.prompts import TURN_PREFIX_LABEL
 from abridged.engine.triggers import Backoff, CompactionSettings
 from abridged.errors import MessageValidationError
 
@@ -39,7 +40,6 @@ SUMMARY_HEADER = (
 )
 
 #: Separates the main summary from the split turn's summary in the summary text.
-TURN_PREFIX_LABEL = "The turn in progress: its earlier steps, summarized (later steps follow)."
 
 #: ``ContextView.sources`` entry of the summary message (it is in no history position).
 SUMMARY_SOURCE = -1

@@ -30,7 +30,7 @@ from typing import Literal, TypeAlias
 
 from abridged.core.budget import Budget, format_token_size
 from abridged.core.model import Message
-from abridged.core.protocols import FileOps, SummaryRequest, ToolSpec
+from abridged.core.protocols import FileOps, SummaryKind, SummaryRequest, ToolSpec
 from abridged.core.tokens import (
     REPLY_PRIMING,
     estimate_message_tokens,
@@ -49,7 +49,6 @@ from abridged.core.turns import (
 )
 from abridged.engine.context import (
     SUMMARY_SOURCE,
-    TURN_PREFIX_LABEL,
     CompactionState,
     ContextView,
     build_view,
@@ -64,6 +63,7 @@ from abridged.engine.triggers import (
     Trigger,
     choose_trigger,
     prune_settings,
+    recent_step_tokens,
     trigger_reason,
 )
 from abridged.errors import ContextOverflowError
@@ -92,8 +92,10 @@ class CompactionPlan:
     - ``first_kept``: the new cut (first verbatim tail message; the history length when nothing
       remains of the tail); ``first_kept_id``/``through_id``: ids of that message and of the one
       before it. ``carried``: history indexes sent verbatim before the tail after the cut.
-    - ``summarize``: history indexes folded into the main summary; ``turn_prefix``: those of
-      the split turn's earlier part, summarized separately. ``previous_summary``: folded in.
+    - ``summarize``: history indexes folded into the summary before the split turn;
+      ``turn_prefix``: those of the split turn's earlier part, folded into the same summary
+      (its request is of kind ``turn_prefix``: the turn goes on). ``previous_summary``: folded
+      in.
     - ``requests``: the summarizer requests (main first, then the turn prefix's).
     - ``file_ops``: the cumulative file operations after this compaction.
     - ``reported``: the size came from the provider's rejection (``plan_emergency``).
@@ -146,13 +148,8 @@ class CompactionPlan:
 
     @property
     def main_request(self) -> SummaryRequest | None:
-        """The request for the main summary (``None`` when only a turn prefix is summarized)."""
-        return next((r for r in self.requests if r.kind != "turn_prefix"), None)
-
-    @property
-    def prefix_request(self) -> SummaryRequest | None:
-        """The request for the split turn's earlier part, if it gets its own summary."""
-        return next((r for r in self.requests if r.kind == "turn_prefix"), None)
+        """The request for the summary (of kind ``turn_prefix`` when the cut splits a turn)."""
+        return self.requests[0] if self.requests else None
 
 
 def context_tokens(messages: Sequence[Message], budget: Budget, count_tokens: TokenCount) -> int:
@@ -207,6 +204,7 @@ def prepare(
     else:
         size = context_tokens
     count = len(view.messages) if view is not None else context_length(messages, state)
+    next_step = recent_step_tokens(messages, count_tokens, settings.headroom_steps)
     trigger = choose_trigger(
         size,
         count,
@@ -215,6 +213,7 @@ def prepare(
         backoff=state.backoff,
         calls=state.calls,
         manual=manual,
+        next_step_tokens=next_step,
     )
     if trigger is None:
         return None
@@ -231,6 +230,7 @@ def prepare(
         focus=focus,
         pinned=pinned,
         size=size,
+        next_step=next_step,
     )
     return planner.plan(trigger)
 
@@ -300,6 +300,13 @@ def measure(
     )
 
 
+def _count_ratio(messages: Sequence[Message], count_tokens: TokenCount) -> float:
+    """How much ``count_tokens`` counts over the plain estimate on ``messages`` (at least 1)."""
+    plain = sum(estimate_message_tokens(m) for m in messages)
+    counted = sum(count_tokens(m) for m in messages)
+    return max(1.0, counted / plain) if plain else 1.0
+
+
 def _pinned_units(messages: Sequence[Message], positions: Collection[int]) -> frozenset[int]:
     """``positions`` extended to their whole steps (a pinned tool result keeps its call)."""
     if not positions:
@@ -331,8 +338,10 @@ class _Planner:
         focus: str | None,
         pinned: Collection[int],
         size: int,
+        next_step: int = 0,
     ) -> None:
         self.messages = messages
+        self.next_step = next_step
         self.view = view
         self.budget = budget
         self.settings = settings
@@ -350,9 +359,6 @@ class _Planner:
         self.scale = max(1.0, size / self.counted) if self.counted else 1.0
         self.system_tokens = sum(self.tokens[: view.head])
         self.summary_overhead = count_tokens(summary_message(""))
-        # What joining a turn prefix's summary to the main one adds (label and separator).
-        joined = summary_message(f"x\n\n---\n\n{TURN_PREFIX_LABEL}\n\nx")
-        self.label_tokens = max(0, count_tokens(joined) - count_tokens(summary_message("xx")))
         pins = pinned_indexes(
             messages, settings=settings, budget=budget, count_tokens=count_tokens, pinned=pinned
         )
@@ -371,7 +377,12 @@ class _Planner:
             "action": action,
             "trigger": trigger,
             "reason": trigger_reason(
-                trigger, self.size, len(view.messages), self.budget, self.settings
+                trigger,
+                self.size,
+                len(view.messages),
+                self.budget,
+                self.settings,
+                next_step_tokens=self.next_step,
             ),
             "state": self.state,
             "history_length": self.n,
@@ -395,7 +406,7 @@ class _Planner:
         working = apply_prune(self.view.messages, prune) if prune is not None else None
         sent: Sequence[Message] = working if working is not None else self.view.messages
         tokens = self._tokens_after_prune(prune, sent)
-        if prune is not None and trigger == "tokens":
+        if prune is not None and trigger in ("tokens", "headroom"):
             after = self.size - (sum(self.tokens) - sum(tokens))
             if after <= self.budget.target:
                 return self._prune_only(trigger, prune, sent, tokens)
@@ -409,6 +420,7 @@ class _Planner:
         )
         if trigger == "messages" and self.settings.max_messages is not None:
             cut = self._count_cut(sent, tokens, cut, self.settings.max_messages // 2)
+        cut = self._reach_target(sent, tokens, cut, force=trigger in ("manual", "overflow"))
         if cut.none:
             if trigger == "overflow":
                 return self.emergency(trigger, prune=prune, sent=sent, tokens=tokens)
@@ -554,6 +566,36 @@ class _Planner:
         dropped = sum(tokens[by_count.head : by_count.index])
         return replace(by_count, kept_tokens=kept, dropped_tokens=dropped)
 
+    def _reach_target(
+        self, sent: Sequence[Message], tokens: Sequence[int], cut: CutPoint, *, force: bool
+    ) -> CutPoint:
+        """``cut``, or a later one when its kept tail, with a summary at its ceiling, would end
+        above the target: the kept tail is cut first, before anything else gives (a compaction
+        that misses its target only brings the next one, and then the emergency path, sooner).
+        """
+        budget, keep = self.budget, self.budget.keep_recent
+        for _attempt in range(8):
+            if cut.none:
+                return cut
+            base = self._kept_tokens(cut.kept_indexes(len(sent)), tokens)
+            total = self.scale * (base + budget.summary_max + self.summary_overhead)
+            if total <= budget.target or keep == 0:
+                return cut
+            excess = int((total - budget.target) / self.scale) + 1
+            keep = max(0, min(keep, cut.kept_tokens) - excess)
+            later = find_cut_point(
+                sent,
+                keep,
+                self.count,
+                min_split_turn_messages=self.settings.min_split_turn_messages,
+                force=force,
+                pinned=self.pin_positions,
+            )
+            if later.none or later.index <= cut.index:
+                return cut
+            cut = later
+        return cut
+
     def _kept_positions(self, kept: Sequence[int]) -> list[int]:
         sources = self.view.sources
         return [p for p in kept if sources[p] != SUMMARY_SOURCE]
@@ -612,47 +654,39 @@ class _Planner:
         prefix_messages = tuple(messages[sources[p]] for p in prefix)
         file_ops = extract_file_ops((*main_messages, *prefix_messages), previous=state.file_ops)
         ceiling = self.budget.summary_max
+        # Summarizers hold their ceiling by the plain estimate; this conversation's counter
+        # (calibrated against the provider) may count more: ask for that much less.
+        ratio = _count_ratio((*main_messages, *prefix_messages), self.count)
         if stage is not None or trigger == "overflow":
             # The room left, with a fifth to spare: summarizers measure their ceiling with
             # their own estimate, which may undercount against the caller's counter.
             room = int(self.budget.input_budget / self.scale) - base_after - self.summary_overhead
             ceiling = max(MIN_EMERGENCY_SUMMARY_TOKENS, min(ceiling, room * 4 // 5))
-        requests: list[SummaryRequest] = []
-        main_max, prefix_max = ceiling, 0
-        if prefix:
-            label = self.label_tokens if main or state.summary is not None else 0
-            available = max(2, ceiling - label)
-            if main or state.summary is not None:
-                main_max = max(1, available * 2 // 3)
-                prefix_max = max(1, available - main_max)
-            else:
-                main_max, prefix_max = 0, available
-        context = tuple(view.messages)
-        if main:
-            requests.append(
-                SummaryRequest(
-                    messages=main_messages,
-                    kind="update" if state.summary is not None else "initial",
-                    previous_summary=state.summary,
-                    file_ops=state.file_ops,
-                    max_tokens=main_max,
-                    focus=self.focus,
-                    prefix=context,
-                    tools=self.tools,
-                )
-            )
-        if prefix:
-            requests.append(
-                SummaryRequest(
-                    messages=prefix_messages,
-                    kind="turn_prefix",
-                    file_ops=state.file_ops,
-                    max_tokens=prefix_max,
-                    focus=self.focus,
-                    prefix=context,
-                    tools=self.tools,
-                )
-            )
+        else:
+            # When even the shortest tail leaves no room for a full summary under the target,
+            # the summary gives next, down to half its ceiling, if that reaches the target;
+            # when it would not (the tail alone is too big), shrinking it would only lose
+            # what it carries.
+            room = int(self.budget.target / self.scale) - base_after - self.summary_overhead
+            if self.budget.summary_max // 2 <= room < ceiling:
+                ceiling = room
+        # One summary, always: the earlier history and, when the cut splits a turn, that turn's
+        # earlier steps (``turn_prefix``: the summary says the turn goes on). A second block
+        # for the split turn would be appended at every compaction of a long single-task run
+        # and compete with the main summary for the ceiling.
+        summarized = (*main_messages, *prefix_messages)
+        kind: SummaryKind = "update" if state.summary is not None else "initial"
+        request = SummaryRequest(
+            messages=summarized,
+            kind="turn_prefix" if prefix else kind,
+            previous_summary=state.summary,
+            file_ops=state.file_ops,
+            max_tokens=max(1, int(ceiling / ratio)),
+            focus=self.focus,
+            prefix=tuple(view.messages),
+            tools=self.tools,
+            later=tuple(messages[sources[p]] for p in kept if p >= tail),
+        )
         detail = None
         if stage is not None:
             detail = (
@@ -672,7 +706,7 @@ class _Planner:
             turn_prefix=tuple(sources[p] for p in prefix),
             previous_summary=state.summary,
             file_ops=file_ops,
-            requests=tuple(requests),
+            requests=(request,),
             base_tokens_after=base_after,
             summary_max_tokens=ceiling,
             messages_after=len(kept),

@@ -8,7 +8,10 @@ A conversation is checked at every step boundary (before each model call). The t
    ``overflow_recovery`` is on) and the backoff, and ``before_compact`` cannot cancel it.
 3. Nothing automatic while compaction is switched off (``Budget.enabled``) or backing off.
 4. ``tokens``: the context reached ``Budget.trigger`` (``trigger_ratio`` of the input budget).
-5. ``messages``: the context holds more than ``CompactionSettings.max_messages`` messages.
+5. ``headroom``: the context is above the target and one more step as large as the largest of
+   the last ``CompactionSettings.headroom_steps`` would not fit the input budget: compacting
+   now, ahead of the call, beats the forced compaction of an overflow one step later.
+6. ``messages``: the context holds more than ``CompactionSettings.max_messages`` messages.
 
 **Progress guard.** A compaction that does not get the context down to the target is reported,
 and automatic compaction backs off for the conversation, exponentially, counted in model calls:
@@ -20,15 +23,17 @@ loop impossible: two automatic compactions in a row without shrinking the contex
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, get_args
 
 from abridged.core.budget import Budget, format_token_size
-from abridged.core.turns import DEFAULT_MIN_SPLIT_TURN_MESSAGES
+from abridged.core.model import Message
+from abridged.core.turns import DEFAULT_MIN_SPLIT_TURN_MESSAGES, TokenCount
 from abridged.engine.prune import PruneSettings
 from abridged.errors import SettingError
 
-Trigger: TypeAlias = Literal["tokens", "messages", "manual", "overflow"]
+Trigger: TypeAlias = Literal["tokens", "headroom", "messages", "manual", "overflow"]
 TRIGGERS: tuple[Trigger, ...] = get_args(Trigger)
 
 #: The smallest summary worth making on the emergency path (tokens).
@@ -60,12 +65,15 @@ class CompactionSettings:
       (sent verbatim in every context) when it holds at most ``pin_first_task_max_tokens``
       tokens and at most an eighth of the input budget.
     - ``pin_first_task_max_tokens`` (default 2,048; integer >= 0).
-    - ``min_split_turn_messages`` (default 5; integer >= 1): the earlier part of a turn cut in
-      two gets its own summary from this many messages on.
+    - ``min_split_turn_messages`` (default 5; integer >= 1): from this many messages on, the
+      earlier part of a turn cut in two is summarized as a turn in progress (the summary says
+      the turn goes on, and what it was doing).
     - ``backoff_max_calls`` (default 64; integer >= 1): the longest pause of automatic
       compaction after compactions that miss the target.
     - ``emergency_keep_share`` (default 0.25; in (0, 1]): the emergency path's first stage keeps
       this share of ``keep_recent`` verbatim.
+    - ``headroom_steps`` (default 8; integer >= 0, 0 switches it off): how many recent steps
+      the ``headroom`` trigger looks at for the size of the next one.
 
     >>> CompactionSettings(max_messages=2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -80,6 +88,7 @@ class CompactionSettings:
     min_split_turn_messages: int = DEFAULT_MIN_SPLIT_TURN_MESSAGES
     backoff_max_calls: int = 64
     emergency_keep_share: float = field(default=0.25)
+    headroom_steps: int = 8
 
     def __post_init__(self) -> None:
         if self.prune is not None and not isinstance(self.prune, PruneSettings):
@@ -94,6 +103,7 @@ class CompactionSettings:
         _check_int("pin_first_task_max_tokens", self.pin_first_task_max_tokens, 0)
         _check_int("min_split_turn_messages", self.min_split_turn_messages, 1)
         _check_int("backoff_max_calls", self.backoff_max_calls, 1)
+        _check_int("headroom_steps", self.headroom_steps, 0)
         share = self.emergency_keep_share
         if (
             isinstance(share, bool)
@@ -164,8 +174,10 @@ def choose_trigger(
     backoff: Backoff,
     calls: int,
     manual: bool = False,
+    next_step_tokens: int = 0,
 ) -> Trigger | None:
-    """Which trigger fires for a context of ``context_tokens`` and ``context_messages``, if any.
+    """Which trigger fires for a context of ``context_tokens`` and ``context_messages``, if any;
+    ``next_step_tokens`` is how large the next step may be (``recent_step_tokens``).
 
     See the module docstring for the order. Pure and O(1).
 
@@ -187,9 +199,39 @@ def choose_trigger(
         return None
     if context_tokens >= budget.trigger:
         return "tokens"
+    headroom = budget.input_budget - context_tokens
+    if context_tokens > budget.target and next_step_tokens > headroom:
+        return "headroom"
     if settings.max_messages is not None and context_messages > settings.max_messages:
         return "messages"
     return None
+
+
+def recent_step_tokens(messages: Sequence[Message], count_tokens: TokenCount, steps: int) -> int:
+    """The largest of the last ``steps`` steps of ``messages`` (an assistant message and what
+    follows it up to the next one), in tokens: how much one more step may add. Reads only
+    those steps (O(steps)), never the whole history.
+
+    >>> from abridged.core.model import Message
+    >>> history = [Message.user("go"), Message.assistant("a"), Message.user("x" * 400)]
+    >>> recent_step_tokens(history, lambda m: len(m.text) // 4, 4)
+    100
+    """
+    if steps <= 0:
+        return 0
+    largest = current = 0
+    seen = 0
+    for message in reversed(messages):
+        if message.role == "system" or message.is_summary:
+            break
+        current += count_tokens(message)
+        if message.role == "assistant":
+            largest = max(largest, current)
+            current = 0
+            seen += 1
+            if seen >= steps:
+                break
+    return largest
 
 
 def trigger_reason(
@@ -198,6 +240,8 @@ def trigger_reason(
     context_messages: int,
     budget: Budget,
     settings: CompactionSettings,
+    *,
+    next_step_tokens: int = 0,
 ) -> str:
     """Why the trigger fired, for people.
 
@@ -208,6 +252,11 @@ def trigger_reason(
     size = format_token_size(context_tokens)
     if trigger == "tokens":
         return f"context {size} >= trigger {format_token_size(budget.trigger)}"
+    if trigger == "headroom":
+        return (
+            f"context {size} + a step of up to {format_token_size(next_step_tokens)} > input "
+            f"budget {format_token_size(budget.input_budget)}"
+        )
     if trigger == "messages":
         return f"context holds {context_messages} messages > max_messages {settings.max_messages}"
     if trigger == "overflow":

@@ -16,6 +16,7 @@ from abridged.core.model import Message, ToolCall, Usage
 from abridged.core.protocols import Completion, FileOps, SummaryRequest, ToolSpec
 from abridged.core.tokens import estimate_context_tokens
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
+from abridged.engine.summarize.ledger import LEDGER_SHARE
 from abridged.engine.summarize.llm import (
     LLMSummarizer,
     clean_reply,
@@ -36,6 +37,11 @@ from tests.strategies import conversations
 
 GOOD = render_sections({"intent": "- Fix the parser.", "state": "Tests pass."})
 TITLES = [s.title for s in SECTIONS]
+
+
+def _asked(ceiling: int) -> int:
+    """What the model is asked for under ``ceiling``: a share is kept for the fact ledger."""
+    return max(1, int(ceiling * (1 - LEDGER_SHARE)))
 
 
 def _fits(call: ScriptedCall, budget: int) -> bool:
@@ -75,10 +81,12 @@ async def test_one_call_with_the_anti_continuation_system_prompt_and_the_section
     assert body.count("<conversation>") == 1 and "<user>\nFix the unit parser.\n</user>" in body
     positions = [body.index("## " + t) for t in TITLES]
     assert positions == sorted(positions)
-    assert call.max_output_tokens == 1_000  # min(max_output_tokens, request.max_tokens)
+    # min(max_output_tokens, request.max_tokens), less the fact ledger's share
+    assert call.max_output_tokens == _asked(1_000) < 1_000
     assert call.tools is None
     assert summary.summarizer == "llm:scripted"
-    assert find_headings(summary.text) == find_headings(GOOD)
+    # The reply's sections, and the files section the tracked reads added.
+    assert find_headings(summary.text) == ["intent", "state", "files"]
     assert not summary.truncated and summary.fallback_reason is None
     assert summary.usage is not None and summary.usage.output > 0
     assert summary.file_ops.read == {f"src/file{k}.py" for k in range(3)}
@@ -145,7 +153,7 @@ async def test_map_reduce_keeps_every_call_within_the_input_budget() -> None:
     # The final summary is the last merge, made within the depth bound (map = level 0).
     level = int(re.search(r"level=(\d+)", summary.text).group(1))  # type: ignore[union-attr]
     assert 1 <= level <= summarizer.max_depth - 1
-    assert model.calls[-1].max_output_tokens == 400
+    assert model.calls[-1].max_output_tokens == _asked(400)
 
 
 async def test_map_reduce_folds_the_previous_summary_first() -> None:
@@ -182,7 +190,7 @@ async def test_map_reduce_depth_is_bounded(depth: int) -> None:
         assert level >= 2  # several reduce levels really happened
     assert all(_fits(call, budget) for call in model.calls)
     assert all(call.max_output_tokens is not None for call in model.calls)
-    assert model.calls[-1].max_output_tokens == 300
+    assert model.calls[-1].max_output_tokens == _asked(300)
     assert summary.truncated  # every reply was cut at its ceiling
 
 
@@ -284,7 +292,7 @@ async def test_cache_reuse_sends_the_exact_prefix_then_one_instruction() -> None
     assert "\u00abStep 2.\u00bb" in instruction.text  # where the kept part starts
     assert call.tools == tools
     assert call.options.get("tool_choice") == "none"
-    assert call.max_output_tokens == 400
+    assert call.max_output_tokens == _asked(400)
     assert summary.fallback_reason is None and _fits(call, 20_000)
 
 
@@ -312,14 +320,23 @@ async def test_summaries_are_redacted_and_list_every_tracked_file() -> None:
     assert key not in summary.text and "[REDACTED:openai-key]" in summary.text
     files = parse_sections(summary.text)["files"]
     assert "b.py" in files and "docs/guide.md" in files and "src/file0.py" in files
-    assert find_headings(summary.text) == list(SECTION_KEYS)
+    headings = find_headings(summary.text)
+    assert headings[:1] == ["intent"] and headings.count("files") == 1
+    assert headings == [key for key in SECTION_KEYS if key in headings]
 
 
 def test_ensure_files_inserts_a_missing_section_in_its_place() -> None:
-    text = render_sections({}).replace("## Files read / modified\nNone recorded.\n\n", "")
+    text = render_sections({}, keep_empty=True).replace(
+        "## Files read / modified\nNone recorded.\n\n", ""
+    )
     assert "files" not in find_headings(text)
     fixed = ensure_files(text, FileOps(modified=frozenset({"x.py"})))
     assert find_headings(fixed) == list(SECTION_KEYS)
+    # Also when only some sections are there (empty ones are left out of a summary).
+    sparse = render_sections({"intent": "- Fix it.", "errors": "- none left", "references": "x"})
+    fixed = ensure_files(sparse, FileOps(modified=frozenset({"x.py"})))
+    assert find_headings(fixed) == ["intent", "errors", "files", "references"]
+    assert parse_sections(fixed)["files"] == "Modified (tracked): x.py"
     assert "Modified (tracked): x.py" in parse_sections(fixed)["files"]
     assert ensure_files(fixed, FileOps(modified=frozenset({"x.py"}))) == fixed
 

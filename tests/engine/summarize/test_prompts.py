@@ -12,6 +12,7 @@ from abridged.engine.summarize.prompts import (
     SECTION_KEYS,
     SECTIONS,
     SYSTEM_PROMPT,
+    add_to_section,
     cache_reuse_instruction,
     find_headings,
     heading,
@@ -35,7 +36,7 @@ def test_the_sections_are_the_designs_most_critical_first() -> None:
         "User intent and requests",
         "Constraints and preferences",
         "Current state and next step",
-        "Decisions",
+        "Facts and decisions",
         "Progress",
         "Errors and fixes",
         "Files read / modified",
@@ -174,18 +175,47 @@ def test_render_and_parse_round_trip() -> None:
     text = render_sections(bodies)
     assert parse_sections(text) == bodies
     assert [heading(k) for k in SECTION_KEYS] == ["## " + t for t in TITLES]
-    empty = render_sections({})
+    # Empty sections are left out, unless asked for (then each says NONE_TEXT).
+    assert render_sections({}) == ""
+    assert render_sections(dict.fromkeys(SECTION_KEYS, NONE_TEXT)) == ""
+    only = render_sections({"state": "Tests pass.", "files": " "})
+    assert find_headings(only) == ["state"]
+    empty = render_sections({}, keep_empty=True)
     assert empty.count(NONE_TEXT) == len(SECTIONS)
+    assert find_headings(empty) == list(SECTION_KEYS)
+    # An old summary's "## Decisions" heading still parses to the same key.
     assert parse_sections("intro\n## Decisions\nd") == {"": "intro", "decisions": "d"}
 
 
 @given(st.dictionaries(st.sampled_from(SECTION_KEYS), st.text(alphabet="abc -\n#*:", max_size=40)))
 def test_parse_recovers_what_render_wrote(bodies: dict[str, str]) -> None:
     parsed = parse_sections(render_sections(bodies))
-    assert parsed == {key: bodies.get(key, "").strip() or NONE_TEXT for key in SECTION_KEYS}
+    assert parsed == {key: body.strip() for key, body in bodies.items() if body.strip()}
+    kept = parse_sections(render_sections(bodies, keep_empty=True))
+    assert kept == {key: bodies.get(key, "").strip() or NONE_TEXT for key in SECTION_KEYS}
 
 
 def test_outline_lists_guidance_in_order() -> None:
     text = outline()
     assert _positions(text) == sorted(_positions(text))
     assert "verbatim" in text
+
+
+def test_add_to_section_appends_or_inserts_in_the_designs_order() -> None:
+    text = render_sections({"intent": "- a", "files": "Modified: x.py", "references": "r"})
+    appended = add_to_section(text, "files", "Read: y.py")
+    assert parse_sections(appended)["files"] == "Modified: x.py\nRead: y.py"
+    assert find_headings(appended) == ["intent", "files", "references"]
+    inserted = add_to_section(text, "decisions", "- a fact")
+    assert find_headings(inserted) == ["intent", "decisions", "files", "references"]
+    assert parse_sections(inserted)["decisions"] == "- a fact"
+    # A placeholder body is replaced, not added to.
+    filled = add_to_section(render_sections({}, keep_empty=True), "files", "Read: y.py")
+    assert parse_sections(filled)["files"] == "Read: y.py"
+    assert find_headings(filled) == list(SECTION_KEYS)
+    assert add_to_section("", "state", "s") == "## Current state and next step\ns"
+    # An old summary's "## Decisions" is the same section.
+    old = "## Decisions\n- kept\n\n## Progress\nDone."
+    assert parse_sections(add_to_section(old, "decisions", "- new"))["decisions"] == (
+        "- kept\n- new"
+    )

@@ -11,7 +11,11 @@ the messages, never from a paraphrase:
   references of the clipped part listed after it), longest first, then the first and newest.
 - **Current state and next step**: the latest assistant statement (clipped) and the last action
   with its outcome.
-- **Decisions**: sentences of assistant statements that state a decision, a cause or a plan.
+- **Facts and decisions**: the fact ledger (``ledger``): salient lines of tool output (values,
+  settings, identifiers, rules a file or ticket states, errors) and facts, findings and
+  decisions the agent stated, ranked by weight and recency; a later value for the same key
+  replaces the earlier one (``new (was old)``). A user message a later one corrected is kept,
+  marked ``[superseded by a later message]``; values no longer current leave the references.
 - **Progress**: what was done (tool calls, failures), what is in progress, what is blocked
   (errors never resolved), and the commands run, latest last.
 - **Errors and fixes**: each failing call (``is_error``, or a non-zero ``<returncode>`` in a
@@ -24,26 +28,29 @@ the messages, never from a paraphrase:
 **Update.** A previous summary (``request.previous_summary``, or summary messages leading
 ``request.messages``) is folded in: its user-intent and constraint entries are carried forward
 verbatim before the new ones (de-duplicated), so that instructions survive any number of
-compactions; its decisions, progress, errors and references are carried and capped; its state
-is replaced when there is anything new.
+compactions; its facts compete again with the new ones in one ranking (merged, re-ranked,
+re-capped: never appended); its progress, errors and references are carried and capped; its
+state is replaced when there is anything new, and a split turn's block (``TURN_PREFIX_LABEL``)
+is folded into the sections, so the summary never outgrows its ceiling.
 
 **Ceiling.** The summary holds at most ``request.max_tokens`` (estimated): the user's sections
-get at least ``user_share`` of it (more when the others need less); beyond that, the least
-critical sections are cut first (references, files, errors, progress, decisions, state), then
-the user's entries are clipped further, and the summary is flagged ``truncated``.
+get at least ``user_share`` of it (more when the others need less), the fact ledger at least
+``fact_share``; beyond that, the least critical sections are cut first (references, progress,
+errors, state, files, then the ledger down to its share, lowest-ranked facts first), then the
+user's entries are clipped further, then the rest of the ledger, and the summary is flagged
+``truncated``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from abridged.core.model import File, Image, Message, ToolCall, ToolResult
+from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.core.protocols import FileOps, Summary, SummaryKind, SummaryRequest
 from abridged.core.tokens import estimate_text_tokens
-from abridged.core.turns import is_user_message
 from abridged.engine.summarize.fileops import (
     DEFAULT_EXTRACTORS,
     FileOpsExtractor,
@@ -51,94 +58,27 @@ from abridged.engine.summarize.fileops import (
     parse_file_ops,
     shell_command,
 )
+from abridged.engine.summarize.ledger import SUPERSEDED_MARK, Ledger, build_ledger
 from abridged.engine.summarize.prompts import (
     NONE_TEXT,
     SECTION_KEYS,
+    TURN_PREFIX_LABEL,
     find_headings,
     parse_sections,
     render_sections,
 )
 from abridged.engine.summarize.redact import redact
+from abridged.engine.summarize.references import (
+    REFERENCES_PER_MESSAGE,
+    harvest_references,
+    strip_code,
+    user_request_text,
+)
 from abridged.engine.summarize.transcript import clip_middle, leading_summaries, truncate_tokens
 from abridged.errors import SettingError
 
-# -- exact references ---------------------------------------------------------------------------
-
-_UNITS = (
-    r"ms|s|sec|secs|seconds?|µs|us|microseconds?|ns|nanoseconds?|milliseconds?|minutes?|mins?|"
-    r"hours?|hrs?|h|days?|weeks?|months?|years?|[kKMGTP]i?B|bytes?|[kKMG]|%|percent|tokens?|"
-    r"elements?|items?|rows?|lines?|files?|requests?|req/s|rps|qps|users?|px|[kMG]?Hz|cores?|"
-    r"CPUs?|GPUs?|workers?|threads?|retries|records?|calls?|steps?|x"
-)
-_REFERENCE_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\b(?:https?|ftp|s3|gs|git|ssh|wss?)://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]"),
-    re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b"),
-    re.compile(r"(?<![\w.@/])@[A-Za-z0-9_](?:[\w-]*\w)?"),
-    re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
-    re.compile(r"`([^`\n]{2,80})`"),
-    re.compile(r"(?<![\w/:.@-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w"),
-    re.compile(
-        r"\b[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|md|rst|txt|cfg|"
-        r"ini|c|h|cc|cpp|hpp|rs|go|java|kt|rb|php|sh|sql|html|css|lock|csv|xml|proto|ipynb|"
-        r"env|conf|log)\b"
-    ),
-    re.compile(r"\b[A-Z][A-Za-z]+ \d+\.\d+(?:\.\d+)*\b"),
-    re.compile(r"\b[vV]?\d+\.\d+\.\d+(?:[-.+][\w.]+)?\b"),
-    re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b"),
-    re.compile(r"(?<![\w&])#\d{2,}\b"),
-    re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])"),
-    re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b"),
-    re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"),
-    re.compile(r"(?<![\d.,])\d{5,}(?![\d]|[.,]\d)"),
-    re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b(?<=\w)"),
-)
-_IDENTIFIER_NEEDS = re.compile(r"\d|_")
-
-
-#: At most this many references are listed from one message.
-REFERENCES_PER_MESSAGE = 12
-
-
-def harvest_references(text: str) -> list[str]:
-    """Exact references in ``text``, in order of appearance, each once: URLs, e-mails, handles,
-    UUIDs, backticked code, paths, file names, versions, ticket ids, issue numbers, numbers with
-    units, long numbers, commit-like hex ids and identifiers with digits or underscores.
-
-    >>> harvest_references("Ticket OPS-481 ships in 7.14.2; ping @ana, see kv/infra/db.")
-    ['OPS-481', '7.14.2', '@ana', 'kv/infra/db']
-    """
-    found: list[tuple[int, int, str]] = []
-    for pattern in _REFERENCE_PATTERNS:
-        for m in pattern.finditer(text):
-            value = m.group(1) if m.re.groups else m.group(0)
-            start, end = m.span()
-            if pattern is _REFERENCE_PATTERNS[-1] and not _IDENTIFIER_NEEDS.search(value):
-                continue
-            found.append((start, end, value.strip()))
-    found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
-    out: list[str] = []
-    covered_until = -1
-    for start, end, value in found:
-        if start < covered_until or not value:
-            continue
-        covered_until = end
-        if value not in out:
-            out.append(value)
-    return out
-
-
 # -- text helpers -------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"```[^\n]*\n.*?(?:```|$)", re.DOTALL)
-_THOUGHT = re.compile(r"^\s*THOUGHT:\s*", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n\s*\n|\n(?=\s*[-*] )")
-_DECISION = re.compile(
-    r"\b(?:root cause|the (?:fix|cause|issue|problem|bug|solution) (?:is|was|lies)|"
-    r"decided|decision|instead of|approach|the plan|my plan|going with|chose|opt(?:ed)? for|"
-    r"we agreed|agreed|(?:I'll|I will|we'll|we will) (?:fix|change|modify|implement|replace|use)\b|"
-    r"option [A-Z0-9]\b)",
-    re.IGNORECASE,
-)
 _CONSTRAINT = re.compile(
     r"\b(?:must|mustn't|never|always|do not|don't|does not need|should not|shouldn't|avoid|"
     r"prefer|preferably|make sure|ensure|keep|only|at most|at least|no more than|not allowed|"
@@ -147,7 +87,6 @@ _CONSTRAINT = re.compile(
     re.IGNORECASE,
 )
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
-_OBSERVATION_START = re.compile(r"^\s*(?:<exception>.*?</exception>\s*)?<returncode>", re.DOTALL)
 _ERROR_LINE = re.compile(
     r"(?:\b\w*(?:Error|Exception)\b|\berror\b|\bERROR\b|\bFAILED\b|\bfailed\b|fatal:|"
     r"No such file|not found|Traceback|command not found|Permission denied|timed out)",
@@ -161,14 +100,6 @@ _OMITTED_ITEM = re.compile(r"^\[\.\.\. \d+ (?:earlier |more |user messages? )?om
 
 def _oneline(text: str) -> str:
     return " ".join(text.split())
-
-
-def _strip_code(text: str) -> str:
-    return _THOUGHT.sub("", _FENCE.sub(" ", text)).strip()
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
 def _code(command: str) -> str:
@@ -244,6 +175,7 @@ class _Group:
     inline: bool = False
     omitted: int = 0
     always: bool = False  # rendered even when empty ("Blocked: none")
+    ranks: list[float] | None = None  # when set, shrinking drops the lowest-ranked item
 
     def lines(self) -> list[str]:
         if self.inline:
@@ -255,7 +187,7 @@ class _Group:
         if not self.items and not self.omitted:
             return [f"{self.label} none"] if self.always and self.label else []
         out = [self.label] if self.label else []
-        if self.omitted and self.drop == "front":
+        if self.omitted and self.drop == "front" and self.ranks is None:
             out.append(f"- [... {self.omitted} earlier omitted]")
         out.extend(_bullet(item) for item in self.items)
         if self.omitted and self.drop == "back":
@@ -265,7 +197,12 @@ class _Group:
     def shrink(self) -> bool:
         if not self.items:
             return False
-        self.items.pop(0 if self.drop == "front" else -1)
+        if self.ranks is not None:
+            worst = min(range(len(self.items)), key=lambda i: (self.ranks[i], i))  # type: ignore[index]
+            self.items.pop(worst)
+            self.ranks.pop(worst)
+        else:
+            self.items.pop(0 if self.drop == "front" else -1)
         self.omitted += 1
         return True
 
@@ -281,8 +218,10 @@ class _Section:
     def render(self) -> str:
         if self.text is not None:
             return self.text
-        if any(g.omitted for g in self.groups) and not any(g.items for g in self.groups):
-            return CUT_TEXT
+        if not any(g.items for g in self.groups):
+            # Nothing left (or nothing at all): the section is left out of the layout; the
+            # summary is flagged ``truncated`` when it was cut.
+            return ""
         lines: list[str] = []
         for group in self.groups:
             lines.extend(group.lines())
@@ -300,6 +239,17 @@ class _Section:
             if self.groups[index].shrink():
                 return True
         return False
+
+
+def _facts_section(ledger: Ledger) -> _Section:
+    """The ledger as the *Facts and decisions* section: oldest first, shrinking from the
+    lowest-ranked fact."""
+    rank = {id(f): len(ledger.facts) - i for i, f in enumerate(ledger.facts)}  # best first
+    facts = sorted(ledger.facts, key=lambda f: f.order)
+    return _Section(
+        "decisions",
+        [_Group(None, [f.render() for f in facts], ranks=[float(rank[id(f)]) for f in facts])],
+    )
 
 
 # -- the summarizer -----------------------------------------------------------------------------
@@ -339,32 +289,6 @@ def _describe_call(call: ToolCall) -> str:
         return command.strip()
     args = _oneline(call.arguments)
     return f"{call.name} {args}" if args not in ("{}", "") else call.name
-
-
-def _attachments(message: Message) -> str:
-    notes = []
-    for part in message.parts:
-        if isinstance(part, Image):
-            notes.append("[image]")
-        elif isinstance(part, File):
-            notes.append(f"[file {part.filename or part.file_id or ''}]".replace(" ]", "]"))
-    return " ".join(notes)
-
-
-def user_request_text(message: Message) -> str | None:
-    """The text of a user message that is a request (not a tool observation, not a summary),
-    or ``None``. Observations of the text protocol that stayed user messages (their text starts
-    with ``<returncode>``) are not requests."""
-    if not is_user_message(message) or message.is_summary:
-        return None
-    if message.meta.get("text_protocol"):
-        return None
-    text = message.text
-    if _OBSERVATION_START.match(text):
-        return None
-    extra = _attachments(message)
-    text = f"{text}\n{extra}" if extra and text else text or extra
-    return text if text.strip() else None
 
 
 #: User messages longer than this are tasks (requests), whatever words they use.
@@ -425,13 +349,17 @@ class ExtractiveSummarizer:
     - ``name`` (default ``"extractive"``): for reports.
     - ``extractors``: the file-operation extractors (``fileops.DEFAULT_EXTRACTORS``; put your
       own first to recognise your tools).
-    - ``user_share`` (default 0.6; 0 < x <= 1): the share of the ceiling the user's sections
+    - ``user_share`` (default 0.45; 0 < x <= 1): the share of the ceiling the user's sections
       always get (more when the other sections need less).
+    - ``fact_share`` (default 0.3; 0 <= x < 1, ``user_share + fact_share <= 1``): the share of
+      the ceiling the fact ledger (*Facts and decisions*) keeps before the user's entries are
+      clipped; the lowest-ranked facts go first.
     - ``entry_floor_tokens`` (default 48; >= 8): middle user entries are clipped down to this
       before the first and newest are touched.
-    - ``max_decisions`` (8), ``max_errors`` (8), ``max_commands`` (10), ``max_done`` (6),
-      ``max_references`` (48), ``statement_tokens`` (160): natural caps of the other sections
-      (>= 1; not truncation: the most recent are kept).
+    - ``max_facts`` (60): the ledger's size before the ceiling (best first, see ``ledger``).
+    - ``max_errors`` (8), ``max_commands`` (10), ``max_done`` (6), ``max_references`` (48),
+      ``statement_tokens`` (160): natural caps of the other sections (>= 1; not truncation:
+      the most recent are kept).
     """
 
     def __init__(
@@ -439,9 +367,10 @@ class ExtractiveSummarizer:
         *,
         name: str = "extractive",
         extractors: Sequence[FileOpsExtractor] = DEFAULT_EXTRACTORS,
-        user_share: float = 0.6,
+        user_share: float = 0.45,
+        fact_share: float = 0.3,
         entry_floor_tokens: int = 48,
-        max_decisions: int = 8,
+        max_facts: int = 60,
         max_errors: int = 8,
         max_commands: int = 10,
         max_done: int = 6,
@@ -450,10 +379,14 @@ class ExtractiveSummarizer:
     ) -> None:
         if not isinstance(user_share, int | float) or not 0 < user_share <= 1:
             raise SettingError("user_share", user_share, "a number in (0, 1]")
+        if not isinstance(fact_share, int | float) or not 0 <= fact_share < 1:
+            raise SettingError("fact_share", fact_share, "a number in [0, 1)")
+        if user_share + fact_share > 1:
+            raise SettingError("fact_share", fact_share, f"at most 1 - user_share ({user_share})")
         if entry_floor_tokens < 8:
             raise SettingError("entry_floor_tokens", entry_floor_tokens, "an integer >= 8")
         for label, value in (
-            ("max_decisions", max_decisions),
+            ("max_facts", max_facts),
             ("max_errors", max_errors),
             ("max_commands", max_commands),
             ("max_done", max_done),
@@ -466,7 +399,8 @@ class ExtractiveSummarizer:
         self.extractors = tuple(extractors)
         self.user_share = float(user_share)
         self.entry_floor_tokens = entry_floor_tokens
-        self.max_decisions = max_decisions
+        self.fact_share = float(fact_share)
+        self.max_facts = max_facts
         self.max_errors = max_errors
         self.max_commands = max_commands
         self.max_done = max_done
@@ -500,21 +434,32 @@ class ExtractiveSummarizer:
             extractors=self.extractors,
             previous=request.file_ops.merge(parse_file_ops(prev.get("files", ""))),
         )
-        users = self._user_entries(prev, messages)
+        carried_users = [
+            *_entries(prev.get("intent", "")),
+            *_entries(prev.get("constraints", "")),
+        ]
+        ledger = build_ledger(
+            messages,
+            previous=_entries(prev.get("decisions", "")),
+            users=carried_users,
+            later=request.later,
+            max_facts=self.max_facts,
+        )
+        users = self._user_entries(prev, messages, ledger.superseded_users)
         statements = [
-            _strip_code(redact(m.text))
+            strip_code(redact(m.text))
             for m in messages
-            if m.role == "assistant" and m.text.strip() and _strip_code(m.text)
+            if m.role == "assistant" and m.text.strip() and strip_code(m.text)
         ]
         others = {
             "state": self._state(request.kind, request.focus, statements, calls, prev),
-            "decisions": self._decisions(prev, statements),
+            "decisions": _facts_section(ledger),
             "progress": self._progress(
                 prev, calls, extract_file_ops(messages, extractors=self.extractors).modified
             ),
             "errors": self._errors(prev, calls),
             "files": self._files(file_ops),
-            "references": self._references(prev, messages, users),
+            "references": self._references(prev, messages, users, ledger.replaced_values),
         }
         text, truncated = self._fit(users, others, request.max_tokens)
         # Every piece was redacted as it was gathered; this pass only guards the assembly.
@@ -531,6 +476,9 @@ class ExtractiveSummarizer:
     def _previous_sections(previous: str | None) -> dict[str, str]:
         if previous is None or not previous.strip():
             return {}
+        # A split turn's block (``compose_summary``) is folded in: its sections join the main
+        # ones, so an update replaces it instead of carrying it as another block.
+        previous = previous.replace(TURN_PREFIX_LABEL, "").replace("\n---\n", "\n")
         if not find_headings(previous):
             # Not in the sectioned format: carry it whole, as the oldest user-intent entry.
             return {"intent": _bullet("Earlier summary: " + redact(previous.strip()))}
@@ -564,16 +512,28 @@ class ExtractiveSummarizer:
                 )
         return calls
 
-    def _user_entries(self, prev: dict[str, str], messages: Sequence[Message]) -> list[_UserEntry]:
+    def _user_entries(
+        self,
+        prev: dict[str, str],
+        messages: Sequence[Message],
+        superseded: Collection[int] = frozenset(),
+    ) -> list[_UserEntry]:
         entries: list[_UserEntry] = []
         entries.extend(_UserEntry(e, "intent") for e in _entries(prev.get("intent", "")))
         entries.extend(_UserEntry(e, "constraints") for e in _entries(prev.get("constraints", "")))
+        for i, entry in enumerate(entries):
+            # The i-th carried entry is ledger message -2 - i (see ``build_ledger``).
+            if -2 - i in superseded and i > 0 and not entry.text.startswith(SUPERSEDED_MARK):
+                entries[i] = _UserEntry(f"{SUPERSEDED_MARK} {entry.text}", entry.section)
         first = not entries
-        for message in messages:
-            text = user_request_text(message)
-            if text is None:
+        for index, message in enumerate(messages):
+            request = user_request_text(message)
+            if request is None:
                 continue
-            text = redact(text.strip())
+            text = redact(request.strip())
+            if index in superseded and not first:
+                # Kept (it is what the user said) but never shown as current.
+                text = f"{SUPERSEDED_MARK} {text}"
             # The conversation's first request is its task, whatever words it uses.
             section: Literal["intent", "constraints"] = (
                 "constraints" if is_constraint(text) and not first else "intent"
@@ -613,15 +573,6 @@ class ExtractiveSummarizer:
         if not statements and not calls and prev.get("state"):
             lines.append(prev["state"])
         return _Section("state", text="\n".join(lines))
-
-    def _decisions(self, prev: dict[str, str], statements: Sequence[str]) -> _Section:
-        found: list[str] = []
-        for statement in statements:
-            for sentence in _sentences(statement):
-                if _DECISION.search(sentence):
-                    found.append(truncate_tokens(_oneline(sentence), 60))
-        items = _dedupe([*_entries(prev.get("decisions", "")), *found])[-self.max_decisions :]
-        return _Section("decisions", [_Group(None, items)])
 
     def _progress(
         self, prev: dict[str, str], calls: Sequence[_Call], modified: Iterable[str]
@@ -703,16 +654,24 @@ class ExtractiveSummarizer:
         )
 
     def _references(
-        self, prev: dict[str, str], messages: Sequence[Message], users: Sequence[_UserEntry]
+        self,
+        prev: dict[str, str],
+        messages: Sequence[Message],
+        users: Sequence[_UserEntry],
+        replaced: Collection[str] = frozenset(),
     ) -> _Section:
         refs: list[str] = list(_entries(prev.get("references", "")))
         for entry in users:
+            if entry.text.startswith(SUPERSEDED_MARK):
+                continue
             # A long message (a pasted log, a task description) may not crowd out the others.
             refs.extend(harvest_references(entry.text)[:REFERENCES_PER_MESSAGE])
         for message in messages:
             if message.role == "assistant" and message.text:
-                refs.extend(harvest_references(_strip_code(redact(message.text))))
-        items = _dedupe(r for r in refs if r and "\n" not in r)[: self.max_references]
+                refs.extend(harvest_references(strip_code(redact(message.text))))
+        # A value a later one replaced is no exact reference to continue with.
+        items = _dedupe(r for r in refs if r and "\n" not in r and r not in replaced)
+        items = items[: self.max_references]
         return _Section("references", [_Group(None, items, drop="back")])
 
     # -- the ceiling -------------------------------------------------------------------------
@@ -746,7 +705,7 @@ class ExtractiveSummarizer:
         def render(entries: Sequence[str | None]) -> str:
             bodies = {key: section.render() for key, section in others.items()}
             bodies.update(user_bodies(entries))
-            return render_sections(bodies)
+            return render_sections(bodies, short=ceiling < SHORT_LAYOUT_TOKENS)
 
         def user_tokens(entries: Sequence[str | None]) -> int:
             return sum(size(body) + 1 for body in user_bodies(entries).values())
@@ -754,7 +713,10 @@ class ExtractiveSummarizer:
         text = render(texts)
         if _tokens(text) <= ceiling:
             return text, False
-        frame = _tokens(render_sections({})) - 2 * len(SECTION_KEYS)  # headings, separators
+        layout = render_sections(
+            dict.fromkeys(SECTION_KEYS, "x"), short=ceiling < SHORT_LAYOUT_TOKENS
+        )
+        frame = _tokens(layout) - 2 * len(SECTION_KEYS)
         sizes = {key: _tokens(section.render()) + 1 for key, section in others.items()}
         entries: list[str | None] = list(texts)
         target = ceiling
@@ -763,10 +725,15 @@ class ExtractiveSummarizer:
             user_budget = max(int(self.user_share * target), target - frame - sum(sizes.values()))
             entries = self._fit_users(texts, user_budget, size, clips)
             used = frame + user_tokens(entries)
-            # Cut the least critical sections first.
-            for key in ("references", "files", "errors", "progress", "decisions", "state"):
+            # Cut the least critical sections first; the ledger down to its share only.
+            fact_floor = int(self.fact_share * target)
+            for key in ("references", "progress", "errors", "state", "files", "decisions"):
                 section = others[key]
-                while used + sum(sizes.values()) > target and section.shrink():
+                while used + sum(sizes.values()) > target:
+                    if key == "decisions" and sizes[key] <= fact_floor:
+                        break
+                    if not section.shrink():
+                        break
                     sizes[key] = _tokens(section.render()) + 1
             # Then clip (or leave out) the user's entries further.
             budget = user_budget
@@ -774,6 +741,10 @@ class ExtractiveSummarizer:
                 budget = budget * 5 // 6
                 entries = self._fit_users(texts, budget, size, clips)
                 used = frame + user_tokens(entries)
+            # Then the rest of the ledger, lowest-ranked first.
+            facts = others["decisions"]
+            while used + sum(sizes.values()) > target and facts.shrink():
+                sizes["decisions"] = _tokens(facts.render()) + 1
             text = render(entries)
             excess = _tokens(text) - ceiling
             if excess <= 0:
@@ -840,6 +811,8 @@ class ExtractiveSummarizer:
         return levels
 
 
+#: Below this ceiling a summary uses the short headings (``## Facts``).
+SHORT_LAYOUT_TOKENS = 240
 #: A clipped user entry shorter than this says nothing useful: it is left out instead.
 MIN_ENTRY_TOKENS = 32
 #: The cost of one note saying that user messages were left out.

@@ -64,11 +64,12 @@ from abridged.engine.summarize.fileops import (
     FileOpsExtractor,
     extract_file_ops,
 )
+from abridged.engine.summarize.ledger import LEDGER_SHARE, attach_ledger, build_ledger
 from abridged.engine.summarize.prompts import (
     SYSTEM_PROMPT,
+    add_to_section,
     cache_reuse_instruction,
     find_headings,
-    heading,
     merge_prompt,
     parse_sections,
     transcript_prompt,
@@ -156,41 +157,12 @@ def ensure_files(text: str, file_ops: FileOps) -> str:
         lines.append("Modified (tracked): " + ", ".join(missing_mod))
     if missing_read:
         lines.append("Read (tracked): " + ", ".join(missing_read))
-    addition = "\n".join(lines)
-    files_heading = heading("files")
-    sections = parse_sections(text)
-    if "files" in sections:
-        # Insert at the end of the existing section, before the next heading.
-        keys = find_headings(text)
-        after = keys.index("files")
-        next_keys = keys[after + 1 :]
-        if next_keys:
-            position = _heading_position(text, next_keys[0], occurrence_after=files_heading)
-            if position is not None:
-                return text[:position].rstrip() + "\n" + addition + "\n\n" + text[position:]
-        return text.rstrip() + "\n" + addition
-    refs_position = _heading_position(text, "references")
-    block = f"{files_heading}\n{addition}"
-    if refs_position is not None:
-        return text[:refs_position].rstrip() + "\n\n" + block + "\n\n" + text[refs_position:]
-    return text.rstrip() + "\n\n" + block
+    return add_to_section(text, "files", "\n".join(lines))
 
 
 def _mentions(text: str, path: str) -> bool:
     """Whether ``text`` names ``path`` as a whole (``a.py`` is not named by ``data.py``)."""
     return re.search(rf"(?<![\w./-]){re.escape(path)}(?![\w/-])", text) is not None
-
-
-def _heading_position(text: str, key: str, *, occurrence_after: str | None = None) -> int | None:
-    start = 0
-    if occurrence_after is not None:
-        found = text.lower().find(occurrence_after.lower())
-        start = found + 1 if found >= 0 else 0
-    title = heading(key).removeprefix("## ")
-    m = re.compile(
-        r"^(?:#{1,6}[ \t]*|\*\*[ \t]*)(?:\d+[.)][ \t]*)?" + re.escape(title), re.I | re.M
-    ).search(text, start)
-    return m.start() if m else None
 
 
 def _add_usage(total: Usage | None, more: Usage | None) -> Usage | None:
@@ -312,7 +284,10 @@ class LLMSummarizer:
             previous=previous,
             file_ops=file_ops,
             focus=request.focus,
-            ceiling=min(self.max_output_tokens, request.max_tokens),
+            # A share of the ceiling is kept for the fact ledger attached to the reply.
+            ceiling=max(
+                1, int(min(self.max_output_tokens, request.max_tokens) * (1 - LEDGER_SHARE))
+            ),
         )
         run = _Run()
         try:
@@ -328,7 +303,14 @@ class LLMSummarizer:
         except Exception as exc:  # any failure of the model call: never lose history
             reason = f"the model call failed: {type(exc).__name__}: {exc}"
             return await self._fall_back(request, truncate_tokens(redact(reason), 120), run)
-        text = redact(ensure_files(text, file_ops))
+        text = ensure_files(text, file_ops)
+        previous_facts = parse_sections(previous).get("decisions", "") if previous else ""
+        ledger = build_ledger(
+            messages,
+            previous=[line.lstrip("-* ").strip() for line in previous_facts.split("\n")],
+            later=request.later,
+        )
+        text = redact(attach_ledger(text, ledger, min(self.max_output_tokens, request.max_tokens)))
         return Summary(
             text=text,
             summarizer=self.name,

@@ -6,7 +6,7 @@ the least (``SECTIONS``)::
     ## User intent and requests
     ## Constraints and preferences
     ## Current state and next step
-    ## Decisions
+    ## Facts and decisions
     ## Progress
     ## Errors and fixes
     ## Files read / modified
@@ -45,6 +45,7 @@ class Section:
     key: str
     title: str
     guidance: str
+    short: str = ""  # the heading of a small summary (``render_sections(short=True)``)
 
 
 SECTIONS: tuple[Section, ...] = (
@@ -54,6 +55,7 @@ SECTIONS: tuple[Section, ...] = (
         "Everything the user asked for, oldest first. Quote each request verbatim when it is "
         "short (up to about three sentences); otherwise give its gist and quote its key "
         "sentences. Include questions the user asked that are still open.",
+        short="Intent",
     ),
     Section(
         "constraints",
@@ -61,35 +63,44 @@ SECTIONS: tuple[Section, ...] = (
         "Every rule, limit, preference and correction the user stated (what must or must not be "
         "done, formats, versions, budgets, people to involve), verbatim. When a later message "
         "changed an earlier one, keep the new value and say which one it replaces.",
+        short="Constraints",
     ),
     Section(
         "state",
         "Current state and next step",
         "Where the work stands right now and the very next step the assistant was about to take "
         "(or the question it was waiting on).",
+        short="State",
     ),
     Section(
         "decisions",
-        "Decisions",
-        "Decisions made and why (approach chosen, alternatives rejected), by the user or agreed "
-        "with them.",
+        "Facts and decisions",
+        "What was learned and decided, one line each: values, settings, identifiers, paths, "
+        "versions and numbers with units that files, tickets, logs or tool output stated; rules "
+        "and warnings they stated; findings (causes, results); decisions made and why. Copy "
+        "values exactly. The latest value wins: when a value changed, write only the new one, as "
+        "`new value (was old value)`, never the old one as current.",
+        short="Facts",
     ),
     Section(
         "progress",
         "Progress",
         "Three short lists: Done, In progress, Blocked.",
+        short="Done",
     ),
     Section(
         "errors",
         "Errors and fixes",
         "Errors met (the command or action, the key error line) and how each was fixed, or that "
         "it is still unresolved.",
+        short="Errors",
     ),
     Section(
         "files",
         "Files read / modified",
         "Files read and files modified (a file read and then modified counts as modified), with "
         "a few words on each change.",
+        short="Files",
     ),
     Section(
         "references",
@@ -97,15 +108,25 @@ SECTIONS: tuple[Section, ...] = (
         "Exact identifiers needed to continue, copied character for character: ids, ticket "
         "numbers, paths, URLs, e-mail addresses, handles, versions, numbers with units, branch "
         "names, commands.",
+        short="Refs",
     ),
 )
 SECTION_KEYS: tuple[str, ...] = tuple(s.key for s in SECTIONS)
-_BY_TITLE = {s.title.lower(): s.key for s in SECTIONS}
+#: Earlier titles, still read in stored summaries.
+_FORMER_TITLES = {"decisions": "decisions"}
+_BY_TITLE = (
+    {s.title.lower(): s.key for s in SECTIONS}
+    | {s.short.lower(): s.key for s in SECTIONS if s.short}
+    | _FORMER_TITLES
+)
 
 NO_FILES = FileOps()
 
 NONE_TEXT = "None recorded."
 """What an empty section says."""
+
+TURN_PREFIX_LABEL = "The turn in progress: its earlier steps, summarized (later steps follow)."
+"""What introduces a split turn's own summary after the main one."""
 
 
 def heading(key: str) -> str:
@@ -119,7 +140,7 @@ def heading(key: str) -> str:
 # A heading line: Markdown "#"s or a bold line, an optional number, then a known title.
 _HEADING = re.compile(
     r"^(?:#{1,6}[ \t]*|\*\*[ \t]*)(?:\d+[.)][ \t]*)?(?P<title>"
-    + "|".join(re.escape(s.title) for s in SECTIONS)
+    + "|".join(re.escape(t) for t in sorted(_BY_TITLE, key=len, reverse=True))
     + r")[ \t]*:?[ \t]*(?:\*\*)?[ \t]*:?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -146,12 +167,55 @@ def parse_sections(text: str) -> dict[str, str]:
     return out
 
 
-def render_sections(bodies: Mapping[str, str]) -> str:
-    """A summary with every section of ``SECTIONS`` in order (``NONE_TEXT`` where empty)."""
+def add_to_section(text: str, key: str, addition: str) -> str:
+    """``text`` with ``addition`` at the end of section ``key``; a missing section is inserted
+    in its place in the order of ``SECTIONS`` (or at the end).
+
+    >>> print(add_to_section("## Progress\\nDone.", "state", "Tests pass."))
+    ## Current state and next step
+    Tests pass.
+    <BLANKLINE>
+    ## Progress
+    Done.
+    """
+    matches = list(_HEADING.finditer(text))
+    keys = [_BY_TITLE[m.group("title").lower()] for m in matches]
+    if key in keys:
+        at = len(keys) - 1 - keys[::-1].index(key)  # the last occurrence: its body ends there
+        end = matches[at + 1].start() if at + 1 < len(matches) else len(text)
+        body = text[matches[at].end() : end].strip()
+        if body == NONE_TEXT:
+            body = ""
+        new_body = f"{body}\n{addition}" if body else addition
+        tail = text[end:]
+        return text[: matches[at].end()] + "\n" + new_body + ("\n\n" + tail if tail else "")
+    order = SECTION_KEYS.index(key)
+    block = f"{heading(key)}\n{addition}"
+    for m, other in zip(matches, keys, strict=True):
+        if SECTION_KEYS.index(other) > order:
+            before = text[: m.start()].rstrip()
+            return (before + "\n\n" if before else "") + block + "\n\n" + text[m.start() :]
+    return text.rstrip() + "\n\n" + block if text.strip() else block
+
+
+def render_sections(
+    bodies: Mapping[str, str], *, keep_empty: bool = False, short: bool = False
+) -> str:
+    """A summary with the sections of ``SECTIONS`` in order; an empty one is left out (with
+    ``keep_empty``, it says ``NONE_TEXT``), so that a small summary spends nothing on layout;
+    ``short`` headings (``## Facts``) for the smallest ones.
+
+    >>> render_sections({"state": "Tests pass.", "files": ""})
+    '## Current state and next step\\nTests pass.'
+    """
     parts = []
     for section in SECTIONS:
-        body = bodies.get(section.key, "").strip() or NONE_TEXT
-        parts.append(f"## {section.title}\n{body}")
+        body = bodies.get(section.key, "").strip()
+        if body == NONE_TEXT:
+            body = ""
+        if body or keep_empty:
+            title = section.short if short and section.short else section.title
+            parts.append(f"## {title}\n{body or NONE_TEXT}")
     return "\n\n".join(parts)
 
 
@@ -184,8 +248,10 @@ def _rules(max_tokens: int) -> str:
         "the summary is cut short the least important parts are lost.\n"
         "- Never paraphrase the user's identifiers, numbers, paths, commands, names, e-mail "
         "addresses or handles: copy them exactly.\n"
-        "- Later instructions override earlier ones; keep corrected values and mark the old "
-        "ones as superseded.\n"
+        "- Later instructions and values override earlier ones: show only the latest value as "
+        "current, written `new (was old)`; never list the old one as if it still held.\n"
+        "- Keep facts learned from files and tool output (values, settings, identifiers, rules "
+        "they stated), not only what the user said.\n"
         f'- Write "{NONE_TEXT}" under a section with nothing to report.\n'
         "- Leave secrets (API keys, passwords, tokens) out.\n"
         f"- Be concise: stay under about {max_tokens:,} tokens."
@@ -302,16 +368,27 @@ def turn_prefix_prompt(
     """What an unfinished turn was doing: ``transcript`` holds the turn's user request and its
     first steps; the rest of the turn is kept verbatim after this summary."""
     return (
-        "The conversation below is the beginning of a turn that is still in progress: the "
-        "user's request and the first steps the assistant took for it. The later steps of this "
-        "turn are kept verbatim right after your summary, so summarize what the turn is about "
-        "and what had been done so far, so that those steps make sense: the request, what was "
-        "tried and found, and what the assistant was doing when this part ends.\n\n"
+        "The conversation below ends with a turn that is still in progress: the user's request "
+        "and the first steps the assistant took for it (earlier turns may come before it). The "
+        "later steps of this turn are kept verbatim right after your summary, so summarize "
+        "everything below and, for that turn, what it is about and what had been done so far, "
+        "so that those steps make sense: the request, what was tried and found, and what the "
+        "assistant was doing when this part ends.\n\n"
         + _part_note(part)
         + _previous_block(previous_summary)
         + transcript
         + "\n\n"
-        + _closing(file_ops, focus, max_tokens)
+        + _closing(
+            file_ops,
+            focus,
+            max_tokens,
+            "The previous summary already covers the earlier part of this turn: write one "
+            "updated summary that replaces it (not a second block): preserve what is still true, "
+            "above all the user's requests and constraints, and bring its state and progress up "
+            "to where this part ends.\n\n"
+            if previous_summary is not None and previous_summary.strip()
+            else "",
+        )
     )
 
 

@@ -1,0 +1,887 @@
+"""The fact ledger: keyed facts taken deterministically from user, assistant and tool text.
+
+A summary keeps what the user said (verbatim) and what was done (commands, files, errors); the
+ledger keeps what was *learned*: lines of tool output that state a rule, a setting, a value, an
+identifier or an error (a file, a ticket or a log the agent read), and sentences in which the
+agent states a fact, a finding or a decision. Every candidate gets a weight from its shape, never
+from particular words of particular facts:
+
+- rule or instruction language (must, never, do not, only, prefer, at most, an imperative
+  opening, ...), decision language (agreed, decided, root cause, go with, will not, ...), a
+  finding (the cause is, turns out, confirmed, ...), an error line;
+- exact references (``references.reference_kinds``): the *strong* shapes (tickets, versions,
+  quantities, e-mails, URLs, long numbers, ...) and paths that are not source files count more
+  than code names and source files (the files section tracks those);
+- prose counts, code does not (keywords, symbol density, line-number prefixes, indentation);
+- a line whose references the agent later uses is worth more;
+- narration (let me, now I will, ...) and questions are worth less.
+
+Each fact is **keyed** by what it is about when its shape says so (``key: value``, ``key =
+value``, ``the key is value``, ``the key changed / moved / is now ...``): a later fact with the
+same key **replaces** the earlier one, and shows the old value as ``(was old)``; a correction
+whose new value extends or shares the stem of an earlier value (``release/x`` then
+``release/x-hotfix`` with *instead*, *correction*, *changed*, ...) replaces it too. A user
+message is only ever replaced by a later user message; what it said is then marked, never
+dropped (``superseded_users``).
+
+``build_ledger`` ranks facts by weight plus recency (the latest of equal weight first), at most
+``per_message`` from one message and ``max_facts`` in all; carried facts (the previous summary's
+entries) compete on the same terms, so an important early fact outlives many compactions while
+chatter does not. Pure: same input, same ledger.
+
+>>> from abridged.core.model import Message
+>>> ledger = build_ledger([
+...     Message.user("<returncode>0</returncode><output>\\nretry_limit = 3\\n</output>"),
+...     Message.user("<returncode>0</returncode><output>\\nretry_limit = 5\\n</output>"),
+... ])
+>>> [f.render() for f in ledger.facts]
+['retry_limit = 5 (was 3)']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from abridged.core.model import Message
+from abridged.core.tokens import estimate_text_tokens
+from abridged.engine.summarize.prompts import add_to_section
+from abridged.engine.summarize.redact import redact
+from abridged.engine.summarize.references import (
+    STRONG_KINDS,
+    observation_texts,
+    reference_kinds,
+    strip_code,
+    user_request_text,
+)
+from abridged.engine.summarize.transcript import truncate_tokens
+
+Source = Literal["user", "assistant", "tool", "carried"]
+FactKind = Literal["rule", "decision", "finding", "error", "value"]
+
+#: A fact shown in a summary holds at most this many tokens.
+FACT_TOKENS = 60
+#: Candidates weigh at least this much to be facts at all.
+MIN_WEIGHT = 2.0
+#: A fact's weight gains at most this much for being the newest.
+RECENCY_WEIGHT = 0.5
+#: A line that occurs this many times in one output (numbers aside) is noise.
+REPEATED_LINE = 3
+#: The text that marks a replaced user message in a summary.
+SUPERSEDED_MARK = "[superseded by a later message]"
+
+# -- shapes ---------------------------------------------------------------------------------------
+
+_RULE = re.compile(
+    r"\b(?:must(?:n't| not)?|never|always|do not|don't|does not need|should(?:n't| not)?|shall|"
+    r"avoid|prefer(?:s|red|ably)?|make sure|ensure|only|at most|at least|no more than|"
+    r"not allowed|forbidden|required?|requirement|rule|from now on|deadline|limit|budget|"
+    r"deprecated|warning|important|note that|policy|please|keep|has to|have to|mandatory|"
+    r"allowed|instead)\b",
+    re.IGNORECASE,
+)
+_IMPERATIVE = re.compile(
+    r"^(?:please\s+|also,?\s+|and\s+)?(?:use|write|run|keep|make|add|put|mention|split|stay|"
+    r"target|avoid|remember|ask|call|send|ship|set|store|clean|check|contact|include|exclude|"
+    r"skip|report|tell|ping|leave|prefer|don't|do not|never|always|only|note)\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(?:root cause|decided|decision|agreed|we agree|going with|go with|chose|chosen|opt(?:ed)? "
+    r"for|settled on|we will|we'll|we won't|will not|won't be|the plan is|option [A-Z0-9]\b|"
+    r"rather than|instead of)",
+    re.IGNORECASE,
+)
+_FINDING = re.compile(
+    r"\b(?:the (?:root )?(?:cause|problem|issue|bug|culprit|reason) (?:is|was|lies)|turns out|"
+    r"confirmed|this means|which means|is caused by|because)\b",
+    re.IGNORECASE,
+)
+_ERROR = re.compile(r"\b\w*(?:Error|Exception)\b|\b(?:error|fatal|ERROR|FATAL|FAILED)\b:?")
+_NARRATION = re.compile(
+    r"^(?:let me|let's (?:check|look|see|run|try|start|verify|examine|first)|now,? (?:i|let)|"
+    r"next,? i|first,? i|i'll (?:check|look|run|start|try|examine|verify|create|see|search|"
+    r"inspect|read|open|list|view)|i will (?:check|look|run|start|try|examine|verify|create|"
+    r"see|search|inspect|read|open|list|view)|i need to|i want to|i am going to|i'm going to|"
+    r"i should|ok|okay|great|good|perfect|hmm|wait)\b",
+    re.IGNORECASE,
+)
+_CODE = re.compile(
+    r"^\s*(?:def |class |import |from \S+ import|return\b|if .*:$|elif |else:|for .* in .*:$|"
+    r"while .*:$|try:|except\b|finally:|with .*:$|@\w|#include|public |private |protected |"
+    r"function |const |let |var |raise |assert |yield |await |async |lambda\b|print\(|self\.|"
+    r"[}{\])]|>>>|\.\.\.|\$ )"
+)
+_HEDGE = re.compile(
+    r"\b(?:probably|maybe|might|perhaps|seems?|likely|i think|i guess|i wonder|wondering|"
+    r"if i|should i|could i|let me|let's see|suppose)\b",
+    re.IGNORECASE,
+)
+#: Subjects too general to key a fact by (``the issue is ...``, ``the output is ...``).
+_GENERIC_SUBJECTS = frozenset(
+    [
+        "issue",
+        "problem",
+        "error",
+        "fix",
+        "output",
+        "result",
+        "results",
+        "test",
+        "tests",
+        "file",
+        "files",
+        "value",
+        "values",
+        "code",
+        "function",
+        "method",
+        "class",
+        "change",
+        "changes",
+        "thing",
+        "question",
+        "answer",
+        "solution",
+        "cause",
+        "reason",
+        "approach",
+        "idea",
+        "goal",
+        "task",
+        "bug",
+        "behavior",
+        "behaviour",
+        "case",
+        "example",
+        "difference",
+        "point",
+        "step",
+        "command",
+        "script",
+        "line",
+        "lines",
+        "part",
+        "way",
+        "one",
+        "first",
+        "last",
+        "next",
+        "current",
+        "default",
+        "type",
+        "name",
+    ]
+)
+_LINE_NUMBER = re.compile(r"^\s*\d+[:\t]|^\S+:\d+:|^\s*\d+\s{2,}")
+_TRACE = re.compile(r'^\s*File "|^\s*at \S+\(|^\s+\^+\s*$')
+_WORD = re.compile(r"[A-Za-z][a-z]+(?:'[a-z]+)?")
+_SYMBOLS = re.compile(r"[(){}\[\]=<>;|\\*&$]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n")
+_LABEL = re.compile(r"^\s*(?:[-*>#]+\s*)?([A-Za-z][\w .()/-]{0,40}?)\s*:\s+(?=\S)")
+_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][\w.\-]{0,60})\s*(?:=|:=|:)\s*(\S.{0,200})$")
+_COPULA = re.compile(
+    r"\b(?:is|are|was|were|will be|has to be|must be|should be|equals|becomes|became|"
+    r"is set to|was set to|lives|live|sits)\b",
+    re.IGNORECASE,
+)
+_CHANGE = re.compile(
+    r"\b(?:changed|moved|has changed|was changed|switched|was renamed|is renamed|has been "
+    r"updated|was updated|is now|are now|now is|now are|no longer)\b",
+    re.IGNORECASE,
+)
+_CORRECTION = re.compile(
+    r"\b(?:correction|instead|changed|moved|switched|renamed|updated|no longer|now|actually|"
+    r"rather|replaces?|not the)\b",
+    re.IGNORECASE,
+)
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "our",
+        "your",
+        "their",
+        "its",
+        "his",
+        "her",
+        "some",
+        "any",
+        "every",
+        "each",
+        "one",
+        "all",
+        "also",
+        "and",
+        "or",
+        "but",
+        "so",
+        "then",
+        "just",
+        "very",
+        "really",
+        "new",
+        "old",
+        "current",
+    ]
+)
+_PRONOUNS = frozenset(
+    [
+        "it",
+        "this",
+        "that",
+        "there",
+        "which",
+        "what",
+        "who",
+        "he",
+        "she",
+        "they",
+        "we",
+        "i",
+        "you",
+        "them",
+        "us",
+        "here",
+        "these",
+        "those",
+    ]
+)
+#: Labels that say what kind of statement follows, not what it is about.
+_GENERIC_LABELS = frozenset(
+    [
+        "note",
+        "notes",
+        "rule",
+        "rules",
+        "warning",
+        "important",
+        "correction",
+        "update",
+        "decision",
+        "info",
+        "error",
+        "fatal",
+        "todo",
+        "fixme",
+        "tip",
+        "hint",
+        "reminder",
+        "also",
+        "ps",
+        "nb",
+        "summary",
+        "result",
+        "output",
+        "thought",
+        "answer",
+        "reason",
+        "because",
+        "example",
+        "usage",
+        "agreed",
+        "decided",
+        "done",
+        "fyi",
+        "context",
+        "background",
+        "status",
+        "plan",
+        "fix",
+        "confirmed",
+        "found",
+    ]
+)
+_PREPOSITION = re.compile(
+    r"\s+(?:for|of|in|on|at|to|with|from|by|under|over|about|that|which|who|when|where|if|"
+    r"because|so|and|or|but)\b.*$",
+    re.IGNORECASE,
+)
+#: Words that make a subject a clause, not the name of a thing.
+_NOT_A_NAME = frozenset(
+    [
+        "not",
+        "do",
+        "does",
+        "don't",
+        "doesn't",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "must",
+        "to",
+        "be",
+        "been",
+        "have",
+        "has",
+        "had",
+        "need",
+        "needs",
+        "if",
+        "when",
+    ]
+)
+_SETTING = re.compile(
+    r"^\s*(?:export\s+)?[A-Za-z_][\w.\-]{1,60}\s*(?:=|:)\s*(?:-?\d[\w.,]*(?:\s?[A-Za-z%]{1,8})?|"
+    r"\"[^\"]{1,120}\"|'[^']{1,120}'|true|false|yes|no|on|off|null|none|[\w.\-]+/[\w./\-]+)\s*,?$",
+    re.IGNORECASE,
+)
+#: ``name: value`` where the value is short text holding a quantity or an identifier
+#: (``export_batch_12: 1444 rows in 4.5 s``): a setting when that value is a strong reference.
+_SETTING_WITH_VALUE = re.compile(
+    r"^\s*[A-Za-z_][\w.\-]{1,60}\s*(?:=|:)\s*[^\s(){}\[\]=][^(){}=]{0,80}$"
+)
+_DIGITS = re.compile(r"\d+")
+_WAS = re.compile(r"\s*\(was ([^()\n]*)\)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One fact: ``text`` as shown, ``key`` (what it is about, or ``None``), where it came from,
+    its ``kind`` and ``weight``, ``order`` (larger is newer) and the value it replaced."""
+
+    text: str
+    key: str | None
+    source: Source
+    kind: FactKind
+    weight: float
+    order: int
+    was: str | None = None
+    message: int = -1  # index in the summarized messages (-1: carried or later)
+    values: tuple[str, ...] = ()
+
+    def render(self) -> str:
+        """The fact as a summary line: ``text`` and, when it replaced a value, ``(was old)``."""
+        return f"{self.text} (was {self.was})" if self.was else self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    """The current facts, best first; the user messages a later user message replaced; the
+    values that are no longer current (other sections leave them out)."""
+
+    facts: tuple[Fact, ...]
+    superseded_users: frozenset[int] = frozenset()
+    replaced_values: frozenset[str] = frozenset()
+
+    def lines(self) -> list[str]:
+        """The facts as summary lines, oldest first (a reader follows the story)."""
+        return [f.render() for f in sorted(self.facts, key=lambda f: f.order)]
+
+
+# -- scoring --------------------------------------------------------------------------------------
+
+
+def _is_code(line: str) -> bool:
+    if _CODE.match(line) or _LINE_NUMBER.match(line) or _TRACE.match(line):
+        return True
+    stripped = line.strip()
+    if not stripped:
+        return True
+    symbols = len(_SYMBOLS.findall(stripped))
+    return symbols / len(stripped) > 0.06 or stripped.endswith((":", ",", "(", "{", "\\"))
+
+
+def _sentence_like(line: str) -> bool:
+    """Whether ``line`` reads as a whole statement: it opens like one and does not stop
+    mid-clause."""
+    first = line.lstrip("-*>#• \t")[:1]
+    opens = first.isupper() or first.isdigit() or first in "\"'`@/["
+    return opens and not line.rstrip().endswith((",", ";", " a", " the", " of", " to", " and"))
+
+
+def _is_prose(text: str) -> bool:
+    words = _WORD.findall(text)
+    if len(words) < 4:
+        return False
+    letters = sum(len(w) for w in words)
+    return letters / max(1, len(text.strip())) >= 0.55
+
+
+def key_of(text: str) -> str | None:
+    """What a fact is about, when its shape says: the left side of ``key = value`` or
+    ``key: value``, the subject of ``the key is value`` or ``the key changed``; ``None``
+    otherwise. Lower case, without articles; a generic label (*Note:*, *Correction:*) is skipped.
+
+    >>> key_of("The release branch for this fix is release/2026-q4."), key_of("TIMEOUT=30")
+    ('release branch', 'timeout')
+    """
+    line = text.strip()
+    m = _ASSIGN.match(line)
+    if m and " " not in m.group(1).strip() and m.group(1).lower() not in _GENERIC_LABELS:
+        return _normal(m.group(1))
+    label = _LABEL.match(line)
+    if label is not None:
+        name = _normal(label.group(1))
+        if name and name.split()[0] not in _GENERIC_LABELS and len(name.split()) <= 3:
+            return name
+        line = line[label.end() :]
+    for pattern in (_CHANGE, _COPULA):
+        m2 = pattern.search(line)
+        if m2 is None:
+            continue
+        subject = line[: m2.start()]
+        subject = subject.split(",")[-1]
+        subject = _PREPOSITION.sub("", subject)
+        name = _normal(subject)
+        words = name.split()
+        clause = any(w in _NOT_A_NAME for w in words)
+        generic = len(words) == 1 and words[0] in _GENERIC_SUBJECTS
+        if words and len(words) <= 4 and words[0] not in _PRONOUNS and not clause and not generic:
+            return name
+    return None
+
+
+def _normal(text: str) -> str:
+    words = [w for w in re.findall(r"[A-Za-z0-9_.\-/]+", text.lower()) if w not in _STOP]
+    words = [w.strip(".-/") for w in words if w.strip(".-/")]
+    if words and words[0] in _PRONOUNS:
+        return ""
+    return " ".join(words[-4:])
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    text: str
+    kind: FactKind
+    weight: float
+    values: tuple[str, ...]
+
+
+def score(text: str, source: Source) -> _Candidate | None:
+    """The fact ``text`` states from ``source``, with its kind and weight, or ``None`` when it
+    states nothing worth keeping (below ``MIN_WEIGHT``)."""
+    line = text.strip()
+    if len(line) < 12:
+        return None
+    code = _is_code(text) if source == "tool" else False
+    prose = _is_prose(line)
+    refs = reference_kinds(line)
+    strong = [v for v, k in refs if k in STRONG_KINDS or k == "path"]
+    weak = [v for v, k in refs if v not in strong]
+    weight = 0.0
+    kind: FactKind = "value"
+    rule = bool(_RULE.search(line) or _IMPERATIVE.match(line))
+    decision = bool(_DECISION.search(line))
+    if prose and rule:
+        weight += 2.5
+        kind = "rule"
+    if prose and decision:
+        weight += 2.5
+        kind = "decision" if kind == "value" else kind
+    if prose and _FINDING.search(line):
+        weight += 1.0
+        kind = "finding" if kind == "value" else kind
+    if strong:
+        weight += 2.0 + 0.5 * min(len(strong) - 1, 2)
+    elif weak:
+        weight += 0.5
+    code_names = sum(1 for _v, k in refs if k == "code")
+    if source != "tool" and code_names:
+        # Reasoning about code names (`self.rhs`) is the agent's work in progress; the files,
+        # commands and errors sections keep its outcome.
+        weight -= 0.5 * min(code_names, 2)
+    setting = source != "user" and (
+        bool(_SETTING.match(line)) or (bool(strong) and bool(_SETTING_WITH_VALUE.match(line)))
+    )
+    if setting:
+        weight += 2.0
+        code = False
+    if source == "tool" and _ERROR.search(line) and not prose:
+        weight += 1.5
+        kind = "error"
+    if key_of(line) is not None and (strong or weak or prose):
+        weight += 0.5
+    # A fragment (a wrapped docstring line, half a sentence) reads as prose but states less.
+    weight += (1.0 if _sentence_like(line) else 0.0) if prose else -0.5
+    if source == "tool" and line.startswith("#") and not line.startswith("#!"):
+        weight -= 1.0  # a comment in code more often than a statement of the output
+    if source in ("assistant", "carried") and _HEDGE.search(line) and not decision:
+        weight -= 1.5
+    if code:
+        weight -= 3.0
+    if source == "tool" and text[:1].isspace():
+        weight -= 0.5
+    if line.endswith("?"):
+        weight -= 2.0
+    if _NARRATION.match(line) and not (rule and decision):
+        weight -= 2.0
+    if weight < MIN_WEIGHT:
+        return None
+    return _Candidate(line, kind, weight, tuple(strong))
+
+
+# -- candidates -----------------------------------------------------------------------------------
+
+
+def _units(text: str, source: Source) -> Iterable[str]:
+    """The lines (tool output) or sentences (prose) of ``text`` that may each be one fact."""
+    if source == "tool":
+        for line in text.split("\n"):
+            if len(line) > 600:
+                yield from (s for s in _SENTENCE_END.split(line) if s)
+            elif line.strip() and not line.lstrip().startswith("<"):
+                yield line
+            elif line.strip().startswith("<") and ">" in line and not line.strip().endswith(">"):
+                # an output tag glued to the first line (``<output>text``)
+                yield line[line.index(">") + 1 :]
+        return
+    for piece in _SENTENCE_END.split(text):
+        if piece and piece.strip():
+            yield piece
+
+
+def _message_units(message: Message) -> list[tuple[Source, str]]:
+    request = user_request_text(message)
+    if request is not None:
+        return [("user", request)]
+    if message.role == "assistant" and message.text.strip():
+        return [("assistant", strip_code(message.text))]
+    return [("tool", text) for text in observation_texts(message)]
+
+
+def _later_uses(messages: Sequence[Message]) -> dict[str, int]:
+    """The last message index at which each reference occurs in what the assistant wrote."""
+    last: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if message.role != "assistant":
+            continue
+        words = [message.text, *(c.arguments for c in message.tool_calls)]
+        for value, _kind in reference_kinds("\n".join(words)):
+            last[value] = index
+        for token in re.findall(r"[\w./-]{4,}", "\n".join(words)):
+            last.setdefault(token, index)
+            last[token] = index
+    return last
+
+
+def extract_facts(
+    messages: Sequence[Message], *, per_message: int = 3, start_order: int = 0
+) -> list[Fact]:
+    """Candidate facts of ``messages``, oldest first: at most ``per_message`` from each message
+    (the heaviest), user messages included (they are needed to key corrections)."""
+    uses = _later_uses(messages)
+    out: list[Fact] = []
+    order = start_order
+    for index, message in enumerate(messages):
+        found: list[Fact] = []
+        for source, text in _message_units(message):
+            units = list(_units(text, source))
+            # A line repeated with only its numbers changed is a log's noise, not a fact.
+            shapes: dict[str, int] = {}
+            for unit in units:
+                shape = _DIGITS.sub("#", unit.strip())
+                shapes[shape] = shapes.get(shape, 0) + 1
+            seen: set[str] = set()
+            for unit in units:
+                if shapes[_DIGITS.sub("#", unit.strip())] >= REPEATED_LINE or unit in seen:
+                    continue
+                seen.add(unit)
+                candidate = score(unit, source)
+                if candidate is None:
+                    continue
+                weight = candidate.weight
+                if source == "tool" and any(uses.get(v, -1) > index for v in candidate.values):
+                    weight += 1.0  # the agent went on to use what this line says
+                shown = truncate_tokens(" ".join(redact(candidate.text).split()), FACT_TOKENS)
+                order += 1
+                found.append(
+                    Fact(
+                        text=shown,
+                        key=key_of(candidate.text),
+                        source=source,
+                        kind=candidate.kind,
+                        weight=weight,
+                        order=order,
+                        message=index,
+                        values=candidate.values,
+                    )
+                )
+        found.sort(key=lambda f: (-f.weight, -f.order))
+        out.extend(sorted(found[:per_message], key=lambda f: f.order))
+    return out
+
+
+def parse_facts(lines: Iterable[str], *, start_order: int = 0) -> list[Fact]:
+    """Facts carried from a previous summary's entries (their ``(was ...)`` kept), oldest first;
+    weighed again, never below ``MIN_WEIGHT`` (they were facts once)."""
+    out: list[Fact] = []
+    order = start_order
+    for raw in lines:
+        line = " ".join(raw.split())
+        if not line:
+            continue
+        was = None
+        m = _WAS.search(line)
+        if m:
+            was, line = m.group(1), line[: m.start()]
+        candidate = score(line, "carried")
+        order += 1
+        out.append(
+            Fact(
+                text=line,
+                key=key_of(line),
+                source="carried",
+                kind=candidate.kind if candidate else "value",
+                weight=max(MIN_WEIGHT, candidate.weight if candidate else MIN_WEIGHT),
+                order=order,
+                was=was,
+                values=candidate.values if candidate else (),
+            )
+        )
+    return out
+
+
+# -- replacing ------------------------------------------------------------------------------------
+
+
+_SEPARATORS = "/-_.:"
+
+
+def _stem(value: str) -> str:
+    """What a value is a variant of: the part before its last separator."""
+    cut = max(value.rfind(c) for c in _SEPARATORS)
+    return value[: cut + 1] if cut > 0 else value
+
+
+def _prefixes(value: str) -> list[str]:
+    """``value`` cut at each of its separators (``release/2026-q4`` -> ``release``,
+    ``release/2026``), and whole: what a variant of it may share."""
+    return [value[:i] for i, c in enumerate(value) if c in _SEPARATORS and i >= 3] + [value]
+
+
+def _variants(new: str, old: str) -> bool:
+    """Whether ``new`` and ``old`` are variants of one value: one extends the other at a
+    separator, or they share a stem of at least three characters."""
+    if new == old:
+        return False
+    if new.startswith(old) and new[len(old)] in _SEPARATORS:
+        return True
+    if old.startswith(new) and old[len(new)] in _SEPARATORS:
+        return True
+    return _stem(new) == _stem(old) and len(_stem(new)) >= 3
+
+
+def _replaces(new: Fact, old: Fact) -> bool:
+    """Whether ``new`` (later) replaces ``old``: the same text or key, or a correction whose
+    value is a variant of one of ``old``'s values."""
+    if old.source == "user" and new.source != "user":
+        return False  # what the user said is replaced only by the user
+    if new.text == old.text or (new.key is not None and new.key == old.key):
+        return True
+    if not new.values or not old.values or not _CORRECTION.search(new.text):
+        return False
+    return any(_variants(a, b) for a in new.values for b in old.values)
+
+
+class _Index:
+    """The current facts, found by text, key and value shape in constant time per lookup, so
+    that resolving n facts is linear in n."""
+
+    def __init__(self) -> None:
+        self.facts: dict[int, Fact] = {}
+        self.by_text: dict[str, set[int]] = {}
+        self.by_key: dict[str, set[int]] = {}
+        self.by_shape: dict[str, set[int]] = {}
+
+    def _shapes(self, fact: Fact) -> set[str]:
+        return {p for v in fact.values for p in (*_prefixes(v), _stem(v))}
+
+    def add(self, number: int, fact: Fact) -> None:
+        self.facts[number] = fact
+        self.by_text.setdefault(fact.text, set()).add(number)
+        if fact.key is not None:
+            self.by_key.setdefault(fact.key, set()).add(number)
+        for shape in self._shapes(fact):
+            self.by_shape.setdefault(shape, set()).add(number)
+
+    def remove(self, number: int) -> None:
+        fact = self.facts.pop(number)
+        self.by_text[fact.text].discard(number)
+        if fact.key is not None:
+            self.by_key[fact.key].discard(number)
+        for shape in self._shapes(fact):
+            self.by_shape[shape].discard(number)
+
+    def candidates(self, fact: Fact) -> list[int]:
+        found = set(self.by_text.get(fact.text, ()))
+        if fact.key is not None:
+            found |= self.by_key.get(fact.key, set())
+        if fact.values and _CORRECTION.search(fact.text):
+            for shape in self._shapes(fact):
+                found |= self.by_shape.get(shape, set())
+        return sorted(found)
+
+
+def _old_value(new: Fact, old: Fact) -> str | None:
+    """What ``old`` said that ``new`` does not: its values missing from ``new``, else the right
+    side of its key; ``None`` when they say the same."""
+    missing = [v for v in old.values if v not in new.values]
+    assign = _ASSIGN.match(old.text)
+    copula = _COPULA.search(old.text)
+    label = _LABEL.match(old.text)
+    if missing:
+        value = ", ".join(missing[:2])
+    elif assign is not None:
+        value = assign.group(2)
+    elif copula is not None:
+        value = old.text[copula.end() :]
+    elif label is not None:
+        value = old.text[label.end() :]
+    else:
+        value = old.text
+    value = re.sub(r"[()]", "", value).strip().rstrip(".")
+    if not value or value in new.text:
+        return None
+    return truncate_tokens(value, 16)
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """What ``resolve`` found: the current facts (oldest first), the user messages a later user
+    message replaced, and the values that are no longer current."""
+
+    facts: list[Fact]
+    superseded_users: frozenset[int]
+    replaced_values: frozenset[str]
+
+
+def resolve(facts: Sequence[Fact]) -> Resolved:
+    """``facts`` (oldest first) with every replaced fact dropped and its replacement showing the
+    old value; the indexes of user messages whose every keyed fact a later user message
+    replaced; the values replaced facts held that their replacements do not. Linear in the
+    number of facts (``_Index``)."""
+    index = _Index()
+    replaced_users: dict[int, int] = {}
+    keyed_users: dict[int, int] = {}
+    replaced_values: set[str] = set()
+    for number, fact in enumerate(facts):
+        if fact.source == "user" and fact.key is not None:
+            keyed_users[fact.message] = keyed_users.get(fact.message, 0) + 1
+        was = fact.was
+        for other in index.candidates(fact):
+            old = index.facts[other]
+            if not _replaces(fact, old):
+                continue
+            if old.source == "user" and old.message != -1:
+                replaced_users[old.message] = replaced_users.get(old.message, 0) + 1
+            replaced_values.update(v for v in old.values if v not in fact.values)
+            if was is None:
+                was = _old_value(fact, old) or old.was
+            index.remove(other)
+        index.add(number, replace(fact, was=was))
+    users = frozenset(m for m, n in replaced_users.items() if n >= keyed_users.get(m, 0))
+    current = [index.facts[n] for n in sorted(index.facts)]
+    return Resolved(current, users, frozenset(replaced_values))
+
+
+# -- the ledger -----------------------------------------------------------------------------------
+
+
+def build_ledger(
+    messages: Sequence[Message],
+    *,
+    previous: Iterable[str] = (),
+    users: Sequence[str] = (),
+    later: Sequence[Message] = (),
+    max_facts: int = 60,
+    per_message: int = 3,
+    sources: frozenset[Source] = frozenset({"assistant", "tool", "carried"}),
+) -> Ledger:
+    """The ledger of ``messages``: ``previous`` summary entries carried in, ``later`` messages
+    (the verbatim tail that follows the summary) read only for what they replace, at most
+    ``max_facts`` facts of ``sources`` ranked by weight and recency.
+
+    User facts are not listed by default (the summary quotes the user's words); they still key
+    corrections, and ``superseded_users`` names the user messages a later one replaced: their
+    index in ``messages``, or ``-2 - i`` for the i-th of ``users`` (the user entries a previous
+    summary carried; those already marked are skipped).
+    """
+    said: list[Fact] = []
+    for i, entry in enumerate(users):
+        if entry.startswith(SUPERSEDED_MARK):
+            continue
+        for fact in extract_facts([Message.user(entry)], per_message=per_message):
+            said.append(replace(fact, message=-2 - i, order=len(said)))
+    carried = [replace(f, order=len(said) + f.order) for f in parse_facts(previous)]
+    carried = [*said, *carried]
+    fresh = extract_facts(messages, per_message=per_message, start_order=len(carried))
+    tail = extract_facts(later, per_message=per_message, start_order=len(carried) + len(fresh))
+    tail = [replace(f, message=len(messages) + f.message) for f in tail]
+    resolved = resolve([*carried, *fresh, *tail])
+    shown = [f for f in resolved.facts if f.source in sources and f.message < len(messages)]
+    newest = max((f.order for f in shown), default=1) or 1
+
+    def rank(fact: Fact) -> tuple[float, int]:
+        recency = RECENCY_WEIGHT * fact.order / newest if fact.source != "carried" else 0.0
+        return (fact.weight + recency, fact.order)
+
+    best = sorted(shown, key=rank, reverse=True)[:max_facts]
+    return Ledger(tuple(best), resolved.superseded_users, resolved.replaced_values)
+
+
+def fit_ledger(ledger: Ledger, max_tokens: int) -> list[str]:
+    """The ledger's lines (oldest first) within about ``max_tokens``: the lowest-ranked facts
+    are left out first."""
+    chosen: list[Fact] = []
+    used = 0
+    for fact in ledger.facts:  # best first
+        cost = estimate_text_tokens(fact.render()) + 2
+        if used + cost > max_tokens:
+            continue
+        chosen.append(fact)
+        used += cost
+    return [f.render() for f in sorted(chosen, key=lambda f: f.order)]
+
+
+#: The share of a model summary's ceiling kept for the ledger attached to it.
+LEDGER_SHARE = 0.2
+
+
+def attach_ledger(summary: str, ledger: Ledger, max_tokens: int) -> str:
+    """``summary`` (a model's) with the ledger's facts it does not already hold added to its
+    *Facts and decisions* section, best first, within ``max_tokens`` for the whole: an
+    identifier a model paraphrased away is still there, and a replaced value is marked. Facts
+    whose text, or every exact value, the summary already holds are not repeated.
+    """
+    room = max_tokens - estimate_text_tokens(summary) - 8
+    missing = Ledger(
+        tuple(
+            f
+            for f in ledger.facts
+            if f.text not in summary and not (f.values and all(v in summary for v in f.values))
+        )
+    )
+    lines = fit_ledger(missing, room)
+    if not lines:
+        return summary
+    return add_to_section(summary, "decisions", "\n".join(f"- {line}" for line in lines))
+
+
+__all__ = [
+    "FACT_TOKENS",
+    "LEDGER_SHARE",
+    "MIN_WEIGHT",
+    "SUPERSEDED_MARK",
+    "Fact",
+    "Ledger",
+    "Resolved",
+    "attach_ledger",
+    "build_ledger",
+    "extract_facts",
+    "fit_ledger",
+    "key_of",
+    "parse_facts",
+    "resolve",
+    "score",
+]

@@ -1,0 +1,198 @@
+"""Exact references in text, and which text of a message is a request, an observation or prose.
+
+Shared by the extractive summarizer and the fact ledger: ``harvest_references`` finds the exact
+strings a hand-off must copy character for character (ids, paths, URLs, versions, numbers with
+units, ...), ``reference_kinds`` says which shape each one has, ``user_request_text`` tells a
+user's request from a tool observation of the text protocol, ``observation_text`` gives what a
+tool said, and ``strip_code`` the prose of an assistant message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from abridged.core.model import File, Image, Message, ToolResult
+from abridged.core.turns import is_user_message
+
+_UNITS = (
+    r"ms|s|sec|secs|seconds?|µs|us|microseconds?|ns|nanoseconds?|milliseconds?|minutes?|mins?|"
+    r"hours?|hrs?|h|days?|weeks?|months?|years?|[kKMGTP]i?B|bytes?|[kKMG]|%|percent|tokens?|"
+    r"elements?|items?|rows?|lines?|files?|requests?|req/s|rps|qps|users?|px|[kMG]?Hz|cores?|"
+    r"CPUs?|GPUs?|workers?|threads?|retries|records?|calls?|steps?|x"
+)
+
+#: Each reference shape: its name and pattern (a group, when present, is the value).
+_REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "url",
+        re.compile(r"\b(?:https?|ftp|s3|gs|git|ssh|wss?)://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]"),
+    ),
+    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")),
+    ("handle", re.compile(r"(?<![\w.@/])@[A-Za-z0-9_](?:[\w-]*\w)?")),
+    ("uuid", re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")),
+    ("code", re.compile(r"`([^`\n]{2,80})`")),
+    ("path", re.compile(r"(?<![\w/:.@-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w")),
+    (
+        "file",
+        re.compile(
+            r"\b[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|md|rst|txt|cfg|"
+            r"ini|c|h|cc|cpp|hpp|rs|go|java|kt|rb|php|sh|sql|html|css|lock|csv|xml|proto|ipynb|"
+            r"env|conf|log)\b"
+        ),
+    ),
+    ("version", re.compile(r"\b[A-Z][A-Za-z]+ \d+\.\d+(?:\.\d+)*\b")),
+    ("version", re.compile(r"\b[vV]?\d+\.\d+\.\d+(?:[-.+][\w.]+)?\b")),
+    ("ticket", re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")),
+    ("ticket", re.compile(r"(?<![\w&])#\d{2,}\b")),
+    ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b")),
+    (
+        "time",
+        re.compile(
+            r"\b(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\s+)?\d{1,2}:\d{2}(?::\d{2})?"
+            r"(?:\s?(?:UTC|GMT|CET|CEST|EST|EDT|PST|PDT|[AaPp]\.?[Mm]\.?)\b)?"
+        ),
+    ),
+    ("quantity", re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])")),
+    ("quantity", re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b")),
+    ("hex", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),
+    ("number", re.compile(r"(?<![\d.,])\d{5,}(?![\d]|[.,]\d)")),
+    ("identifier", re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b(?<=\w)")),
+)
+_IDENTIFIER_NEEDS = re.compile(r"\d|_")
+
+#: Shapes that name one thing outside the code at hand (a ticket, a person, a version, a
+#: quantity): the strongest sign that a sentence states a fact worth keeping.
+STRONG_KINDS = frozenset(
+    {
+        "url",
+        "email",
+        "handle",
+        "uuid",
+        "version",
+        "ticket",
+        "date",
+        "time",
+        "quantity",
+        "hex",
+        "number",
+    }
+)
+
+#: At most this many references are listed from one message.
+REFERENCES_PER_MESSAGE = 12
+
+
+def reference_kinds(text: str) -> list[tuple[str, str]]:
+    """``(value, kind)`` of each exact reference in ``text``, in order of appearance, each value
+    once; where shapes overlap the longest match wins. A path ending in a source file's
+    extension is a ``file``.
+
+    >>> reference_kinds("Ticket OPS-481 ships in 7.14.2; see kv/infra/db and src/a.py.")
+    [('OPS-481', 'ticket'), ('7.14.2', 'version'), ('kv/infra/db', 'path'), ('src/a.py', 'file')]
+    """
+    found: list[tuple[int, int, str, str]] = []
+    for kind, pattern in _REFERENCE_PATTERNS:
+        for m in pattern.finditer(text):
+            value = m.group(1) if m.re.groups else m.group(0)
+            start, end = m.span()
+            if kind == "identifier" and not _IDENTIFIER_NEEDS.search(value):
+                continue
+            found.append((start, end, value.strip(), kind))
+    found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    covered_until = -1
+    for start, end, value, kind in found:
+        if start < covered_until or not value:
+            continue
+        covered_until = end
+        if value in seen:
+            continue
+        seen.add(value)
+        out.append((value, "file" if kind == "path" and _SOURCE_FILE.search(value) else kind))
+    return out
+
+
+_SOURCE_FILE = re.compile(r"\.[A-Za-z]{1,5}$")
+
+
+def harvest_references(text: str) -> list[str]:
+    """Exact references in ``text``, in order of appearance, each once: URLs, e-mails, handles,
+    UUIDs, backticked code, paths, file names, versions, ticket ids, issue numbers, numbers with
+    units, long numbers, commit-like hex ids and identifiers with digits or underscores.
+
+    >>> harvest_references("Ticket OPS-481 ships in 7.14.2; ping @ana, see kv/infra/db.")
+    ['OPS-481', '7.14.2', '@ana', 'kv/infra/db']
+    """
+    return [value for value, _kind in reference_kinds(text)]
+
+
+# -- which text is what ---------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[^\n]*\n.*?(?:```|$)", re.DOTALL)
+_THOUGHT = re.compile(r"^\s*THOUGHT:\s*", re.IGNORECASE | re.MULTILINE)
+_OBSERVATION_START = re.compile(r"^\s*(?:<exception>.*?</exception>\s*)?<returncode>", re.DOTALL)
+
+
+def strip_code(text: str) -> str:
+    """``text`` without fenced code blocks and ``THOUGHT:`` labels: the prose of a message.
+
+    >>> strip_code("THOUGHT: Look.\\n\\n```bash\\nls\\n```")
+    'Look.'
+    """
+    return _THOUGHT.sub("", _FENCE.sub(" ", text)).strip()
+
+
+def _attachments(message: Message) -> str:
+    notes = []
+    for part in message.parts:
+        if isinstance(part, Image):
+            notes.append("[image]")
+        elif isinstance(part, File):
+            notes.append(f"[file {part.filename or part.file_id or ''}]".replace(" ]", "]"))
+    return " ".join(notes)
+
+
+def user_request_text(message: Message) -> str | None:
+    """The text of a user message that is a request (not a tool observation, not a summary),
+    or ``None``. Observations of the text protocol that stayed user messages (their text starts
+    with ``<returncode>``) are not requests."""
+    if not is_user_message(message) or message.is_summary:
+        return None
+    if message.meta.get("text_protocol"):
+        return None
+    text = message.text
+    if _OBSERVATION_START.match(text):
+        return None
+    extra = _attachments(message)
+    text = f"{text}\n{extra}" if extra and text else text or extra
+    return text if text.strip() else None
+
+
+def is_observation(message: Message) -> bool:
+    """Whether a user message is a tool observation of the text protocol (``<returncode>``
+    first, or marked ``meta["text_protocol"]``)."""
+    if not is_user_message(message) or message.is_summary:
+        return False
+    return bool(message.meta.get("text_protocol")) or bool(_OBSERVATION_START.match(message.text))
+
+
+def observation_texts(message: Message) -> Sequence[str]:
+    """What tools said in ``message``: the text of each tool result, or the whole text of a
+    text-protocol observation; nothing for other messages."""
+    if is_observation(message):
+        return (message.text,)
+    return tuple(p.text for p in message.parts if isinstance(p, ToolResult) and p.text)
+
+
+__all__ = [
+    "REFERENCES_PER_MESSAGE",
+    "STRONG_KINDS",
+    "harvest_references",
+    "is_observation",
+    "observation_texts",
+    "reference_kinds",
+    "strip_code",
+    "user_request_text",
+]

@@ -1,0 +1,293 @@
+"""Tests of the fact ledger through the extractive summarizer: replacement, ranking, the
+ceiling, bounded updates, tiny ceilings and determinism."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from abridged.core.model import Message, ToolCall
+from abridged.core.protocols import SummaryRequest
+from abridged.core.tokens import estimate_text_tokens
+from abridged.engine.summarize.extractive import ExtractiveSummarizer
+from abridged.engine.summarize.ledger import SUPERSEDED_MARK, build_ledger, extract_facts
+from abridged.engine.summarize.prompts import parse_sections
+
+SUMMARIZER = ExtractiveSummarizer()
+
+
+def _bash(call_id: str, command: str, output: str) -> list[Message]:
+    return [
+        Message.assistant(
+            f"Running {command.split(maxsplit=1)[0]}.",
+            tool_calls=[ToolCall(call_id, "bash", json.dumps({"command": command}))],
+        ),
+        Message.tool(call_id, output, name="bash"),
+    ]
+
+
+def _facts(text: str) -> list[str]:
+    body = parse_sections(text).get("decisions", "")
+    return [line.removeprefix("- ").strip() for line in body.splitlines() if line.strip()]
+
+
+# -- replacement ----------------------------------------------------------------------------------
+
+
+def test_a_later_value_with_the_same_key_replaces_the_earlier_one() -> None:
+    messages = [
+        Message.user("Tune the uploader in svc/uploader.py."),
+        *_bash("c1", "cat conf/uploader.ini", "[uploader]\nretry_limit = 3\nchunk_size = 8 MiB\n"),
+        Message.assistant("Reading it again after the deploy."),
+        *_bash("c2", "cat conf/uploader.ini", "[uploader]\nretry_limit = 5\nchunk_size = 8 MiB\n"),
+    ]
+    summary = SUMMARIZER.build(SummaryRequest(messages=tuple(messages)))
+    facts = _facts(summary.text)
+    assert "retry_limit = 5 (was 3)" in facts
+    # The old value is never shown as current: no line states it on its own.
+    assert "retry_limit = 3" not in facts
+    assert sum("retry_limit" in f for f in facts) == 1
+    assert facts.count("chunk_size = 8 MiB") == 1  # the same value, once
+
+
+def test_a_value_replaced_in_the_kept_tail_is_not_shown_as_current() -> None:
+    messages = [
+        Message.user("Tune the uploader."),
+        *_bash("c1", "cat conf/uploader.ini", "retry_limit = 3\n"),
+    ]
+    later = tuple(_bash("c2", "cat conf/uploader.ini", "retry_limit = 5\n"))
+    alone = SUMMARIZER.build(SummaryRequest(messages=tuple(messages)))
+    assert "retry_limit = 3" in _facts(alone.text)
+    summary = SUMMARIZER.build(SummaryRequest(messages=tuple(messages), later=later))
+    assert "retry_limit = 3" not in _facts(summary.text)
+
+
+CORRECTIONS = [
+    (
+        "The deploy branch must be release/7.2.",
+        "Correction: the deploy branch must be release/7.2-hotfix instead.",
+    ),
+    ("The report deadline is 2027-03-14.", "The report deadline moved to 2027-03-21."),
+    ("deploy_branch: release/7.2", "deploy_branch: release/7.2-hotfix"),
+]
+
+
+@given(st.sampled_from(CORRECTIONS), st.booleans())
+def test_a_user_correction_marks_the_earlier_message_without_dropping_it(
+    pair: tuple[str, str], in_later: bool
+) -> None:
+    old, new = pair
+    messages = [
+        Message.user("Set up the nightly export job."),
+        Message.assistant("OK."),
+        Message.user(old),
+        Message.assistant("Noted."),
+        Message.user(new),
+    ]
+    if in_later:  # the correction is in the kept tail: read only for what it replaces
+        request = SummaryRequest(messages=tuple(messages[:4]), later=(messages[4],))
+    else:
+        request = SummaryRequest(messages=tuple(messages))
+    text = SUMMARIZER.build(request).text
+    assert f"{SUPERSEDED_MARK} {old}" in text  # kept, marked
+    assert text.count(SUPERSEDED_MARK) == 1
+    # The task (the first request) and the correction itself are not marked.
+    assert f"{SUPERSEDED_MARK} Set up" not in text
+    if not in_later:
+        assert new in text and f"{SUPERSEDED_MARK} {new}" not in text
+
+
+def test_without_a_correction_nothing_is_marked() -> None:
+    messages = [
+        Message.user("Set up the nightly export job."),
+        Message.user("The deploy branch must be release/7.2."),
+        Message.user("The report deadline is 2027-03-14."),
+    ]
+    assert SUPERSEDED_MARK not in SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
+
+
+def test_a_mark_carried_in_a_previous_summary_is_kept_once() -> None:
+    messages = [
+        Message.user("Set up the nightly export job."),
+        Message.user("The deploy branch must be release/7.2."),
+        Message.user("Correction: the deploy branch must be release/7.2-hotfix instead."),
+    ]
+    first = SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
+    second = SUMMARIZER.build(
+        SummaryRequest(
+            messages=(Message.user("Also compress the export."),),
+            kind="update",
+            previous_summary=first,
+        )
+    ).text
+    assert second.count(SUPERSEDED_MARK) == 1
+    assert f"{SUPERSEDED_MARK} The deploy branch must be release/7.2." in second
+
+
+# -- ranking --------------------------------------------------------------------------------------
+
+PYTHON_FILE = '''import os
+from pathlib import Path
+
+
+class Uploader:
+    """Uploads archived reports to the bucket."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.timeout = os.environ.get("UPLOAD_TIMEOUT")
+
+    def upload(self, name: str) -> bool:
+        path = self.root / name
+        if not path.exists():
+            raise FileNotFoundError(path)
+        return self._send(path)
+'''
+RULE = "Never push directly to the trunk branch; open a merge request against develop-2027."
+
+
+def _review() -> list[Message]:
+    return [
+        Message.user("Review the uploader."),
+        *_bash("c1", "cat docs/CONTRIBUTING.md", f"# Contributing\n\n{RULE}\n"),
+        *_bash("c2", "cat src/uploader.py", PYTHON_FILE),  # newer than the rule
+        Message.assistant("Read both."),
+    ]
+
+
+def test_code_lines_of_a_source_file_are_not_facts() -> None:
+    (_, call) = _bash("c2", "cat src/uploader.py", PYTHON_FILE)
+    assert extract_facts([call]) == []
+    texts = [f.text for f in build_ledger(_review()).facts]
+    for line in PYTHON_FILE.splitlines():
+        if line.strip():
+            assert line.strip() not in texts
+
+
+def test_a_rule_in_tool_output_outranks_code_and_survives_a_small_ledger() -> None:
+    ledger = build_ledger(_review())
+    assert ledger.facts and ledger.facts[0].text == RULE  # best first
+    for max_facts in (1, 2, 5):
+        text = ExtractiveSummarizer(max_facts=max_facts).build(
+            SummaryRequest(messages=tuple(_review()))
+        )
+        facts = _facts(text.text)
+        assert RULE in facts and len(facts) <= max_facts
+
+
+# -- the ceiling ----------------------------------------------------------------------------------
+
+
+def _many_facts(n: int) -> list[Message]:
+    messages = [Message.user("Audit the service configuration and its runbook.")]
+    for k in range(n):
+        output = (
+            f"worker_pool_{k} = {k + 4}\n"
+            f"queue_depth_limit_{k}: {100 + k} items\n"
+            f"Never restart shard-{k} during the nightly backup window OPS-{4100 + k}.\n"
+        )
+        messages += _bash(f"c{k}", f"cat conf/shard{k}.ini", output)
+        messages.append(Message.assistant(f"We decided to keep shard-{k} on pool {k + 4}."))
+    return messages
+
+
+MANY = _many_facts(40)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=30, max_value=3_000))
+def test_a_summary_with_many_facts_stays_within_its_ceiling(max_tokens: int) -> None:
+    summary = SUMMARIZER.build(SummaryRequest(messages=tuple(MANY), max_tokens=max_tokens))
+    assert summary.text.strip()
+    assert estimate_text_tokens(summary.text) <= max_tokens
+
+
+def test_a_roomy_ceiling_lists_many_facts() -> None:
+    summary = SUMMARIZER.build(SummaryRequest(messages=tuple(MANY), max_tokens=20_000))
+    assert len(_facts(summary.text)) >= 20
+    assert not summary.truncated
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=20, max_value=60))
+def test_tiny_ceilings_still_give_a_summary_within_them(max_tokens: int) -> None:
+    summary = SUMMARIZER.build(SummaryRequest(messages=tuple(MANY), max_tokens=max_tokens))
+    assert summary.text.strip()
+    assert estimate_text_tokens(summary.text) <= max_tokens
+    assert summary.truncated
+
+
+# -- bounded updates ------------------------------------------------------------------------------
+
+EARLY_RULE = "Never deploy on Fridays; the release freeze is enforced by policy RP-7731."
+
+
+def _round(k: int) -> list[Message]:
+    output = f"scratch_counter_{k} = {k}\ncache_hits: {k * 13}\n"
+    if k == 0:
+        output = f"# Release notes\n{EARLY_RULE}\n{output}"
+    return [
+        Message.user("Process the batches one by one.")
+        if k == 0
+        else Message.assistant(f"Let me look at batch {k} now."),
+        *_bash(f"c{k}a", f"cat notes/batch{k}.txt", output),
+        Message.assistant(f"Okay, batch {k} looks fine, moving on."),
+        *_bash(f"c{k}b", f"ls data/batch{k}", "\n".join(f"part-{k}-{i}.csv" for i in range(20))),
+    ]
+
+
+def test_thirty_updates_stay_bounded_and_keep_the_important_early_fact() -> None:
+    max_tokens = 300
+    previous: str | None = None
+    for k in range(30):
+        summary = SUMMARIZER.build(
+            SummaryRequest(
+                messages=tuple(_round(k)),
+                kind="update" if previous is not None else "initial",
+                previous_summary=previous,
+                max_tokens=max_tokens,
+            )
+        )
+        previous = summary.text
+        assert estimate_text_tokens(previous) <= max_tokens, k
+        assert EARLY_RULE in _facts(previous), k
+        # A replaced value is shown once, as its latest.
+        assert sum(f.startswith("cache_hits:") for f in _facts(previous)) <= 1
+    assert previous is not None
+    # Low-weight chatter and the oldest low-weight values did not survive 30 updates.
+    assert "batch 0 looks fine" not in previous
+    assert "scratch_counter_0 = 0" not in previous
+    assert "scratch_counter_29 = 29" in previous
+    assert f"cache_hits: {29 * 13}" in previous
+
+
+# -- determinism ----------------------------------------------------------------------------------
+
+
+def test_the_same_request_gives_the_same_bytes() -> None:
+    request = SummaryRequest(
+        messages=tuple(_review() + MANY[1:20]),
+        later=tuple(_bash("c9", "cat conf/uploader.ini", "retry_limit = 5\n")),
+        max_tokens=700,
+    )
+    first = ExtractiveSummarizer().build(request)
+    second = ExtractiveSummarizer().build(request)
+    assert first.text.encode() == second.text.encode()
+    assert first == second
+    assert build_ledger(request.messages) == build_ledger(request.messages)
+
+
+# -- log noise ------------------------------------------------------------------------------------
+
+
+def test_repeated_log_noise_is_not_a_fact_but_the_value_line_is() -> None:
+    output = (
+        "export_batch_12: 1444 rows in 4.5 s\n"
+        + "00012 DEBUG export worker heartbeat ok, nothing to report\n" * 40
+    )
+    call = _bash("c12", "cat logs/export-12.log", output)
+    texts = [f.text for f in build_ledger([Message.user("Find the slow export."), *call]).facts]
+    assert not any("heartbeat" in t for t in texts)
+    assert any(t.startswith("export_batch_12") for t in texts)
