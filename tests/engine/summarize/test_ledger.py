@@ -291,3 +291,70 @@ def test_repeated_log_noise_is_not_a_fact_but_the_value_line_is() -> None:
     texts = [f.text for f in build_ledger([Message.user("Find the slow export."), *call]).facts]
     assert not any("heartbeat" in t for t in texts)
     assert any(t.startswith("export_batch_12") for t in texts)
+
+
+# -- what review found: no false replacement, no leaked secret, no lost correction --------------
+
+
+def _observed(*lines: str) -> list[Message]:
+    return [
+        Message.user(f"<returncode>0</returncode>\n<output>\n{line}\n</output>") for line in lines
+    ]
+
+
+def _rendered(*lines: str) -> list[str]:
+    return [f.render() for f in build_ledger(_observed(*lines)).facts]
+
+
+def test_facts_about_different_things_do_not_replace_each_other() -> None:
+    qualified = _rendered(
+        "The timeout for the auth service is 30 seconds.",
+        "The timeout for the payment service is 10 seconds.",
+    )
+    assert len(qualified) == 2 and not any("(was" in f for f in qualified)
+    # Same month, a change word, but another subject: both stay.
+    dated = _rendered(
+        "The security audit is scheduled for 2026-04-20.",
+        "The release now ships on 2026-04-28.",
+    )
+    assert len(dated) == 2 and not any("(was" in f for f in dated)
+
+
+def test_one_output_listing_two_values_keeps_both() -> None:
+    output = "api:\n  DB_HOST=10.0.3.17\nworker:\n  DB_HOST=10.0.9.44\n"
+    facts = [f.render() for f in build_ledger(_observed(output)).facts]
+    assert not any("(was" in f for f in facts)
+
+
+def test_a_replaced_secret_never_reaches_the_summary() -> None:
+    secret = "hunter2-Bx9Qm7Lp-2026"
+    messages = [
+        Message.user("Rotate the service password."),
+        *_observed(f"Service account password: {secret}"),
+        *_observed("Service account password: Zq8vT3kLm9Pw2Xy7Rt"),
+    ]
+    text = SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
+    assert secret not in text and "Zq8vT3kLm9Pw2Xy7Rt" not in text
+
+
+def test_a_short_or_weak_later_value_still_replaces_the_earlier_one() -> None:
+    assert _rendered("timeout: 30 seconds", "timeout: 5s") == ["timeout: 5s (was 30 seconds)"]
+
+
+def test_a_user_message_is_marked_only_when_all_it_said_was_replaced() -> None:
+    messages = [
+        Message.user("Fix the deploy script."),
+        Message.user(
+            "Deploy to staging first and never touch prod-db-1 directly. "
+            "The deadline is Friday 17:00."
+        ),
+        Message.user("Also for the blog post, the deadline is Monday 09:00."),
+    ]
+    text = SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
+    assert "never touch prod-db-1" in text
+    assert not any(SUPERSEDED_MARK in line and "prod-db-1" in line for line in text.splitlines())
+
+
+def test_a_huge_line_is_read_in_bounded_time_and_gives_no_fact() -> None:
+    blob = "Zx9_-" * 40_000  # 200 KB without a space
+    assert build_ledger(_observed(blob, "a-" * 50_000)).facts == ()

@@ -306,10 +306,27 @@ def is_constraint(text: str) -> bool:
     return _CONSTRAINT.search(text) is not None and _tokens(text) <= CONSTRAINT_MAX_TOKENS
 
 
+#: A replaced user message is kept in this many tokens at most (it no longer holds).
+SUPERSEDED_ENTRY_TOKENS = 40
+
+
+def superseded_entry(text: str) -> str:
+    """A user message a later one replaced, as one marked line: what it said stays readable
+    and nothing of it reads as current (no continuation line without the mark).
+
+    >>> superseded_entry("Use branch v1.\\nThanks!")
+    '[superseded by a later message] Use branch v1. Thanks!'
+    """
+    return truncate_tokens(f"{SUPERSEDED_MARK} {_oneline(text)}", SUPERSEDED_ENTRY_TOKENS)
+
+
 def _clip_entry(entry: str, limit: int) -> str:
-    """``entry`` clipped to about ``limit`` tokens, the references of its clipped part kept."""
+    """``entry`` clipped to about ``limit`` tokens, the references of its clipped part kept
+    (none for a replaced message: its values are not current)."""
     if _tokens(entry) <= limit:
         return entry
+    if entry.startswith(SUPERSEDED_MARK):
+        return truncate_tokens(entry, max(8, limit))
     clipped = clip_middle(entry, limit)
     kept = set(harvest_references(clipped))
     lost = [r for r in harvest_references(entry) if r not in kept and r not in clipped]
@@ -524,7 +541,7 @@ class ExtractiveSummarizer:
         for i, entry in enumerate(entries):
             # The i-th carried entry is ledger message -2 - i (see ``build_ledger``).
             if -2 - i in superseded and i > 0 and not entry.text.startswith(SUPERSEDED_MARK):
-                entries[i] = _UserEntry(f"{SUPERSEDED_MARK} {entry.text}", entry.section)
+                entries[i] = _UserEntry(superseded_entry(entry.text), entry.section)
         first = not entries
         for index, message in enumerate(messages):
             request = user_request_text(message)
@@ -533,7 +550,7 @@ class ExtractiveSummarizer:
             text = redact(request.strip())
             if index in superseded and not first:
                 # Kept (it is what the user said) but never shown as current.
-                text = f"{SUPERSEDED_MARK} {text}"
+                text = superseded_entry(text)
             # The conversation's first request is its task, whatever words it uses.
             section: Literal["intent", "constraints"] = (
                 "constraints" if is_constraint(text) and not first else "intent"

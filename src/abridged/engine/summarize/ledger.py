@@ -41,6 +41,7 @@ chatter does not. Pure: same input, same ledger.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -58,6 +59,12 @@ from abridged.engine.summarize.references import (
 )
 from abridged.engine.summarize.transcript import truncate_tokens
 
+
+def _words(text: str) -> frozenset[str]:
+    """The words of ``text``, for word lists written as one string."""
+    return frozenset(text.split())
+
+
 Source = Literal["user", "assistant", "tool", "carried"]
 FactKind = Literal["rule", "decision", "finding", "error", "value"]
 
@@ -67,6 +74,15 @@ FACT_TOKENS = 60
 MIN_WEIGHT = 2.0
 #: A fact's weight gains at most this much for being the newest.
 RECENCY_WEIGHT = 0.5
+#: Words too common to say two facts are about the same thing.
+_TOPIC_STOP = _words(
+    "this that with from have will would should could been being were they them their there "
+    "here what when where which while also just only instead correction changed moved "
+    "update updated now from earlier later before after please used using need make made "
+    "like about into over more less than then since until"
+)
+#: A line or sentence is read up to this many characters (regexes stay linear on huge lines).
+MAX_UNIT_CHARS = 1_000
 #: A line that occurs this many times in one output (numbers aside) is noise.
 REPEATED_LINE = 3
 #: The text that marks a replaced user message in a summary.
@@ -79,18 +95,18 @@ _RULE = re.compile(
     r"avoid|prefer(?:s|red|ably)?|make sure|ensure|only|at most|at least|no more than|"
     r"not allowed|forbidden|required?|requirement|rule|from now on|deadline|limit|budget|"
     r"deprecated|warning|important|note that|policy|please|keep|has to|have to|mandatory|"
-    r"allowed|instead)\b",
+    r"allowed|instead|may not|cannot|can't|is not to|are not to)\b",
     re.IGNORECASE,
 )
 _IMPERATIVE = re.compile(
-    r"^(?:please\s+|also,?\s+|and\s+)?(?:use|write|run|keep|make|add|put|mention|split|stay|"
-    r"target|avoid|remember|ask|call|send|ship|set|store|clean|check|contact|include|exclude|"
-    r"skip|report|tell|ping|leave|prefer|don't|do not|never|always|only|note)\b",
+    r"^(?:please\s+|also,?\s+|and\s+)?(?:use|write|run|keep|make|add|put|avoid|remember|ask|"
+    r"call|send|set|store|check|contact|include|exclude|skip|report|tell|leave|prefer|"
+    r"don't|do not|never|always|only|note)\b",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
     r"\b(?:root cause|decided|decision|agreed|we agree|going with|go with|chose|chosen|opt(?:ed)? "
-    r"for|settled on|we will|we'll|we won't|will not|won't be|the plan is|option [A-Z0-9]\b|"
+    r"for|settled on|went with|picked|we will|we'll|we won't|will not|won't be|the plan is|"
     r"rather than|instead of)",
     re.IGNORECASE,
 )
@@ -99,7 +115,21 @@ _FINDING = re.compile(
     r"confirmed|this means|which means|is caused by|because)\b",
     re.IGNORECASE,
 )
-_ERROR = re.compile(r"\b\w*(?:Error|Exception)\b|\b(?:error|fatal|ERROR|FATAL|FAILED)\b:?")
+_ERROR_LINE = re.compile(
+    r"^\s*(?:E\s+)?\w*(?:Error|Exception)\b|^\s*(?:error|fatal|ERROR|FATAL|FAILED)\b:?|"
+    r"\b\w+(?:Error|Exception): "
+)
+_DECLARATIVE = re.compile(r"\b(?:is|are|was|were|has|have|uses|runs|lives|belongs|owns)\b")
+#: Output that is about the tools, not the task: listings, installers, test-runner headers,
+#: licence boilerplate.
+_NOISE = re.compile(
+    r"^\s*(?:[d\-l][rwxsStT\-]{9}[.@+]?\s|total \d+$|Successfully (?:installed|built)|"
+    r"Requirement already satisfied|Collecting |Downloading |Installing collected|"
+    r"Using cached|platform \w+ -- Python|rootdir:|cachedir:|plugins:|collected \d+ items?|"
+    r"=+ .* in [\d.]+s =+$)|SPDX-License-Identifier|@license\b|Copyright \(c\)|"
+    r"Licensed under|https?://(?:files\.pythonhosted\.org|pypi\.org/simple)",
+    re.IGNORECASE,
+)
 _NARRATION = re.compile(
     r"^(?:let me|let's (?:check|look|see|run|try|start|verify|examine|first)|now,? (?:i|let)|"
     r"next,? i|first,? i|i'll (?:check|look|run|start|try|examine|verify|create|see|search|"
@@ -120,61 +150,13 @@ _HEDGE = re.compile(
     re.IGNORECASE,
 )
 #: Subjects too general to key a fact by (``the issue is ...``, ``the output is ...``).
-_GENERIC_SUBJECTS = frozenset(
-    [
-        "issue",
-        "problem",
-        "error",
-        "fix",
-        "output",
-        "result",
-        "results",
-        "test",
-        "tests",
-        "file",
-        "files",
-        "value",
-        "values",
-        "code",
-        "function",
-        "method",
-        "class",
-        "change",
-        "changes",
-        "thing",
-        "question",
-        "answer",
-        "solution",
-        "cause",
-        "reason",
-        "approach",
-        "idea",
-        "goal",
-        "task",
-        "bug",
-        "behavior",
-        "behaviour",
-        "case",
-        "example",
-        "difference",
-        "point",
-        "step",
-        "command",
-        "script",
-        "line",
-        "lines",
-        "part",
-        "way",
-        "one",
-        "first",
-        "last",
-        "next",
-        "current",
-        "default",
-        "type",
-        "name",
-    ]
+_GENERIC_SUBJECTS = _words(
+    "issue problem error fix output result results test tests file files value values code "
+    "function method class change changes thing question answer solution cause reason "
+    "approach idea goal task bug behavior behaviour case example difference point step "
+    "command script line lines part way one first last next current default type name"
 )
+_CODE_ASSIGN = re.compile(r"^\s*[A-Za-z_][\w.\[\]'\"]*\s*(?:[-+*/|&]?=)\s*(?!=)")
 _LINE_NUMBER = re.compile(r"^\s*\d+[:\t]|^\S+:\d+:|^\s*\d+\s{2,}")
 _TRACE = re.compile(r'^\s*File "|^\s*at \S+\(|^\s+\^+\s*$')
 _WORD = re.compile(r"[A-Za-z][a-z]+(?:'[a-z]+)?")
@@ -193,147 +175,48 @@ _CHANGE = re.compile(
     re.IGNORECASE,
 )
 _CORRECTION = re.compile(
-    r"\b(?:correction|instead|changed|moved|switched|renamed|updated|no longer|now|actually|"
-    r"rather|replaces?|not the)\b",
+    r"\b(?:correction|corrected|instead|changed|moved|switched|renamed|updated|no longer|now|"
+    r"actually|rather|replaces?|replaced|not the|slipped|postponed|delayed|rescheduled|bumped|"
+    r"raised|lowered|increased|decreased|went (?:up|down)|from here on|going forward)\b",
     re.IGNORECASE,
 )
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "this",
-        "that",
-        "these",
-        "those",
-        "my",
-        "our",
-        "your",
-        "their",
-        "its",
-        "his",
-        "her",
-        "some",
-        "any",
-        "every",
-        "each",
-        "one",
-        "all",
-        "also",
-        "and",
-        "or",
-        "but",
-        "so",
-        "then",
-        "just",
-        "very",
-        "really",
-        "new",
-        "old",
-        "current",
-    ]
+#: An assignment inside a line (``... now reads request_timeout_ms: 7000 ...``): a name that
+#: looks like a setting (an underscore, a dot or upper case), then ``:`` or ``=`` and a value.
+_EMBEDDED_ASSIGN = re.compile(
+    r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*[\w\"'/.-]"
 )
-_PRONOUNS = frozenset(
-    [
-        "it",
-        "this",
-        "that",
-        "there",
-        "which",
-        "what",
-        "who",
-        "he",
-        "she",
-        "they",
-        "we",
-        "i",
-        "you",
-        "them",
-        "us",
-        "here",
-        "these",
-        "those",
-    ]
+#: Reference shapes that name code or files, not values: never a value that can be replaced.
+_NOT_VALUES = frozenset({"code", "file"})
+_STOP = _words(
+    "a an the this that these those my our your their its his her some any every each one "
+    "all also and or but so then just very really new old current"
+)
+_PRONOUNS = _words(
+    "it this that there which what who he she they we i you them us here these those"
 )
 #: Labels that say what kind of statement follows, not what it is about.
-_GENERIC_LABELS = frozenset(
-    [
-        "note",
-        "notes",
-        "rule",
-        "rules",
-        "warning",
-        "important",
-        "correction",
-        "update",
-        "decision",
-        "info",
-        "error",
-        "fatal",
-        "todo",
-        "fixme",
-        "tip",
-        "hint",
-        "reminder",
-        "also",
-        "ps",
-        "nb",
-        "summary",
-        "result",
-        "output",
-        "thought",
-        "answer",
-        "reason",
-        "because",
-        "example",
-        "usage",
-        "agreed",
-        "decided",
-        "done",
-        "fyi",
-        "context",
-        "background",
-        "status",
-        "plan",
-        "fix",
-        "confirmed",
-        "found",
-    ]
+_GENERIC_LABELS = _words(
+    "note notes rule rules warning important correction update decision info error fatal "
+    "todo fixme tip hint reminder also ps nb summary result output thought answer reason "
+    "because example usage agreed decided done fyi context background status plan fix "
+    "confirmed found"
 )
+#: Where a subject's clause ends (its qualifiers, ``for the auth service``, stay in the key).
 _PREPOSITION = re.compile(
-    r"\s+(?:for|of|in|on|at|to|with|from|by|under|over|about|that|which|who|when|where|if|"
-    r"because|so|and|or|but)\b.*$",
-    re.IGNORECASE,
+    r"\s+(?:that|which|who|when|where|if|because|so|and|or|but)\b.*$", re.IGNORECASE
+)
+#: Small words left out of keys and topics.
+_FUNCTION_WORDS = _words(
+    "for of in on at to with from by under over about as into onto via per than then"
 )
 #: Words that make a subject a clause, not the name of a thing.
-_NOT_A_NAME = frozenset(
-    [
-        "not",
-        "do",
-        "does",
-        "don't",
-        "doesn't",
-        "will",
-        "would",
-        "can",
-        "could",
-        "should",
-        "must",
-        "to",
-        "be",
-        "been",
-        "have",
-        "has",
-        "had",
-        "need",
-        "needs",
-        "if",
-        "when",
-    ]
+_NOT_A_NAME = _words(
+    "not do does don't doesn't will would can could should must to be been have has had "
+    "need needs if when"
 )
 _SETTING = re.compile(
     r"^\s*(?:export\s+)?[A-Za-z_][\w.\-]{1,60}\s*(?:=|:)\s*(?:-?\d[\w.,]*(?:\s?[A-Za-z%]{1,8})?|"
-    r"\"[^\"]{1,120}\"|'[^']{1,120}'|true|false|yes|no|on|off|null|none|[\w.\-]+/[\w./\-]+)\s*,?$",
+    r"\"[^\"]{1,120}\"|'[^']{1,120}'|true|false|yes|no|on|off|null|none|[\w.\-]+/[\w./\-]+)\s*,?(?:\s+#.*)?$",
     re.IGNORECASE,
 )
 #: ``name: value`` where the value is short text holding a quantity or an identifier
@@ -359,6 +242,7 @@ class Fact:
     was: str | None = None
     message: int = -1  # index in the summarized messages (-1: carried or later)
     values: tuple[str, ...] = ()
+    listed: bool = True  # False: below the threshold or the cap, kept only to replace by key
 
     def render(self) -> str:
         """The fact as a summary line: ``text`` and, when it replaced a value, ``(was old)``."""
@@ -385,6 +269,8 @@ class Ledger:
 def _is_code(line: str) -> bool:
     if _CODE.match(line) or _LINE_NUMBER.match(line) or _TRACE.match(line):
         return True
+    if _CODE_ASSIGN.match(line) and not _SETTING.match(line):
+        return True  # ``path = self.root / name``: an assignment of an expression
     stripped = line.strip()
     if not stripped:
         return True
@@ -405,7 +291,7 @@ def _is_prose(text: str) -> bool:
     if len(words) < 4:
         return False
     letters = sum(len(w) for w in words)
-    return letters / max(1, len(text.strip())) >= 0.55
+    return letters / max(1, len(text.strip())) >= 0.45
 
 
 def key_of(text: str) -> str | None:
@@ -414,7 +300,7 @@ def key_of(text: str) -> str | None:
     otherwise. Lower case, without articles; a generic label (*Note:*, *Correction:*) is skipped.
 
     >>> key_of("The release branch for this fix is release/2026-q4."), key_of("TIMEOUT=30")
-    ('release branch', 'timeout')
+    ('release branch fix', 'timeout')
     """
     line = text.strip()
     m = _ASSIGN.match(line)
@@ -426,6 +312,9 @@ def key_of(text: str) -> str | None:
         if name and name.split()[0] not in _GENERIC_LABELS and len(name.split()) <= 3:
             return name
         line = line[label.end() :]
+    embedded = _EMBEDDED_ASSIGN.search(line)
+    if embedded is not None:
+        return _normal(embedded.group(1))
     for pattern in (_CHANGE, _COPULA):
         m2 = pattern.search(line)
         if m2 is None:
@@ -437,17 +326,21 @@ def key_of(text: str) -> str | None:
         words = name.split()
         clause = any(w in _NOT_A_NAME for w in words)
         generic = len(words) == 1 and words[0] in _GENERIC_SUBJECTS
-        if words and len(words) <= 4 and words[0] not in _PRONOUNS and not clause and not generic:
+        if words and len(words) <= 5 and words[0] not in _PRONOUNS and not clause and not generic:
             return name
     return None
 
 
 def _normal(text: str) -> str:
-    words = [w for w in re.findall(r"[A-Za-z0-9_.\-/]+", text.lower()) if w not in _STOP]
+    words = [
+        w
+        for w in re.findall(r"[A-Za-z0-9_.\-/]+", text.lower())
+        if w not in _STOP and w not in _FUNCTION_WORDS
+    ]
     words = [w.strip(".-/") for w in words if w.strip(".-/")]
     if words and words[0] in _PRONOUNS:
         return ""
-    return " ".join(words[-4:])
+    return " ".join(words[:5])
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,8 +354,10 @@ class _Candidate:
 def score(text: str, source: Source) -> _Candidate | None:
     """The fact ``text`` states from ``source``, with its kind and weight, or ``None`` when it
     states nothing worth keeping (below ``MIN_WEIGHT``)."""
+    # Secrets never become facts, values or "(was ...)" notes; a huge line is read in part.
+    text = redact(text[:MAX_UNIT_CHARS])
     line = text.strip()
-    if len(line) < 12:
+    if len(line) < 6:
         return None
     code = _is_code(text) if source == "tool" else False
     prose = _is_prose(line)
@@ -479,6 +374,8 @@ def score(text: str, source: Source) -> _Candidate | None:
     if prose and decision:
         weight += 2.5
         kind = "decision" if kind == "value" else kind
+    if strong and _CORRECTION.search(line) and prose:
+        weight += 1.0  # a value that changed: what it is now matters most
     if prose and _FINDING.search(line):
         weight += 1.0
         kind = "finding" if kind == "value" else kind
@@ -497,9 +394,13 @@ def score(text: str, source: Source) -> _Candidate | None:
     if setting:
         weight += 2.0
         code = False
-    if source == "tool" and _ERROR.search(line) and not prose:
+    if source == "tool" and _ERROR_LINE.search(line):
         weight += 1.5
         kind = "error"
+    if prose and _DECLARATIVE.search(line) and not rule and not decision:
+        weight += 0.5  # a plain statement of how things are
+    if source == "tool" and _NOISE.search(line):
+        weight -= 3.0
     if key_of(line) is not None and (strong or weak or prose):
         weight += 0.5
     # A fragment (a wrapped docstring line, half a sentence) reads as prose but states less.
@@ -518,7 +419,10 @@ def score(text: str, source: Source) -> _Candidate | None:
         weight -= 2.0
     if weight < MIN_WEIGHT:
         return None
-    return _Candidate(line, kind, weight, tuple(strong))
+    values = [
+        v for v, k in refs if k not in _NOT_VALUES and (v in strong or any(c.isdigit() for c in v))
+    ]
+    return _Candidate(line, kind, weight, tuple(values))
 
 
 # -- candidates -----------------------------------------------------------------------------------
@@ -588,6 +492,12 @@ def extract_facts(
                     continue
                 seen.add(unit)
                 candidate = score(unit, source)
+                settles = bool(_SETTING.match(unit)) or (_is_prose(unit) and not _is_code(unit))
+                if candidate is None and settles and key_of(unit) is not None:
+                    # Not worth listing, but a later value of its key must still replace an
+                    # earlier one (``timeout: 5s`` after ``timeout: 30 seconds``).
+                    line = redact(unit[:MAX_UNIT_CHARS]).strip()
+                    candidate = _Candidate(line, "value", 0.0, ())
                 if candidate is None:
                     continue
                 weight = candidate.weight
@@ -608,7 +518,10 @@ def extract_facts(
                     )
                 )
         found.sort(key=lambda f: (-f.weight, -f.order))
-        out.extend(sorted(found[:per_message], key=lambda f: f.order))
+        listed = [f for f in found if f.weight >= MIN_WEIGHT][:per_message]
+        # The rest still take part in replacing (keyed), unlisted.
+        shadows = [replace(f, listed=False) for f in found if f not in listed and f.key]
+        out.extend(sorted([*listed, *shadows], key=lambda f: f.order))
     return out
 
 
@@ -618,8 +531,8 @@ def parse_facts(lines: Iterable[str], *, start_order: int = 0) -> list[Fact]:
     out: list[Fact] = []
     order = start_order
     for raw in lines:
-        line = " ".join(raw.split())
-        if not line:
+        line = truncate_tokens(" ".join(raw.split()), 2 * FACT_TOKENS)
+        if not line or line.startswith("(was"):
             continue
         was = None
         m = _WAS.search(line)
@@ -662,14 +575,26 @@ def _prefixes(value: str) -> list[str]:
 
 def _variants(new: str, old: str) -> bool:
     """Whether ``new`` and ``old`` are variants of one value: one extends the other at a
-    separator, or they share a stem of at least three characters."""
+    separator (``release/x``, ``release/x-hotfix``), or they share a prefix ending at a
+    separator that is at least half the shorter one (``2026-04-14``, ``2026-04-28``;
+    ``ip-10-42-7-193``, ``ip-10-42-9-58``), of three characters or more.
+
+    >>> _variants("release/2026-q4-hotfix", "release/2026-q4"), _variants("a/b.py", "c/d.py")
+    (True, False)
+    """
     if new == old:
         return False
     if new.startswith(old) and new[len(old)] in _SEPARATORS:
         return True
     if old.startswith(new) and old[len(new)] in _SEPARATORS:
         return True
-    return _stem(new) == _stem(old) and len(_stem(new)) >= 3
+    shared = 0
+    for i, (a, b) in enumerate(zip(new, old, strict=False)):
+        if a != b:
+            break
+        if a in _SEPARATORS:
+            shared = i + 1
+    return shared >= 3 and 2 * shared > min(len(new), len(old))
 
 
 def _replaces(new: Fact, old: Fact) -> bool:
@@ -677,25 +602,47 @@ def _replaces(new: Fact, old: Fact) -> bool:
     value is a variant of one of ``old``'s values."""
     if old.source == "user" and new.source != "user":
         return False  # what the user said is replaced only by the user
+    if new.message == old.message and new.message != -1:
+        return False  # one message lists things side by side (two services, two hosts)
     if new.text == old.text or (new.key is not None and new.key == old.key):
         return True
     if not new.values or not old.values or not _CORRECTION.search(new.text):
         return False
+    if not _topic(new) & _topic(old):
+        return False  # a date or a host alike, but about something else
     return any(_variants(a, b) for a in new.values for b in old.values)
 
 
+def _topic(fact: Fact) -> frozenset[str]:
+    """What a fact talks about: its longer words, values and small words aside."""
+    text = fact.text.lower()
+    for value in fact.values:
+        text = text.replace(value.lower(), " ")
+    return frozenset(
+        w
+        for w in re.findall(r"[a-z]{4,}", text)
+        if w not in _STOP and w not in _FUNCTION_WORDS and w not in _TOPIC_STOP
+    )
+
+
+#: How many of the newest facts sharing a value's prefix a correction is checked against.
+SHAPE_FANOUT = 32
+
+
 class _Index:
-    """The current facts, found by text, key and value shape in constant time per lookup, so
-    that resolving n facts is linear in n."""
+    """The current facts, found by text, key and value prefix, so that resolving n facts is
+    linear in n: a key or a text has one current fact (each new one replaces the last), and a
+    prefix lists only its ``SHAPE_FANOUT`` newest facts."""
 
     def __init__(self) -> None:
         self.facts: dict[int, Fact] = {}
         self.by_text: dict[str, set[int]] = {}
         self.by_key: dict[str, set[int]] = {}
-        self.by_shape: dict[str, set[int]] = {}
+        self.by_shape: dict[str, deque[int]] = {}
 
-    def _shapes(self, fact: Fact) -> set[str]:
-        return {p for v in fact.values for p in (*_prefixes(v), _stem(v))}
+    @staticmethod
+    def _shapes(fact: Fact) -> list[str]:
+        return sorted({p for v in fact.values for p in _prefixes(v)})
 
     def add(self, number: int, fact: Fact) -> None:
         self.facts[number] = fact
@@ -703,15 +650,14 @@ class _Index:
         if fact.key is not None:
             self.by_key.setdefault(fact.key, set()).add(number)
         for shape in self._shapes(fact):
-            self.by_shape.setdefault(shape, set()).add(number)
+            self.by_shape.setdefault(shape, deque(maxlen=SHAPE_FANOUT)).append(number)
 
     def remove(self, number: int) -> None:
         fact = self.facts.pop(number)
         self.by_text[fact.text].discard(number)
         if fact.key is not None:
             self.by_key[fact.key].discard(number)
-        for shape in self._shapes(fact):
-            self.by_shape[shape].discard(number)
+        # by_shape keeps the number: a removed fact is skipped by ``candidates``.
 
     def candidates(self, fact: Fact) -> list[int]:
         found = set(self.by_text.get(fact.text, ()))
@@ -719,21 +665,22 @@ class _Index:
             found |= self.by_key.get(fact.key, set())
         if fact.values and _CORRECTION.search(fact.text):
             for shape in self._shapes(fact):
-                found |= self.by_shape.get(shape, set())
-        return sorted(found)
+                found.update(self.by_shape.get(shape, ()))
+        return sorted(n for n in found if n in self.facts)
 
 
 def _old_value(new: Fact, old: Fact) -> str | None:
     """What ``old`` said that ``new`` does not: its values missing from ``new``, else the right
     side of its key; ``None`` when they say the same."""
-    missing = [v for v in old.values if v not in new.values]
+    changed = [b for b in old.values if any(_variants(a, b) for a in new.values)]
+    missing = changed or [v for v in old.values if v not in new.values]
     assign = _ASSIGN.match(old.text)
     copula = _COPULA.search(old.text)
     label = _LABEL.match(old.text)
     if missing:
         value = ", ".join(missing[:2])
     elif assign is not None:
-        value = assign.group(2)
+        value = assign.group(2).split(" #")[0]
     elif copula is not None:
         value = old.text[copula.end() :]
     elif label is not None:
@@ -766,7 +713,7 @@ def resolve(facts: Sequence[Fact]) -> Resolved:
     keyed_users: dict[int, int] = {}
     replaced_values: set[str] = set()
     for number, fact in enumerate(facts):
-        if fact.source == "user" and fact.key is not None:
+        if fact.source == "user":
             keyed_users[fact.message] = keyed_users.get(fact.message, 0) + 1
         was = fact.was
         for other in index.candidates(fact):
@@ -819,7 +766,9 @@ def build_ledger(
     tail = extract_facts(later, per_message=per_message, start_order=len(carried) + len(fresh))
     tail = [replace(f, message=len(messages) + f.message) for f in tail]
     resolved = resolve([*carried, *fresh, *tail])
-    shown = [f for f in resolved.facts if f.source in sources and f.message < len(messages)]
+    shown = [
+        f for f in resolved.facts if f.listed and f.source in sources and f.message < len(messages)
+    ]
     newest = max((f.order for f in shown), default=1) or 1
 
     def rank(fact: Fact) -> tuple[float, int]:

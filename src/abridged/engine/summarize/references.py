@@ -60,6 +60,7 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("identifier", re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b(?<=\w)")),
 )
 _IDENTIFIER_NEEDS = re.compile(r"\d|_")
+_LONG_RUN = re.compile(r"\S{200,}")
 
 #: Shapes that name one thing outside the code at hand (a ticket, a person, a version, a
 #: quantity): the strongest sign that a sentence states a fact worth keeping.
@@ -76,6 +77,7 @@ STRONG_KINDS = frozenset(
         "quantity",
         "hex",
         "number",
+        "name",
     }
 )
 
@@ -86,11 +88,15 @@ REFERENCES_PER_MESSAGE = 12
 def reference_kinds(text: str) -> list[tuple[str, str]]:
     """``(value, kind)`` of each exact reference in ``text``, in order of appearance, each value
     once; where shapes overlap the longest match wins. A path ending in a source file's
-    extension is a ``file``.
+    extension is a ``file``; an identifier with a hyphen and a digit (``ip-10-42-9-58``,
+    ``CVE-2026-1187``) is a ``name``.
 
     >>> reference_kinds("Ticket OPS-481 ships in 7.14.2; see kv/infra/db and src/a.py.")
     [('OPS-481', 'ticket'), ('7.14.2', 'version'), ('kv/infra/db', 'path'), ('src/a.py', 'file')]
     """
+    # A run of 200+ characters without a space (a token, a base64 blob, a minified line) is no
+    # reference, and the patterns would backtrack on it for seconds: blank it, keeping offsets.
+    text = _LONG_RUN.sub(lambda m: " " * len(m.group()), text)
     found: list[tuple[int, int, str, str]] = []
     for kind, pattern in _REFERENCE_PATTERNS:
         for m in pattern.finditer(text):
@@ -110,7 +116,11 @@ def reference_kinds(text: str) -> list[tuple[str, str]]:
         if value in seen:
             continue
         seen.add(value)
-        out.append((value, "file" if kind == "path" and _SOURCE_FILE.search(value) else kind))
+        if kind == "path" and _SOURCE_FILE.search(value):
+            kind = "file"  # noqa: PLW2901 - the shape, refined
+        elif kind == "identifier" and "-" in value and _IDENTIFIER_NEEDS.search(value):
+            kind = "name"  # noqa: PLW2901 - a host, a job, an advisory: not a code name
+        out.append((value, kind))
     return out
 
 
