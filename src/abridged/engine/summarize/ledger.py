@@ -243,6 +243,7 @@ class Fact:
     message: int = -1  # index in the summarized messages (-1: carried or later)
     values: tuple[str, ...] = ()
     listed: bool = True  # False: below the threshold or the cap, kept only to replace by key
+    topic: frozenset[str] = frozenset()  # what it is about (with the sentence before it)
 
     def render(self) -> str:
         """The fact as a summary line: ``text`` and, when it replaced a value, ``(was old)``."""
@@ -487,10 +488,13 @@ def extract_facts(
                 shape = _DIGITS.sub("#", unit.strip())
                 shapes[shape] = shapes.get(shape, 0) + 1
             seen: set[str] = set()
-            for unit in units:
+            for position, unit in enumerate(units):
                 if shapes[_DIGITS.sub("#", unit.strip())] >= REPEATED_LINE or unit in seen:
                     continue
                 seen.add(unit)
+                # The sentence before says what a short one is about ("Correction on the
+                # staging host: ... Point everything at ip-10-42-9-58.").
+                before = units[position - 1] if position and source != "tool" else ""
                 candidate = score(unit, source)
                 settles = bool(_SETTING.match(unit)) or (_is_prose(unit) and not _is_code(unit))
                 if candidate is None and settles and key_of(unit) is not None:
@@ -515,12 +519,15 @@ def extract_facts(
                         order=order,
                         message=index,
                         values=candidate.values,
+                        topic=_topic_words(f"{before} {candidate.text}", candidate.values),
                     )
                 )
         found.sort(key=lambda f: (-f.weight, -f.order))
         listed = [f for f in found if f.weight >= MIN_WEIGHT][:per_message]
-        # The rest still take part in replacing (keyed), unlisted.
-        shadows = [replace(f, listed=False) for f in found if f not in listed and f.key]
+        # The rest still take part in replacing (by key, or as a corrected value), unlisted.
+        shadows = [
+            replace(f, listed=False) for f in found if f not in listed and (f.key or f.values)
+        ]
         out.extend(sorted([*listed, *shadows], key=lambda f: f.order))
     return out
 
@@ -614,9 +621,14 @@ def _replaces(new: Fact, old: Fact) -> bool:
 
 
 def _topic(fact: Fact) -> frozenset[str]:
-    """What a fact talks about: its longer words, values and small words aside."""
-    text = fact.text.lower()
-    for value in fact.values:
+    """What a fact talks about (``Fact.topic``, else the words of its text)."""
+    return fact.topic or _topic_words(fact.text, fact.values)
+
+
+def _topic_words(text: str, values: Sequence[str]) -> frozenset[str]:
+    """The longer words of ``text``, its values and small words aside."""
+    text = text.lower()
+    for value in values:
         text = text.replace(value.lower(), " ")
     return frozenset(
         w
