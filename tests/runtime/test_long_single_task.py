@@ -1,5 +1,6 @@
 """Thirty successive compactions of one long single-task run through the ``ContextManager``:
-the summary stays within its ceiling and holds at most one turn-in-progress part."""
+the summary stays within its ceiling, holds at most one turn-in-progress part, and no
+compaction is a forced recovery."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from abridged.core.model import Message, ToolCall
 from abridged.core.tokens import estimate_text_tokens
 from abridged.engine.compaction import CompactionSettings
+from abridged.engine.events import OverflowRecovered
 from abridged.engine.summarize.prompts import TURN_PREFIX_LABEL
 from abridged.runtime import ContextManager
 
@@ -49,6 +51,8 @@ def test_thirty_compactions_of_one_turn_keep_one_bounded_summary() -> None:
         assert k < 2_000, f"only {cm.state.compactions} compactions after {k} steps"
         ctx = cm.prepare(history)
         assert ctx.tokens <= ctx.budget.input_budget
+        # No step here exceeds the target: the run never needs a forced (overflow) compaction.
+        assert not any(isinstance(e, OverflowRecovered) for e in ctx.events), k
         summary = cm.state.summary
         if summary is not None and (not seen or seen[-1] != summary):
             seen.append(summary)

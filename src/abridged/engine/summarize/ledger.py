@@ -225,6 +225,7 @@ _SETTING_WITH_VALUE = re.compile(
     r"^\s*[A-Za-z_][\w.\-]{1,60}\s*(?:=|:)\s*[^\s(){}\[\]=][^(){}=]{0,80}$"
 )
 _DIGITS = re.compile(r"\d+")
+_ENV_SETTING = re.compile(r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]{2,}=\S")
 _WAS = re.compile(r"\s*\(was ([^()\n]*)\)\s*$")
 
 
@@ -279,11 +280,13 @@ def _is_code(line: str) -> bool:
     return symbols / len(stripped) > 0.06 or stripped.endswith((":", ",", "(", "{", "\\"))
 
 
-def _sentence_like(line: str) -> bool:
-    """Whether ``line`` reads as a whole statement: it opens like one and does not stop
-    mid-clause."""
+def _sentence_like(line: str, *, lenient: bool = False) -> bool:
+    """Whether ``line`` reads as a whole statement: it opens like one (or, ``lenient``, for
+    what people type: it is a long one) and does not stop mid-clause."""
     first = line.lstrip("-*>#• \t")[:1]
     opens = first.isupper() or first.isdigit() or first in "\"'`@/["
+    if lenient and not opens:
+        opens = len(line.split()) >= 8
     return opens and not line.rstrip().endswith((",", ";", " a", " the", " of", " to", " and"))
 
 
@@ -395,6 +398,8 @@ def score(text: str, source: Source) -> _Candidate | None:
     if setting:
         weight += 2.0
         code = False
+        if _ENV_SETTING.match(line):
+            weight += 0.5  # ``NAME=value``: an environment or config file, not code
     if source == "tool" and _ERROR_LINE.search(line):
         weight += 1.5
         kind = "error"
@@ -405,7 +410,8 @@ def score(text: str, source: Source) -> _Candidate | None:
     if key_of(line) is not None and (strong or weak or prose):
         weight += 0.5
     # A fragment (a wrapped docstring line, half a sentence) reads as prose but states less.
-    weight += (1.0 if _sentence_like(line) else 0.0) if prose else -0.5
+    whole = _sentence_like(line, lenient=source != "tool")
+    weight += (1.0 if whole else 0.0) if prose else -0.5
     if source == "tool" and line.startswith("#") and not line.startswith("#!"):
         weight -= 1.0  # a comment in code more often than a statement of the output
     if source in ("assistant", "carried") and _HEDGE.search(line) and not decision:
@@ -728,6 +734,7 @@ def resolve(facts: Sequence[Fact]) -> Resolved:
         if fact.source == "user":
             keyed_users[fact.message] = keyed_users.get(fact.message, 0) + 1
         was = fact.was
+        newest = fact
         for other in index.candidates(fact):
             old = index.facts[other]
             if not _replaces(fact, old):
@@ -737,8 +744,15 @@ def resolve(facts: Sequence[Fact]) -> Resolved:
             replaced_values.update(v for v in old.values if v not in fact.values)
             if was is None:
                 was = _old_value(fact, old) or old.was
+            # The new value of a fact worth keeping is worth keeping: it takes the old one's
+            # weight, and its place in the list, when it had less.
+            newest = replace(
+                newest,
+                weight=max(newest.weight, old.weight),
+                listed=newest.listed or old.listed,
+            )
             index.remove(other)
-        index.add(number, replace(fact, was=was))
+        index.add(number, replace(newest, was=was))
     users = frozenset(m for m, n in replaced_users.items() if n >= keyed_users.get(m, 0))
     current = [index.facts[n] for n in sorted(index.facts)]
     return Resolved(current, users, frozenset(replaced_values))
