@@ -36,9 +36,9 @@ is folded into the sections, so the summary never outgrows its ceiling.
 **Ceiling.** The summary holds at most ``request.max_tokens`` (estimated): the user's sections
 get at least ``user_share`` of it (more when the others need less), the fact ledger at least
 ``fact_share``; beyond that, the least critical sections are cut first (references, progress,
-errors, state, files, then the ledger down to its share, lowest-ranked facts first), then the
-user's entries are clipped further, then the rest of the ledger, and the summary is flagged
-``truncated``.
+errors, state, the files read, the ledger down to its share, lowest-ranked facts first, then
+the files modified), then the user's entries are clipped further, then the rest of the ledger,
+and the summary is flagged ``truncated``.
 """
 
 from __future__ import annotations
@@ -744,12 +744,15 @@ class ExtractiveSummarizer:
             used = frame + user_tokens(entries)
             # Cut the least critical sections first; the ledger down to its share only.
             fact_floor = int(self.fact_share * target)
-            for key in ("references", "progress", "errors", "state", "files", "decisions"):
+            # Files read go before the ledger, files modified after it.
+            for step in ("references", "progress", "errors", "state", "read", "decisions", "files"):
+                key = "files" if step == "read" else step
                 section = others[key]
                 while used + sum(sizes.values()) > target:
                     if key == "decisions" and sizes[key] <= fact_floor:
                         break
-                    if not section.shrink():
+                    shrunk = section.groups[1].shrink() if step == "read" else section.shrink()
+                    if not shrunk:
                         break
                     sizes[key] = _tokens(section.render()) + 1
             # Then clip (or leave out) the user's entries further.
