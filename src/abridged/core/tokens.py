@@ -40,6 +40,7 @@ consecutive reports; a report made before the last compaction (``boundary``) is 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -562,16 +563,22 @@ def calibration_sample(
 
 # -- the stateful helper: a cache and a calibration -------------------------------------------
 
+#: ``TokenCounter``'s default cache size (entries).
+DEFAULT_CACHE_ENTRIES = 1 << 18
+
 
 class TokenCounter:
     """Per-message estimates cached by content, and the conversation's calibration.
 
     Messages are immutable, so an estimate is cached under the message's ``fingerprint`` (plus
     the meta keys that change what is sent: ``text_protocol`` and ``wire_role``). A turn then costs
-    O(new messages). The cache is an LRU of ``max_entries``; ``computed`` counts estimates actually
-    computed (cache misses). With a ``tokenizer`` (see ``abridged.providers.tokenizers``) texts are
-    counted exactly instead of estimated; ``source`` says which method is in use. The calibration
-    starts from ``calibration``, else from the prior of ``model`` (``Calibration.for_model``).
+    O(new messages). The cache is an LRU of ``max_entries`` (``DEFAULT_CACHE_ENTRIES``: a whole
+    history of 100,000 messages and more stays cached, at about 200 bytes an entry; a compaction
+    reads the history several times, and a cache smaller than the history would estimate every
+    message again on each pass); ``computed`` counts estimates actually computed (cache misses).
+    With a ``tokenizer`` (see ``abridged.providers.tokenizers``) texts are counted exactly instead
+    of estimated; ``source`` says which method is in use. The calibration starts from
+    ``calibration``, else from the prior of ``model`` (``Calibration.for_model``).
 
     >>> counter = TokenCounter()
     >>> m = Message.user("hello")
@@ -582,7 +589,7 @@ class TokenCounter:
     def __init__(
         self,
         *,
-        max_entries: int = 16_384,
+        max_entries: int = DEFAULT_CACHE_ENTRIES,
         image_provider: ImageProvider = "openai",
         calibration: Calibration | None = None,
         tokenizer: Tokenizer | None = None,
@@ -619,13 +626,16 @@ class TokenCounter:
         )
         cached = self._cache.get(key)
         if cached is not None:
-            self._cache.move_to_end(key)
+            # A runtime may count in a worker thread too: the entry may be evicted meanwhile.
+            with contextlib.suppress(KeyError):
+                self._cache.move_to_end(key)
             return cached
         value = self._compute(message)
         self.computed += 1
         self._cache[key] = value
         if len(self._cache) > self.max_entries:
-            self._cache.popitem(last=False)
+            with contextlib.suppress(KeyError):
+                self._cache.popitem(last=False)
         return value
 
     def messages_tokens(self, messages: Sequence[Message]) -> int:

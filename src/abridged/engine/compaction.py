@@ -299,8 +299,14 @@ async def compact(
         made = outcome
     made = replace(made, text=redact(made.text))
     after = plan.base_tokens_after + count_tokens(summary_message(made.text))
-    before = plan.tokens_after_prune if plan.prune is not None else plan.tokens_before
-    if after >= before:
+    before = plan.tokens_before if plan.prune is None else plan.tokens_after_prune
+    # Smaller in tokens; for the message-count trigger, smaller in messages.
+    shrinks = (
+        plan.messages_after + 1 < plan.messages_before
+        if plan.trigger == "messages"
+        else after < before
+    )
+    if not shrinks:
         # Never larger: a summary that does not shrink the context changes nothing (the
         # prune, when there is one, still applies).
         detail = f"a summary would leave {after:,} tokens of {before:,}, no fewer"

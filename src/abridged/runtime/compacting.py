@@ -22,11 +22,17 @@ move the stored prune boundary forward. Stored messages are never changed.
 **Summarizers.** By default the conversation's own model (``LLMSummarizer`` reusing the prompt
 cache, with the extractive fallback); each call is bounded by ``summary_timeout``, past which the
 extractive summary is used; ``cancel_compaction`` cancels a compaction with its summarization.
+
+**Off the event loop.** Planning and the extractive summary are CPU work that grows with the
+context: they run in a worker thread (planning on a snapshot of the history), so that a long
+conversation never holds the event loop. At a step boundary only the O(1) trigger check runs on
+the loop; when a trigger fires, the background compaction task plans, then compacts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -40,6 +46,7 @@ from abridged.engine.compaction import (
     CompactionResult,
     build_view,
     compact,
+    context_length,
     plan_emergency,
     prepare,
 )
@@ -49,8 +56,9 @@ from abridged.engine.prune import apply_prune, plan_prune
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.llm import LLMSummarizer
 from abridged.engine.summarize.redact import redact
-from abridged.engine.triggers import prune_settings
+from abridged.engine.triggers import choose_trigger, prune_settings
 from abridged.errors import ConflictError, ContextOverflowError, SettingError, StoreError
+from abridged.runtime.context_manager import OffLoopSummarizer, off_loop
 from abridged.runtime.history import compaction_record, is_command, seq_at
 from abridged.runtime.recovery import SilentTruncationError
 from abridged.runtime.state import ConversationCore
@@ -98,7 +106,7 @@ class Compacting(ConversationCore):
             given = ExtractiveSummarizer()
             self._summarizer_arg = given
         if isinstance(given, Summarizer):
-            return _TimedSummarizer(given, self._settings.summary_timeout)
+            return self._timed(given)
         model = given if isinstance(given, ChatModel) else self.model
         key = (budget.input_budget, budget.summary_max)
         made = self._summarizers.get(key)
@@ -109,11 +117,19 @@ class Compacting(ConversationCore):
                     max_output_tokens=max(64, min(budget.summary_max, budget.max_output_tokens)),
                     input_budget_tokens=budget.input_budget,
                     cache_reuse=given is None,
+                    fallback=OffLoopSummarizer(ExtractiveSummarizer()),
                 )
             except SettingError:  # a window too small for the model's prompts
                 made = ExtractiveSummarizer()
             self._summarizers[key] = made
-        return _TimedSummarizer(made, self._settings.summary_timeout)
+        return self._timed(made)
+
+    def _timed(self, summarizer: Summarizer) -> _TimedSummarizer:
+        """``summarizer`` bounded by ``summary_timeout``; an extractive one runs in a worker
+        thread, unbounded (it is local work that always ends, as it did on the loop)."""
+        inner = off_loop(summarizer)
+        timeout = None if isinstance(inner, OffLoopSummarizer) else self._settings.summary_timeout
+        return _TimedSummarizer(inner, timeout)
 
     async def finalize_summary(self, request: FinalizeRequest) -> StoredSummary:
         """Summarize a session left by ``/new``, ``/clear`` or ``/resume`` (for its successor
@@ -130,12 +146,13 @@ class Compacting(ConversationCore):
             max_tokens=budget.summary_max,
         )
         summarizer = self.summarizer(budget)
+        extractive = OffLoopSummarizer(ExtractiveSummarizer())
         try:
             made = await summarizer.summarize(ask)
         except Exception:
-            made = await ExtractiveSummarizer().summarize(ask)
+            made = await extractive.summarize(ask)
         if not made.text.strip():
-            made = await ExtractiveSummarizer().summarize(ask)
+            made = await extractive.summarize(ask)
         return StoredSummary(redact(made.text), {"summarizer": made.summarizer})
 
     def _hooks(self) -> CompactionHooks:
@@ -160,6 +177,56 @@ class Compacting(ConversationCore):
             context_tokens=self._size() if size is None else size,
         )
 
+    async def _aplan(
+        self, *, manual: bool = False, focus: str | None = None, size: int | None = None
+    ) -> CompactionPlan | None:
+        """``_plan`` in a worker thread, on a snapshot of the history."""
+        return await asyncio.to_thread(
+            functools.partial(
+                prepare,
+                tuple(self._history),
+                budget=self.budget(),
+                settings=self._settings.compaction,
+                state=self._state,
+                count_tokens=self._count,
+                tools=self.tools.specs,
+                focus=focus,
+                manual=manual,
+                context_tokens=self._size() if size is None else size,
+            )
+        )
+
+    async def _aplan_emergency(
+        self, budget: Budget, context_tokens: int | None = None
+    ) -> CompactionPlan:
+        """``plan_emergency`` of the conversation in a worker thread, on a snapshot."""
+        return await asyncio.to_thread(
+            functools.partial(
+                plan_emergency,
+                tuple(self._history),
+                budget=budget,
+                settings=self._settings.compaction,
+                state=self._state,
+                count_tokens=self._count,
+                tools=self.tools.specs,
+                context_tokens=context_tokens,
+            )
+        )
+
+    def _due(self, size: int) -> bool:
+        """Whether a trigger fires for a context of ``size`` tokens (what ``prepare`` checks
+        first, O(1)): only then is there anything to plan."""
+        state = self._state
+        trigger = choose_trigger(
+            size,
+            context_length(self._history, state),
+            self.budget(),
+            self._settings.compaction,
+            backoff=state.backoff,
+            calls=state.calls,
+        )
+        return trigger is not None
+
     def _spawn(self, plan: CompactionPlan) -> asyncio.Task[CompactionResult | None]:
         task = asyncio.ensure_future(self._compaction_job(plan))
         self._compaction = task
@@ -176,6 +243,8 @@ class Compacting(ConversationCore):
                 hooks=self._hooks(),
                 clock=time.monotonic,
                 count_tokens=self._count,
+                # the extractive summary, when the summarizer fails, off the event loop
+                fallback=OffLoopSummarizer(ExtractiveSummarizer()),
                 gather=asyncio.gather,
             )
         except asyncio.CancelledError:
@@ -199,6 +268,27 @@ class Compacting(ConversationCore):
         finally:
             self._forget_compaction()
         return result
+
+    async def _planned_job(self, size: int) -> CompactionResult | None:
+        """Plan in a worker thread, then carry the plan out (``_compaction_job``); never raises,
+        except when cancelled."""
+        try:
+            plan = await self._aplan(size=size)
+        except asyncio.CancelledError:
+            self._forget_compaction()
+            self._notice("Compaction cancelled; nothing was changed")
+            raise
+        except ContextOverflowError:  # left to the next call's check, which says so
+            self._forget_compaction()
+            return None
+        except Exception as exc:  # planning failed: reported; the turn goes on
+            self._forget_compaction()
+            self._notice(f"Compaction check failed: {type(exc).__name__}: {exc}")
+            return None
+        if plan is None:
+            self._forget_compaction()
+            return None
+        return await self._compaction_job(plan)
 
     def _forget_compaction(self) -> None:
         if self._compaction is asyncio.current_task():
@@ -247,14 +337,13 @@ class Compacting(ConversationCore):
         if self.compacting:
             return
         try:
-            plan = self._plan()
-        except ContextOverflowError:
-            return
-        except Exception as exc:  # planning failed: reported; the turn goes on
+            size = self._size()
+            due = self._due(size)
+        except Exception as exc:  # the check failed: reported; the turn goes on
             self._notice(f"Compaction check failed: {type(exc).__name__}: {exc}")
             return
-        if plan is not None:
-            self._spawn(plan)
+        if due:  # planning, in a worker thread, is the background task's first step
+            self._compaction = asyncio.ensure_future(self._planned_job(size))
 
     async def _wait_compaction(self) -> None:
         """Wait for the running compaction (abort ends the wait, not the compaction)."""
@@ -285,16 +374,9 @@ class Compacting(ConversationCore):
         for attempt in range(MAX_FIT_COMPACTIONS):
             plan: CompactionPlan | None = None
             if attempt == 0:
-                plan = self._plan(size=size)
+                plan = await self._aplan(size=size)
             if plan is None or plan.action == "nothing":
-                plan = plan_emergency(
-                    self._history,
-                    budget=budget,
-                    settings=self._settings.compaction,
-                    state=self._state,
-                    count_tokens=self._count,
-                    tools=self.tools.specs,
-                )
+                plan = await self._aplan_emergency(budget)
             result = await self._interruptible(asyncio.shield(self._spawn(plan)))
             size = self._size()
             if size <= budget.input_budget:
@@ -317,15 +399,7 @@ class Compacting(ConversationCore):
         if isinstance(error, SilentTruncationError) and error.reported > 0:
             # Aim at what the provider really read: its estimates scale up by sent/read.
             reported = int(self._size() * budget.input_budget / error.reported)
-        plan = plan_emergency(
-            self._history,
-            budget=budget,
-            settings=self._settings.compaction,
-            state=self._state,
-            count_tokens=self._count,
-            tools=self.tools.specs,
-            context_tokens=reported,
-        )
+        plan = await self._aplan_emergency(budget, reported)
         result = await self._spawn(plan)
         if result is None or result.status != "compacted":
             raise ContextOverflowError(
@@ -366,7 +440,7 @@ class Compacting(ConversationCore):
         """Compact at once (what ``/compact`` runs; call it between turns): ``None`` when
         there was nothing to plan."""
         await self._settle_compaction()
-        plan = self._plan(manual=True, focus=focus)
+        plan = await self._aplan(manual=True, focus=focus)
         if plan is None:
             return None
         return await self._spawn(plan)

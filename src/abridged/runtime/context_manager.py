@@ -25,13 +25,18 @@ Passing the last context plus new messages (``ctx.messages + [reply]``) works to
 
 **Sync and async.** ``prepare`` and ``aprepare`` do the same; the sync form runs the summarizer
 with ``asyncio.run`` when a compaction needs it (in a worker thread when called inside a running
-event loop: prefer ``aprepare`` there). Not thread-safe: one manager per conversation.
+event loop: prefer ``aprepare`` there). The async forms keep the event loop free: the CPU work
+(reading many new items, sizing, planning, the extractive summary, building the context after a
+change) runs in a worker thread while they await it, and the hooks still run on the loop (the
+``on_event`` calls made by that work are delivered when it returns). Not thread-safe: one manager
+per conversation, one call at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,7 +44,7 @@ from typing import Any, TypeVar
 
 from abridged.core.budget import Budget, BudgetSettings, compute_budget
 from abridged.core.model import Message, Usage
-from abridged.core.protocols import ChatModel, Summarizer, ToolSpec
+from abridged.core.protocols import ChatModel, Summarizer, Summary, SummaryRequest, ToolSpec
 from abridged.core.tokens import TokenCounter, estimate_tools_tokens
 from abridged.core.turns import head_length
 from abridged.core.windows import ModelLimits
@@ -67,9 +72,12 @@ from abridged.runtime.wire import (
 
 __all__ = [
     "ContextManager",
+    "OffLoopSummarizer",
     "Prepared",
     "ReplayStep",
     "known_output_tokens",
+    "off_loop",
+    "off_loop_fallback",
     "run_sync",
 ]
 
@@ -79,6 +87,46 @@ T = TypeVar("T")
 MAX_COMPACTIONS_PER_CALL = 4
 
 _UNSET: Any = object()
+
+
+#: ``aprepare`` reads up to this many new items on the event loop; more go to a worker thread.
+INLINE_ITEMS = 256
+
+
+class OffLoopSummarizer:
+    """An ``ExtractiveSummarizer`` run in a worker thread: its ``build`` is CPU work only (no
+    I/O), and on a long history it takes long enough to hold an event loop. Same name, same
+    summaries."""
+
+    def __init__(self, inner: ExtractiveSummarizer) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def summarize(self, request: SummaryRequest) -> Summary:
+        return await asyncio.to_thread(self.inner.build, request)
+
+
+def off_loop(summarizer: Summarizer) -> Summarizer:
+    """``summarizer``, made to run in a worker thread when it is an ``ExtractiveSummarizer``
+    whose ``summarize`` is its own (CPU work only); any other as it is."""
+    if (
+        isinstance(summarizer, ExtractiveSummarizer)
+        and type(summarizer).summarize is ExtractiveSummarizer.summarize
+    ):
+        return OffLoopSummarizer(summarizer)
+    return summarizer
+
+
+def off_loop_fallback(summarizer: Summarizer) -> Summarizer | None:
+    """The ``fallback`` to pass to ``compact`` with ``off_loop(summarizer)``: what ``compact``'s
+    default gives (an extractive summary, none behind an extractive summarizer), in a worker
+    thread."""
+    if isinstance(summarizer, ExtractiveSummarizer | OffLoopSummarizer):
+        return None
+    return OffLoopSummarizer(ExtractiveSummarizer())
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -239,6 +287,8 @@ class ContextManager:
         self._tools_arg: Sequence[Any] | None = tools
         self._tools_key: Any = _UNSET
         self._tool_specs: tuple[ToolSpec, ...] = ()
+        # ``on_event`` calls made in a worker thread, delivered on the loop when it returns.
+        self._held: list[Event] | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -336,10 +386,17 @@ class ContextManager:
         tools: Sequence[Any] | None = None,
         usage: Any = None,
     ) -> Prepared:
-        """The async form of ``prepare``."""
-        plan = self._begin(messages, system, tools, usage)
-        changed = await self._run(plan) if plan is not None else False
-        return self._finish(messages, changed=changed)
+        """The async form of ``prepare``; the CPU work runs in a worker thread (see the module
+        docstring), so the event loop is never held for long."""
+        if self._few_new(messages):
+            due = self._begin_call(messages, system, tools, usage)
+        else:
+            due = await self._off_loop(self._begin_call, messages, system, tools, usage)
+        plan = await self._off_loop(self._plan_call) if due else None
+        changed = await self._run(plan, threaded=True) if plan is not None else False
+        if not changed:
+            return self._finish(messages, changed=changed)
+        return await self._off_loop(self._finish, messages, changed=changed)
 
     def compact(
         self,
@@ -359,11 +416,20 @@ class ContextManager:
         messages: Sequence[Any] | None = None,
         system: Any = None,
     ) -> Prepared:
-        """The async form of ``compact``."""
+        """The async form of ``compact`` (the CPU work in a worker thread)."""
+        plan = await self._off_loop(self._plan_manual, instructions, messages, system)
+        changed = await self._run(plan, threaded=True) if plan is not None else False
+        # A usage reported next describes the context sent before this compaction (stale),
+        # unless the caller prepares again: which one was sent, the manager cannot know.
+        return await self._off_loop(self._finish, None, changed=changed, sending=False)
+
+    def _plan_manual(
+        self, instructions: str | None, messages: Sequence[Any] | None, system: Any
+    ) -> CompactionPlan | None:
         if messages is not None:
             self._sync(messages, system)
         self._refresh_fixed(None)
-        plan = plan_compaction(
+        return plan_compaction(
             self._tracked.history,
             budget=self._current_budget(),
             settings=self.settings,
@@ -375,10 +441,6 @@ class ContextManager:
             pinned=self._pins,
             context_tokens=self.context_tokens(),
         )
-        changed = await self._run(plan) if plan is not None else False
-        # A usage reported next describes the context sent before this compaction (stale),
-        # unless the caller prepares again: which one was sent, the manager cannot know.
-        return self._finish(None, changed=changed, sending=False)
 
     def recover_overflow(self, reported_tokens: int | None = None) -> Prepared:
         """The provider rejected the last context as too long: run the emergency path and
@@ -387,10 +449,15 @@ class ContextManager:
         return run_sync(self.arecover_overflow(reported_tokens))
 
     async def arecover_overflow(self, reported_tokens: int | None = None) -> Prepared:
-        """The async form of ``recover_overflow``."""
+        """The async form of ``recover_overflow`` (the CPU work in a worker thread)."""
+        plan = await self._off_loop(self._plan_recovery, reported_tokens)
+        changed = await self._run(plan, threaded=True)
+        return await self._off_loop(self._finish, None, changed=changed)
+
+    def _plan_recovery(self, reported_tokens: int | None) -> CompactionPlan:
         tracked = self._tracked
         self._sizer.learn(self._state, tracked.history, tracked.ledger)
-        plan = plan_emergency(
+        return plan_emergency(
             tracked.history,
             budget=self._current_budget(),
             settings=self.settings,
@@ -400,8 +467,6 @@ class ContextManager:
             pinned=self._pins,
             context_tokens=reported_tokens,
         )
-        changed = await self._run(plan)
-        return self._finish(None, changed=changed)
 
     def record_usage(self, usage: Any) -> UsageUpdated | None:
         """Record the provider's usage for the call made with the last prepared context.
@@ -556,7 +621,41 @@ class ContextManager:
     def _emit(self, event: Event) -> None:
         self._events.append(event)
         if self.hooks.on_event is not None:
-            self.hooks.on_event(event)
+            if self._held is not None:
+                self._held.append(event)  # in a worker thread: delivered on the loop after it
+            else:
+                self.hooks.on_event(event)
+
+    # -- off the event loop ------------------------------------------------------------------
+
+    def _few_new(self, messages: Sequence[Any]) -> bool:
+        """Whether ``messages`` holds few items beyond those already read (the list grown in
+        place, or the last context plus new messages): cheap enough to read on the loop."""
+        tracked = self._tracked
+        m = len(messages)
+        if 0 <= m - len(tracked.items) <= INLINE_ITEMS:
+            return True
+        out = tracked.last_out
+        return out is not None and 0 <= m - len(out) <= INLINE_ITEMS
+
+    async def _off_loop(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``work(*args, **kwargs)`` in a worker thread; the ``on_event`` calls it makes are
+        delivered on the loop when it returns. A cancellation waits for the work to end (a
+        thread cannot be stopped, and the manager must not be left half-updated)."""
+        held: list[Event] = []
+        self._held = held
+        future = asyncio.ensure_future(asyncio.to_thread(functools.partial(work, *args, **kwargs)))
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            await asyncio.wait([future])
+            raise
+        finally:
+            self._held = None
+            on_event = self.hooks.on_event
+            if on_event is not None:
+                for event in held:
+                    on_event(event)
 
     # -- fixed parts: system prompt and tools --------------------------------------------------
 
@@ -611,6 +710,8 @@ class ContextManager:
                     given,
                     max_output_tokens=max(64, budget.summary_max),
                     input_budget_tokens=budget.input_budget,
+                    # its extractive fallback, when the model fails, off the event loop
+                    fallback=OffLoopSummarizer(ExtractiveSummarizer()),
                 )
             self._summarizers[key] = made
         return made
@@ -632,6 +733,14 @@ class ContextManager:
     def _begin(
         self, messages: Sequence[Any], system: Any, tools: Sequence[Any] | None, usage: Any
     ) -> CompactionPlan | None:
+        if not self._begin_call(messages, system, tools, usage):
+            return None
+        return self._plan_call()
+
+    def _begin_call(
+        self, messages: Sequence[Any], system: Any, tools: Sequence[Any] | None, usage: Any
+    ) -> bool:
+        """Read the call's messages; whether the context may need compacting (then plan)."""
         if usage is not None:
             self.record_usage(usage)
         self._sync(messages, system)
@@ -643,8 +752,11 @@ class ContextManager:
         limit = budget.trigger if budget.enabled else budget.input_budget + 1
         max_messages = self.settings.max_messages
         few = max_messages is None or self._context_length() <= max_messages
-        if few and self._sizer.upper(self._state, self._tracked.ledger) < limit:
-            return None  # far enough below every threshold: nothing needs estimating
+        # far enough below every threshold: nothing needs estimating
+        return not few or self._sizer.upper(self._state, self._tracked.ledger) >= limit
+
+    def _plan_call(self) -> CompactionPlan | None:
+        budget = self._current_budget()
         return plan_compaction(
             self._tracked.history,
             budget=budget,
@@ -656,22 +768,36 @@ class ContextManager:
             context_tokens=self.context_tokens(),
         )
 
-    async def _run(self, plan: CompactionPlan) -> bool:
-        """Carry out ``plan``, then the emergency path while the context does not fit."""
+    async def _run(self, plan: CompactionPlan, *, threaded: bool = False) -> bool:
+        """Carry out ``plan``, then the emergency path while the context does not fit.
+        ``threaded``: the CPU work (the extractive summary, committing, planning again) runs in
+        a worker thread."""
         changed = False
         for _ in range(MAX_COMPACTIONS_PER_CALL):
             budget = plan.budget
-            result = await compact(
-                plan,
-                self._summarizer(budget),
-                hooks=self.hooks,
-                clock=self._clock,
-                count_tokens=self._count,
-                gather=asyncio.gather,
-            )
-            self._commit(result)
+            summarizer = self._summarizer(budget)
+            if threaded:
+                result = await compact(
+                    plan,
+                    off_loop(summarizer),
+                    hooks=self.hooks,
+                    clock=self._clock,
+                    count_tokens=self._count,
+                    fallback=off_loop_fallback(summarizer),
+                    gather=asyncio.gather,
+                )
+                size = await self._off_loop(self._commit_sized, result)
+            else:
+                result = await compact(
+                    plan,
+                    summarizer,
+                    hooks=self.hooks,
+                    clock=self._clock,
+                    count_tokens=self._count,
+                    gather=asyncio.gather,
+                )
+                size = self._commit_sized(result)
             changed = changed or result.changed
-            size = self.context_tokens()
             if size <= budget.input_budget or not (budget.overflow_recovery or budget.enabled):
                 return changed
             if result.status == "failed":
@@ -681,20 +807,31 @@ class ContextManager:
                     limit=budget.input_budget,
                     reason=result.error,
                 )
-            plan = plan_emergency(
-                self._tracked.history,
-                budget=budget,
-                settings=self.settings,
-                state=self._state,
-                count_tokens=self._count,
-                tools=self._tool_specs,
-                pinned=self._pins,
-            )
+            if threaded:
+                plan = await self._off_loop(self._plan_emergency, budget)
+            else:
+                plan = self._plan_emergency(budget)
         raise ContextOverflowError(
             "the context still does not fit after the emergency path",
             tokens=self.context_tokens(),
             limit=plan.budget.input_budget,
         )
+
+    def _plan_emergency(self, budget: Budget) -> CompactionPlan:
+        return plan_emergency(
+            self._tracked.history,
+            budget=budget,
+            settings=self.settings,
+            state=self._state,
+            count_tokens=self._count,
+            tools=self._tool_specs,
+            pinned=self._pins,
+        )
+
+    def _commit_sized(self, result: CompactionResult) -> int:
+        """Commit ``result``; the context's size after it."""
+        self._commit(result)
+        return self.context_tokens()
 
     def _commit(self, result: CompactionResult) -> None:
         self._events.extend(result.events)

@@ -44,7 +44,7 @@ and the summary is flagged ``truncated``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -58,6 +58,7 @@ from abridged.engine.summarize.fileops import (
     parse_file_ops,
     shell_command,
 )
+from abridged.engine.summarize.fitting import EntryFitter
 from abridged.engine.summarize.ledger import SUPERSEDED_MARK, Ledger, build_ledger
 from abridged.engine.summarize.prompts import (
     NONE_TEXT,
@@ -336,22 +337,6 @@ def _clip_entry(entry: str, limit: int) -> str:
     note = truncate_tokens(note, max(8, limit // 2))
     room = max(8, limit - _tokens(note) - 1)
     return clip_middle(entry, room) + "\n" + note
-
-
-def _water_level(sizes: Sequence[int], available: int, floor: int) -> int:
-    """The largest level L >= floor with sum(min(size, L)) <= available (``floor`` if none)."""
-    if sum(sizes) <= available:
-        return max(sizes, default=floor)
-    lo, hi = floor, max(sizes, default=floor)
-    if sum(min(s, lo) for s in sizes) > available:
-        return floor
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if sum(min(s, mid) for s in sizes) <= available:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 @dataclass(frozen=True, slots=True)
@@ -705,6 +690,12 @@ class ExtractiveSummarizer:
         memo: dict[str, int] = {}
         clips: dict[tuple[str, int], str] = {}
 
+        def clip(text: str, level: int) -> str:
+            clipped = clips.get((text, level))
+            if clipped is None:
+                clipped = clips[(text, level)] = _clip_entry(text, level)
+            return clipped
+
         def size(text: str) -> int:
             value = memo.get(text)
             if value is None:
@@ -730,6 +721,15 @@ class ExtractiveSummarizer:
         text = render(texts)
         if _tokens(text) <= ceiling:
             return text, False
+        # The user's entries, fitted to any budget in O(n log n) (``fitting``).
+        fitter = EntryFitter(
+            texts,
+            size=size,
+            clip=clip,
+            entry_floor_tokens=self.entry_floor_tokens,
+            min_entry_tokens=MIN_ENTRY_TOKENS,
+            omission_note_tokens=OMISSION_NOTE_TOKENS,
+        )
         layout = render_sections(
             dict.fromkeys(SECTION_KEYS, "x"), short=ceiling < SHORT_LAYOUT_TOKENS
         )
@@ -740,7 +740,7 @@ class ExtractiveSummarizer:
         for _attempt in range(6):
             # The user's budget: at least user_share of the target, more when others need less.
             user_budget = max(int(self.user_share * target), target - frame - sum(sizes.values()))
-            entries = self._fit_users(texts, user_budget, size, clips)
+            entries = fitter.fit(user_budget)
             used = frame + user_tokens(entries)
             # Cut the least critical sections first; the ledger down to its share only.
             fact_floor = int(self.fact_share * target)
@@ -759,7 +759,7 @@ class ExtractiveSummarizer:
             budget = user_budget
             while used + sum(sizes.values()) > target and budget > 32:
                 budget = budget * 5 // 6
-                entries = self._fit_users(texts, budget, size, clips)
+                entries = fitter.fit(budget)
                 used = frame + user_tokens(entries)
             # Then the rest of the ledger, lowest-ranked first.
             facts = others["decisions"]
@@ -772,64 +772,6 @@ class ExtractiveSummarizer:
             target -= excess + 2
         return truncate_tokens(text, ceiling), True
 
-    def _fit_users(
-        self,
-        texts: Sequence[str],
-        budget: int,
-        size: Callable[[str], int] = _tokens,
-        clips: dict[tuple[str, int], str] | None = None,
-    ) -> list[str | None]:
-        """User entries within about ``budget`` tokens: middle entries are clipped first
-        (longest first, down to ``entry_floor_tokens``), then all of them alike; when even that
-        would leave entries too short to say anything (``MIN_ENTRY_TOKENS``), the longest middle
-        ones are left out (``None``) instead."""
-        n = len(texts)
-        sizes = [size(t) + 1 for t in texts]  # + the bullet
-        if sum(sizes) <= budget or not texts:
-            return list(texts)
-        protected = {0, n - 1}
-        keep = list(range(n))
-        while True:
-            runs = _runs_left_out(keep, n)
-            levels = self._levels(sizes, keep, protected, budget - OMISSION_NOTE_TOKENS * runs)
-            clipped = [levels[i] for i in keep if sizes[i] > levels[i]]
-            middle = [i for i in keep if i not in protected]
-            if not clipped or min(clipped) >= MIN_ENTRY_TOKENS or not middle:
-                break
-            keep.remove(max(middle, key=lambda i: (sizes[i], -i)))
-        cache = clips if clips is not None else {}
-        out: list[str | None] = [None] * n
-        for i in keep:
-            if sizes[i] <= levels[i]:
-                out[i] = texts[i]
-                continue
-            level = max(levels[i] - 1, 8)
-            clipped_text = cache.get((texts[i], level))
-            if clipped_text is None:
-                clipped_text = cache[(texts[i], level)] = _clip_entry(texts[i], level)
-            out[i] = clipped_text
-        return out
-
-    def _levels(
-        self, sizes: Sequence[int], keep: Sequence[int], protected: set[int], budget: int
-    ) -> dict[int, int]:
-        """The clip level of each kept entry: the middle ones water-filled down to
-        ``entry_floor_tokens``, then every one alike."""
-        levels = dict.fromkeys(keep, 10**9)
-        middle = [i for i in keep if i not in protected]
-        fixed = sum(sizes[i] for i in keep if i in protected)
-        if middle:
-            level = _water_level(
-                [sizes[i] for i in middle], budget - fixed, self.entry_floor_tokens
-            )
-            for i in middle:
-                levels[i] = level
-        if sum(min(sizes[i], levels[i]) for i in keep) > budget:
-            level = _water_level([min(sizes[i], levels[i]) for i in keep], budget, 1)
-            for i in keep:
-                levels[i] = min(levels[i], level)
-        return levels
-
 
 #: Below this ceiling a summary uses the short headings (``## Facts``).
 SHORT_LAYOUT_TOKENS = 240
@@ -837,15 +779,6 @@ SHORT_LAYOUT_TOKENS = 240
 MIN_ENTRY_TOKENS = 32
 #: The cost of one note saying that user messages were left out.
 OMISSION_NOTE_TOKENS = 12
-
-
-def _runs_left_out(keep: Sequence[int], n: int) -> int:
-    kept = set(keep)
-    runs = 0
-    for i in range(n):
-        if i not in kept and (i == 0 or i - 1 in kept):
-            runs += 1
-    return runs
 
 
 def _render_entries(entries: Sequence[str | None]) -> str:

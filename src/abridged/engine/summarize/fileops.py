@@ -577,20 +577,31 @@ def extract_file_ops(
             if isinstance(part, ToolResult):
                 results[part.call_id] = part
     scripts: dict[str, str] = {}
-    ops = previous
+    # Gathered in place, then made a FileOps once: merging one call at a time would copy the
+    # sets on every call (quadratic in the number of files). Modified wins over read, whatever
+    # the order, as with ``FileOps.merge``.
+    read: set[str] = set(previous.read)
+    modified: set[str] = set(previous.modified)
+    merged = False
     for message in messages:
         for call in message.tool_calls:
             result = results.get(call.id)
             command = shell_command(call)
             if result is not None and result.is_error and command is None:
                 continue
-            ops = ops.merge(file_ops_of_call(call, extractors))
+            found = [file_ops_of_call(call, extractors)]
             if command is not None:
                 if follow_scripts:
-                    ops = ops.merge(script_file_ops(command, scripts))
+                    found.append(script_file_ops(command, scripts))
                 if read_results and result is not None:
-                    ops = ops.merge(result_file_ops(command, result.text))
-    return ops
+                    found.append(result_file_ops(command, result.text))
+            for ops in found:
+                read |= ops.read
+                modified |= ops.modified
+            merged = True
+    if not merged:
+        return previous
+    return FileOps(read=frozenset(read - modified), modified=frozenset(modified))
 
 
 def format_file_ops(ops: FileOps) -> str:
