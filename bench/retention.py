@@ -54,12 +54,15 @@ counted, and a strict figure leaves them out.
   ones are not counted) whose ``tokens_after`` is above the target (``target_ratio *
   input_budget``, ``Budget.target``); also by the engine's size of the call right after;
 - *recoveries*: calls where the emergency path ran (an ``OverflowRecovered`` event, or a
-  compaction started with an ``emergency`` stage). A call is *excused* when one message alone of
-  the context the engine had to fit (the previous call's context plus the messages since) is
-  above the target by the engine's estimator (``estimate_message_tokens``): no compaction can
-  then reach the target. ``recoveries`` counts the others, by stage (``compaction``: an ordinary
-  cut, forced because the context was already over the input budget; ``force``, ``drop``,
-  ``minimal``: the emergency stages proper);
+  compaction started with an ``emergency`` stage: ``force``, ``drop``, ``minimal``, or a size the
+  provider reported). A call is *excused* when one message alone of the context the engine had to
+  fit (the previous call's context plus the messages since) is above the target by the engine's
+  estimator (``estimate_message_tokens``): no compaction can then reach the target.
+  ``recoveries`` counts the others, by stage;
+- *forced compactions*: calls where an ordinary cut (no emergency stage) ran before the call
+  because the newest messages had taken the context over the input budget (``CompactionStarted``
+  with trigger ``overflow``). Nothing too large was sent, but the check before the step could not
+  see the step coming; counted and excused like recoveries;
 - *summary size*: ``CompactionEnded.summary_tokens`` of each summary compaction (the summary
   message as the engine counts it: calibrated, header included; median, max, max / the budget's
   ``summary_max``), and the summary text by ``estimate_text_tokens`` (the estimate the
@@ -615,6 +618,8 @@ class SessionResult:
     as_user: int = 0
     summaries: list[SummaryRecord] = field(default_factory=list)
     recoveries: list[Recovery] = field(default_factory=list)
+    # ordinary cuts made before a call because the newest messages went over the input budget
+    forced_compactions: list[Recovery] = field(default_factory=list)
 
 
 def _with_canary_usage(messages: Sequence[Message], extra: dict[int, float]) -> list[Message]:
@@ -764,6 +769,7 @@ def run_session(
     cycles: list[Cycle] = []
     summaries: list[SummaryRecord] = []
     recoveries: list[Recovery] = []
+    forced_compactions: list[Recovery] = []
     done = 0
     made_seen = 0
     previous: tuple[int, list[Message]] = (0, [])
@@ -813,12 +819,18 @@ def run_session(
                     )
                 )
         stages = recovery_stages(step.events)
-        if stages:
+        forced = not stages and any(
+            isinstance(e, CompactionStarted) and e.trigger == "overflow" for e in step.events
+        )
+        if stages or forced:
             # the context the engine had to fit: the previous call's, and what came since
             before_index, before_context = previous
             largest = single.largest([*before_context, *messages[before_index:i]])
             target = step.budget.target
-            recoveries.append(Recovery(len(calls) - 1, stages, largest > target, largest, target))
+            record = Recovery(
+                len(calls) - 1, stages or ("compaction",), largest > target, largest, target
+            )
+            (recoveries if stages else forced_compactions).append(record)
         previous = (i, context)
         while done < step.state.compactions:
             done += 1
@@ -845,6 +857,7 @@ def run_session(
         as_user=seeded.as_user,
         summaries=summaries,
         recoveries=recoveries,
+        forced_compactions=forced_compactions,
     )
 
 
@@ -1007,6 +1020,7 @@ def engine_figures(results: Sequence[SessionResult]) -> dict[str, Any]:
     summaries = [s for r in results for s in r.summaries]
     measured = [s for s in summaries if s.text_tokens is not None and s.ceiling]
     recoveries = [x for r in results for x in r.recoveries]
+    forced = [x for r in results for x in r.forced_compactions]
     missed = sum(s.missed for s in summaries)
     missed_engine = sum(s.engine_tokens > s.target for s in summaries)
     sizes = [s.summary_tokens for s in summaries]
@@ -1023,9 +1037,8 @@ def engine_figures(results: Sequence[SessionResult]) -> dict[str, Any]:
         "recovery_calls": len(recoveries),
         "recoveries": len(recoveries) - excused,
         "recoveries_excused": excused,
-        "recoveries_emergency_stage": sum(
-            1 for x in recoveries if not x.excused and set(x.stages) - {"compaction"}
-        ),
+        "forced_compactions": len(forced) - sum(x.excused for x in forced),
+        "forced_compactions_excused": sum(x.excused for x in forced),
         "recoveries_by_stage": dict(sorted(stages.items())),
         "recovery_examples": [
             f"{r.id} call {r.calls[x.call].index}: {'+'.join(x.stages)}, largest message "
@@ -1226,9 +1239,10 @@ def render(result: dict[str, Any]) -> str:
         f"{_of(eng['missed_target_engine'], eng['summary_compactions'])}.",
         f"- emergency recoveries (`OverflowRecovered`, or a compaction with an emergency stage), "
         f"not counting calls where one message alone is above the target: {eng['recoveries']} "
-        f"(+{eng['recoveries_excused']} excused); {recov_by}; stages: {stages} (*compaction*: "
-        f"an ordinary cut, forced because the context was already over the input budget; "
-        f"{eng['recoveries_emergency_stage']} of the counted calls reached a later stage).",
+        f"(+{eng['recoveries_excused']} excused); {recov_by}; stages: {stages}.",
+        f"- forced compactions (an ordinary cut before the call, because the newest messages took "
+        f"the context over the input budget; nothing too large was sent): "
+        f"{eng['forced_compactions']} (+{eng['forced_compactions_excused']} excused).",
         f"- summary size after each compaction, as the engine counts the summary message "
         f"(calibrated, header included): median {_pct_tokens(eng['summary_tokens_median'])}, "
         f"max {_pct_tokens(eng['summary_tokens_max'])} tokens, max / ceiling "
@@ -1405,7 +1419,8 @@ def json_figures(result: dict[str, Any]) -> dict[str, Any]:
             p: {"recoveries": e["recoveries"], "recoveries_excused": e["recoveries_excused"]}
             for p, e in a["engine_by_placement"].items()
         },
-        "recoveries_emergency_stage": eng["recoveries_emergency_stage"],
+        "forced_compactions": eng["forced_compactions"],
+        "forced_compactions_excused": eng["forced_compactions_excused"],
         "recoveries_by_stage": eng["recoveries_by_stage"],
         "summary_tokens_median": eng["summary_tokens_median"],
         "summary_tokens_max": eng["summary_tokens_max"],

@@ -337,29 +337,38 @@ def test_summaries_that_reach_the_target_are_not_missed() -> None:
     assert figures["summary_tokens_max"] == max(s.summary_tokens for s in result.summaries)
 
 
-def test_an_overflow_the_tail_cannot_fix_is_a_missed_recovery() -> None:
+def test_an_overflow_the_tail_cannot_fix_is_a_forced_compaction() -> None:
     """Under the trigger, then one observation below the target (5,632) but too big to fit
-    next to the history: the emergency path runs, and what it keeps stays above the target."""
+    next to the history: an ordinary cut runs before the call (no emergency stage), and what it
+    keeps stays above the target."""
     budget = R.compute_budget(R.WINDOW, R.MAX_OUTPUT)
     messages = _overflowing(10, 600, budget.target - 300)
     result = _replay(messages)
-    (recovery,) = result.recoveries
-    assert recovery.stages and not recovery.excused
-    assert recovery.largest_message <= budget.target
+    assert result.recoveries == []
+    (forced,) = result.forced_compactions
+    assert forced.stages == ("compaction",) and not forced.excused
+    assert forced.largest_message <= budget.target
     # at the call right after the big observation (the last reply)
-    assert result.calls[recovery.call].index == len(messages) - 1
+    assert result.calls[forced.call].index == len(messages) - 1
     (summary,) = result.summaries
     assert summary.missed and summary.emergency
     figures = R.engine_figures([result])
-    assert figures["recoveries"] == 1 and figures["recoveries_excused"] == 0
+    assert figures["recoveries"] == 0 and figures["recoveries_excused"] == 0
+    assert figures["forced_compactions"] == 1 and figures["forced_compactions_excused"] == 0
     assert figures["missed_target"] == 1 and figures["missed_target_share"] == 1.0
 
 
 def test_one_message_above_the_target_excuses_the_recovery() -> None:
     budget = R.compute_budget(R.WINDOW, R.MAX_OUTPUT)
     result = _replay(_overflowing(10, 600, budget.target + 800))
+    (forced,) = result.forced_compactions
+    assert forced.excused and forced.largest_message > budget.target
+    figures = R.engine_figures([result])
+    assert figures["forced_compactions"] == 0 and figures["forced_compactions_excused"] == 1
+    # an observation above the input budget: an emergency stage, excused
+    result = _replay(_overflowing(10, 600, budget.input_budget + 500))
     (recovery,) = result.recoveries
-    assert recovery.excused and recovery.largest_message > budget.target
+    assert recovery.excused and recovery.stages and "compaction" not in recovery.stages
     figures = R.engine_figures([result])
     assert figures["recoveries"] == 0 and figures["recoveries_excused"] == 1
 

@@ -299,7 +299,20 @@ def test_before_compact_cannot_cancel_a_forced_compaction() -> None:
 
     result = run(plan, hooks=CompactionHooks(before_compact=cancel))
     assert result.status == "compacted" and result.tokens_after <= BUDGET.input_budget
-    assert any(isinstance(e, OverflowRecovered) for e in result.events)
+    # an ordinary cut made before sending is a compaction, not an overflow recovery
+    assert plan.emergency is None
+    assert not any(isinstance(e, OverflowRecovered) for e in result.events)
+    ended = [e for e in result.events if isinstance(e, CompactionEnded)]
+    assert [e.trigger for e in ended] == ["overflow"]
+
+
+def test_an_emergency_stage_is_reported_as_an_overflow_recovery() -> None:
+    plan = plan_emergency(chat(60), budget=BUDGET, count_tokens=count_tokens)
+    assert plan.forced and plan.emergency is not None
+    result = run(plan)
+    recovered = [e for e in result.events if isinstance(e, OverflowRecovered)]
+    assert result.status == "compacted"
+    assert [e.stage for e in recovered] == [plan.emergency]
 
 
 def test_before_compact_can_supply_the_summary() -> None:

@@ -469,7 +469,13 @@ class _Run:
                 detail=error or detail or plan.detail,
             )
         )
-        if plan.forced and status == "compacted" and tokens_after <= budget.input_budget:
+        # The emergency path proper (design: "when the provider rejects a request as too long or
+        # a single turn exceeds the budget"): an emergency stage ran, or the provider reported
+        # the overflow. An ordinary cut made before the call because the newest messages went
+        # over the input budget sent nothing too large: it is a compaction (trigger "overflow"),
+        # not a recovery, and is reported as such.
+        recovered = plan.emergency is not None or plan.reported
+        if recovered and status == "compacted" and tokens_after <= budget.input_budget:
             emit(
                 OverflowRecovered(
                     tokens_before=plan.tokens_before,
