@@ -31,6 +31,7 @@ from abridged.engine.compaction import (
     context_tokens,
     plan_emergency,
     prepare,
+    rebase,
 )
 from abridged.engine.events import (
     CompactionBackoff,
@@ -41,7 +42,7 @@ from abridged.engine.events import (
     Pruned,
     SummarizerFallback,
 )
-from abridged.errors import ContextOverflowError, SettingError
+from abridged.errors import ContextOverflowError, MessageValidationError, SettingError
 from tests.engine.strategies_compaction import (
     EmptySummarizer,
     FailingSummarizer,
@@ -559,3 +560,58 @@ def test_summary_requests_carry_the_prefix_and_tools() -> None:
         estimate_message_tokens(m) for m in request.messages
     )
     assert request.max_tokens == max(1, int(plan.summary_max_tokens / max(1.0, ratio)))
+
+
+# -- prune on request and rebase ----------------------------------------------------------------
+
+
+def test_prune_only_prunes_under_the_trigger_and_never_summarizes() -> None:
+    messages = tool_heavy(until=BUDGET.target)  # well under the trigger: nothing is due
+    assert prepare(messages, budget=BUDGET, count_tokens=count_tokens) is None
+    plan = prepare(messages, budget=BUDGET, count_tokens=count_tokens, prune_only=True)
+    assert plan is not None and plan.action == "prune" and plan.requests == ()
+    result = run(plan)
+    assert result.status == "pruned" and result.state.summary is None
+    assert result.state.prune_boundary > 0 and result.tokens_after < result.tokens_before
+    # pruned once, there is nothing left to prune before the boundary
+    again = prepare(
+        messages, budget=BUDGET, count_tokens=count_tokens, state=result.state, prune_only=True
+    )
+    assert again is None
+
+
+def test_prune_only_with_nothing_to_prune_is_none() -> None:
+    messages = chat(4, 200)
+    assert prepare(messages, budget=BUDGET, count_tokens=count_tokens, prune_only=True) is None
+
+
+def test_rebase_applies_a_result_to_the_grown_history() -> None:
+    messages = tool_heavy()
+    plan = plan_for(messages)
+    result = run(plan)
+    assert result.changed
+    grown = [*messages, *bash_step(99, "late output")]
+    current = replace(plan.state, calls=plan.state.calls + 3)
+    rebased = rebase(result, grown, current)
+    assert rebased is not None
+    # reports on the messages appended meanwhile describe the old context
+    assert rebased.state.usage_boundary == len(grown)
+    assert rebased.state.calls == current.calls
+    assert rebased.state.cut == result.state.cut and rebased.summary == result.summary
+
+
+def test_rebase_drops_a_result_planned_on_an_older_context() -> None:
+    messages = tool_heavy()
+    result = run(plan_for(messages))
+    moved = replace(result.plan.state, epoch=result.plan.state.epoch + 1)  # a prune came first
+    assert rebase(result, messages, moved) is None
+
+
+def test_rebase_refuses_a_history_that_does_not_continue_the_planned_one() -> None:
+    messages = tool_heavy()
+    result = run(plan_for(messages))
+    with pytest.raises(MessageValidationError):
+        rebase(result, messages[: result.plan.history_length - 1], result.plan.state)
+    other = assign_ids([Message.system("sys")] + [Message.user(f"u{i}") for i in range(60)])
+    with pytest.raises(MessageValidationError):
+        rebase(result, other, result.plan.state)

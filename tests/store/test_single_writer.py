@@ -99,6 +99,110 @@ async def test_contention_is_reported_after_one_retry(store: Store) -> None:
     assert await store.compactions(convo.id) == []
 
 
+async def _planned(store: Store, n: int = 10) -> tuple[str, Context]:
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, n + 1)])
+    return convo.id, await store.load_context(convo.id)
+
+
+async def test_a_planned_commit_wins_at_once(store: Store) -> None:
+    cid, read = await _planned(store)
+    record = CompactionRecord(6, StoredSummary("mine"))
+    outcome = await store.commit_planned(
+        cid, record, version=read.version, session_id=read.session.id
+    )
+    assert (outcome.status, outcome.attempts, outcome.version) == ("committed", 1, 1)
+    assert outcome.version == (await store.open_conversation(cid)).version
+
+
+async def test_a_planned_commit_is_retried_once_after_another_change(store: Store) -> None:
+    # the winner moved the prune boundary: the same record is committed at the version re-read
+    cid, read = await _planned(store)
+    await store.set_prune_boundary(cid, 4)
+    outcome = await store.commit_planned(
+        cid,
+        CompactionRecord(6, StoredSummary("mine")),
+        version=read.version,
+        session_id=read.session.id,
+    )
+    assert (outcome.status, outcome.attempts, outcome.version) == ("committed", 2, 2)
+    context = await store.load_context(cid)
+    assert context.summary is not None and context.summary.text == "mine"
+    assert [m.seq for m in context.messages] == [6, 7, 8, 9, 10]
+
+
+async def test_a_planned_commit_covered_by_the_winner_is_skipped(store: Store) -> None:
+    cid, read = await _planned(store)
+    await store.compact(cid, keep_last(4, text="winner"))  # cut at 7 >= 6
+    outcome = await store.commit_planned(
+        cid,
+        CompactionRecord(6, StoredSummary("mine")),
+        version=read.version,
+        session_id=read.session.id,
+    )
+    assert outcome.status == "skipped"
+    (only,) = await store.compactions(cid)
+    assert only.record.summary.text == "winner up to 7"
+
+
+async def test_a_planned_commit_after_the_winner_compacted_less_builds_on_it(
+    store: Store,
+) -> None:
+    cid, read = await _planned(store)
+    await store.compact(cid, keep_last(8, text="small"))  # cut at 3 < 6
+    outcome = await store.commit_planned(
+        cid,
+        CompactionRecord(6, StoredSummary("mine")),
+        version=read.version,
+        session_id=read.session.id,
+    )
+    assert (outcome.status, outcome.attempts) == ("committed", 2)
+    context = await store.load_context(cid)
+    assert context.summary is not None and context.summary.text == "mine"
+    assert [m.seq for m in context.messages] == [6, 7, 8, 9, 10]
+
+
+async def test_a_planned_commit_after_a_session_switch_is_skipped(store: Store) -> None:
+    # /new moved the conversation to another session: the record belongs to one left behind
+    cid, read = await _planned(store)
+    await store.new_session(cid)
+    outcome = await store.commit_planned(
+        cid,
+        CompactionRecord(6, StoredSummary("mine")),
+        version=read.version,
+        session_id=read.session.id,
+    )
+    assert outcome.status == "skipped"
+    assert await store.compactions(cid) == []
+
+
+async def test_a_planned_commit_that_loses_twice_is_contention(store: Store) -> None:
+    cid, read = await _planned(store)
+    await store.set_prune_boundary(cid, 2)
+
+    class Busy(Store):
+        """A real store whose re-read is followed at once by another writer's change."""
+
+        async def load_context(self, conversation_id: str, **kwargs: object) -> Context:
+            context = await super().load_context(conversation_id, **kwargs)  # type: ignore[arg-type]
+            await store.set_prune_boundary(conversation_id, 3)
+            return context
+
+    busy = Busy(store.engine.url.render_as_string(hide_password=False))
+    try:
+        with pytest.raises(ContentionError) as info:
+            await busy.commit_planned(
+                cid,
+                CompactionRecord(6, StoredSummary("never")),
+                version=read.version,
+                session_id=read.session.id,
+            )
+    finally:
+        await busy.close()
+    assert info.value.context["conversation_id"] == cid
+    assert await store.compactions(cid) == []
+
+
 async def test_no_transaction_is_held_across_the_model_call(store: Store) -> None:
     convo = await store.create_conversation()
     await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 6)])

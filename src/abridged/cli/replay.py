@@ -57,7 +57,7 @@ from abridged.engine.events import (
     OverflowRecovered,
     Pruned,
 )
-from abridged.errors import AbridgedError, ContextOverflowError, SettingError
+from abridged.errors import AbridgedError, ContentionError, ContextOverflowError, SettingError
 from abridged.formats.transcripts import Transcript
 from abridged.runtime.context_manager import ContextManager
 from abridged.runtime.history import compaction_record, seq_at
@@ -200,6 +200,9 @@ class Replayer:
         call = 0
         committed = 0
         prune_seq = 0
+        # what this replay's compactions are planned on (the single writer's compare-and-swap)
+        version = info.version
+        session_id = info.current_session_id or ""
         name = str(model) if model else None
 
         def count(message: Message) -> int:
@@ -229,10 +232,17 @@ class Replayer:
                         record = compaction_record(
                             result, seqs, duration_ms=round(result.duration * 1000, 3)
                         )
-                        version = (await self.store.open_conversation(info.id)).version
-                        await self.store.commit_compaction(
-                            info.id, record, expected_version=version
+                        outcome = await self.store.commit_planned(
+                            info.id, record, version=version, session_id=session_id
                         )
+                        if outcome.status != "committed":
+                            raise ContentionError(
+                                "another writer changed the conversation during the replay; "
+                                "its compaction was not stored",
+                                conversation_id=info.id,
+                            )
+                        assert outcome.version is not None and outcome.session is not None
+                        version, session_id = outcome.version, outcome.session.id
                         session.compactions.append(
                             {
                                 "call": call,
@@ -252,8 +262,8 @@ class Replayer:
                     if result.status in ("compacted", "pruned", "failed"):
                         boundary = seq_at(seqs, result.state.prune_boundary)
                         if result.state.prune_boundary > head and boundary > prune_seq:
-                            await self.store.set_prune_boundary(info.id, boundary)
-                            prune_seq = boundary
+                            moved = await self.store.set_prune_boundary(info.id, boundary)
+                            version, prune_seq = moved.version, boundary
                 committed = len(results)
                 context = step.context
                 tokens = step.tokens

@@ -57,6 +57,7 @@ from abridged.engine.plan import (
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.redact import redact
 from abridged.engine.triggers import CompactionSettings
+from abridged.errors import MessageValidationError
 
 __all__ = [
     "AfterCompactHook",
@@ -75,6 +76,7 @@ __all__ = [
     "context_tokens",
     "plan_emergency",
     "prepare",
+    "rebase",
 ]
 
 
@@ -195,6 +197,43 @@ def commit_summary(plan: CompactionPlan, text: str, file_ops: FileOps) -> Compac
         usage_boundary=plan.history_length,
         compactions=state.compactions + 1,
     )
+
+
+def rebase(
+    result: CompactionResult, history: Sequence[Message], current: CompactionState
+) -> CompactionResult | None:
+    """``result``, planned on the first ``plan.history_length`` messages, applied to ``history``
+    (those messages and the ones appended while it ran), whose state is now ``current``.
+
+    ``None`` when ``current`` is not the state the plan was made on (a prune or another
+    compaction changed the context meanwhile: the result is stale and must be dropped). Usage
+    reported on the messages appended meanwhile was measured on the old context: the usage
+    boundary moves past them. The call count is ``current``'s (calls went on meanwhile).
+
+    ``MessageValidationError`` when ``history`` is not a continuation of the planned one.
+    """
+    plan = result.plan
+    if current.epoch != plan.state.epoch:
+        return None
+    if len(history) < plan.history_length:
+        raise MessageValidationError(
+            f"the history has {len(history)} messages, fewer than the {plan.history_length} "
+            "the compaction was planned on",
+            field="history",
+        )
+    last = plan.history_length - 1
+    if last >= 0 and plan.last_id is not None and history[last].id != plan.last_id:
+        raise MessageValidationError(
+            f"message {last} is not the one the compaction was planned with (id "
+            f"{history[last].id!r}, expected {plan.last_id!r}): the history was edited",
+            index=last,
+            field="id",
+        )
+    result.state.check(history)
+    state = replace(result.state, calls=current.calls)
+    if result.changed:
+        state = replace(state, usage_boundary=max(state.usage_boundary, len(history)))
+    return replace(result, state=state)
 
 
 # -- summarizing -------------------------------------------------------------------------------

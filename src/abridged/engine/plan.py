@@ -84,7 +84,7 @@ class CompactionPlan:
       says why; carrying it out records the failure for the backoff).
     - ``trigger`` / ``reason``: what fired and why; ``forced``: ``before_compact`` cannot cancel
       it (overflow, emergency); ``emergency``: the emergency stage, if any.
-    - ``state``: the state planned from; ``history_length``: how many messages it saw.
+    - ``state``: the state planned from.
     - ``tokens_before`` / ``messages_before``: the context before.
     - ``prune``: the prune plan (``None`` when nothing is pruned); ``pruned`` the messages it
       puts in place, by history index; ``prune_boundary`` the boundary after it.
@@ -99,6 +99,8 @@ class CompactionPlan:
     - ``requests``: the summarizer requests (main first, then the turn prefix's).
     - ``file_ops``: the cumulative file operations after this compaction.
     - ``reported``: the size came from the provider's rejection (``plan_emergency``).
+    - ``history_length`` / ``last_id``: the history planned on (its length, its last message's
+      id), so that a result can be applied to that history grown (``rebase``).
     - ``base_tokens_after`` / ``messages_after``: the context after, without the new summary;
       ``summary_max_tokens``: the summary's ceiling; ``system_tokens`` the system messages'.
     """
@@ -135,6 +137,7 @@ class CompactionPlan:
     emergency: EmergencyStage | None = None
     detail: str | None = None
     reported: bool = False
+    last_id: str | None = None
 
     @property
     def manual(self) -> bool:
@@ -178,6 +181,7 @@ def prepare(
     manual: bool = False,
     pinned: Collection[int] = (),
     context_tokens: int | None = None,
+    prune_only: bool = False,
 ) -> CompactionPlan | None:
     """Plan the compaction of ``messages`` (the whole history) under ``state``, or ``None``.
 
@@ -188,6 +192,9 @@ def prepare(
     instructions for the summary); ``pinned`` adds history indexes to pin. ``tools`` go into the
     summary requests (for the cache-reusing mode). See the module docstring for the steps; the
     triggers are in ``abridged.engine.triggers``.
+
+    ``prune_only`` plans a prune now (``/prune``): old tool outputs from the prune boundary on,
+    however little it frees, never a summary; ``None`` when there is nothing to prune.
 
     >>> from abridged.core.budget import compute_budget
     >>> history = [Message.system("s"), Message.user("hi"), Message.assistant("hello")]
@@ -205,6 +212,21 @@ def prepare(
         size = context_tokens
     count = len(view.messages) if view is not None else context_length(messages, state)
     next_step = recent_step_tokens(messages, count_tokens, settings.headroom_steps)
+    if prune_only:
+        planner = _Planner(
+            messages,
+            view if view is not None else build_view(messages, state),
+            budget=budget,
+            settings=settings,
+            state=state,
+            count_tokens=count_tokens,
+            tools=tools,
+            focus=None,
+            pinned=pinned,
+            size=size,
+            next_step=next_step,
+        )
+        return planner.prune_now()
     trigger = choose_trigger(
         size,
         count,
@@ -386,6 +408,7 @@ class _Planner:
             ),
             "state": self.state,
             "history_length": self.n,
+            "last_id": self.messages[-1].id if self.messages else None,
             "tokens_before": self.size,
             "messages_before": len(view.messages),
             "budget": self.budget,
@@ -431,6 +454,14 @@ class _Planner:
         if trigger == "overflow" and not self._fits_plan(plan):
             return self.emergency(trigger, prune=prune, sent=sent, tokens=tokens)
         return plan
+
+    def prune_now(self) -> CompactionPlan | None:
+        """A prune asked for (``/prune``): no minimum saving, no summary."""
+        prune = self._prune(force=True)
+        if prune is None or not prune.pruned:
+            return None
+        sent = apply_prune(self.view.messages, prune)
+        return self._prune_only("manual", prune, sent, self._tokens_after_prune(prune, sent))
 
     def emergency(
         self,

@@ -44,20 +44,19 @@ from abridged.core.windows import with_notes
 from abridged.engine.compaction import (
     CompactionHooks,
     CompactionResult,
-    build_view,
     compact,
     context_length,
     plan_emergency,
     prepare,
+    rebase,
 )
 from abridged.engine.events import Pruned
 from abridged.engine.plan import CompactionPlan
-from abridged.engine.prune import apply_prune, plan_prune
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.llm import LLMSummarizer
 from abridged.engine.summarize.redact import redact
-from abridged.engine.triggers import choose_trigger, prune_settings
-from abridged.errors import ConflictError, ContextOverflowError, SettingError, StoreError
+from abridged.engine.triggers import choose_trigger
+from abridged.errors import ContentionError, ContextOverflowError, SettingError, StoreError
 from abridged.runtime.context_manager import OffLoopSummarizer, off_loop
 from abridged.runtime.history import compaction_record, is_command, seq_at
 from abridged.runtime.recovery import SilentTruncationError
@@ -178,7 +177,12 @@ class Compacting(ConversationCore):
         )
 
     async def _aplan(
-        self, *, manual: bool = False, focus: str | None = None, size: int | None = None
+        self,
+        *,
+        manual: bool = False,
+        focus: str | None = None,
+        size: int | None = None,
+        prune_only: bool = False,
     ) -> CompactionPlan | None:
         """``_plan`` in a worker thread, on a snapshot of the history."""
         return await asyncio.to_thread(
@@ -193,6 +197,7 @@ class Compacting(ConversationCore):
                 focus=focus,
                 manual=manual,
                 context_tokens=self._size() if size is None else size,
+                prune_only=prune_only,
             )
         )
 
@@ -295,27 +300,38 @@ class Compacting(ConversationCore):
             self._compaction = None
 
     async def _commit(self, result: CompactionResult, duration_ms: float) -> None:
-        plan = result.plan
-        if self._state.epoch != plan.state.epoch:
+        """Commit ``result`` (store first, then memory) through the store's one commit path
+        (``Store.commit_planned``); the engine's ``rebase`` applies it to the history that grew
+        while it ran, or drops it when the context changed meanwhile."""
+        rebased = rebase(result, self._history, self._state)
+        if rebased is None:
             self._notice("A compaction planned on an older context was dropped")
             return
-        if result.status == "compacted":
-            record = compaction_record(result, self._seqs, duration_ms=duration_ms)
+        if rebased.status == "compacted":
+            assert self.session is not None
+            record = compaction_record(rebased, self._seqs, duration_ms=duration_ms)
             try:
-                self.session = await self.store.commit_compaction(
-                    self.id, record, expected_version=self._version, owner=self.owner
+                outcome = await self.store.commit_planned(
+                    self.id,
+                    record,
+                    version=self._version,
+                    session_id=self.session.id,
+                    owner=self.owner,
                 )
-            except ConflictError:
-                # Another writer changed the conversation first: adopt what it committed.
+            except ContentionError:
+                self._notice("Other writers kept changing this conversation; reloaded")
+                await self._reload()
+                raise
+            if outcome.status != "committed" or outcome.attempts > 1:
+                # Another writer changed the conversation first: adopt what the store holds.
                 self._notice("Another writer compacted this conversation first; reloaded")
                 await self._reload()
                 return
-            self._version += 1
-        state = result.state
-        if result.changed:
-            state = replace(state, usage_boundary=len(self._history))
-        self._state = replace(state, calls=self._state.calls)
-        if result.changed and state.prune_boundary > plan.state.prune_boundary:
+            assert outcome.session is not None and outcome.version is not None
+            self.session, self._version = outcome.session, outcome.version
+        state = rebased.state
+        self._state = state
+        if rebased.changed and state.prune_boundary > result.plan.state.prune_boundary:
             seq = seq_at(self._seqs, state.prune_boundary)
             await self._store_prune_boundary(seq)
 
@@ -449,45 +465,13 @@ class Compacting(ConversationCore):
         """Prune old tool outputs at once (what ``/prune`` runs): no summary, no minimum
         saving. ``None`` when there was nothing to prune."""
         await self._settle_compaction()
-        budget = self.budget()
-        view = build_view(self._history, self._state)
-        settings = replace(prune_settings(self._settings.compaction, budget), min_savings_tokens=0)
-        state = self._state
-        if state.prune_boundary < view.cut:
-            boundary = view.tail_start
-        else:
-            position = view.position(state.prune_boundary)
-            boundary = position if position is not None else len(view.messages)
-        pruned = plan_prune(view.messages, settings, self._count, boundary=max(boundary, view.head))
-        if pruned.skipped is not None or not pruned.pruned:
+        plan = await self._aplan(prune_only=True)
+        if plan is None:
             return None
-        sent = apply_prune(view.messages, pruned)
-        mapping = {view.sources[i]: sent[i] for i in pruned.indexes}
-        position = pruned.new_boundary
-        new_boundary = (
-            view.sources[position] if position < len(view.sources) else len(self._history)
-        )
-        before = self._size()
-        self._state = replace(
-            state,
-            pruned={**state.pruned, **mapping},
-            prune_boundary=max(state.prune_boundary, new_boundary),
-            epoch=state.epoch + 1,
-            usage_boundary=len(self._history),
-        )
-        after = self._size()
-        event = Pruned(
-            outputs=len(pruned.pruned),
-            messages=len(mapping),
-            tokens_before=pruned.tokens_before,
-            tokens_after=pruned.tokens_after,
-            context_before=before,
-            context_after=after,
-        )
-        self._engine_event(event)
-        if self._state.prune_boundary > state.prune_boundary:
-            await self._store_prune_boundary(seq_at(self._seqs, self._state.prune_boundary))
-        return event
+        result = await self._spawn(plan)
+        if result is None or result.status != "pruned":
+            return None
+        return next((e for e in result.events if isinstance(e, Pruned)), None)
 
     def cancel_compaction(self) -> bool:
         """Cancel the compaction in progress (its summarization included): nothing is changed

@@ -151,19 +151,66 @@ class CompactionOps(SessionOps):
         record = await compactor(context)
         if record is None:
             return CompactionOutcome("nothing", attempts=1)
+        return await self._commit_or_retry(
+            conversation_id, record, context.version, context.session.id, owner, compactor
+        )
+
+    async def commit_planned(
+        self,
+        conversation_id: str,
+        record: CompactionRecord,
+        *,
+        version: int,
+        session_id: str,
+        owner: str | None = None,
+    ) -> CompactionOutcome:
+        """Commit a compaction already made on the context read at ``version`` in session
+        ``session_id`` (the runtime's path: the summary was made in the background).
+
+        The loser of the compare-and-swap re-reads, as ``compact``: it skips when the winner
+        covered its work, or moved the conversation to another session (``/new``, ``/resume``:
+        the record belongs to a context that is no longer current); otherwise (the winner
+        changed something else, or compacted less) the same record is committed once more at
+        the version read, and a second loss raises ``ContentionError``.
+        """
+        return await self._commit_or_retry(
+            conversation_id, record, version, session_id, owner, None
+        )
+
+    async def _commit_or_retry(
+        self,
+        conversation_id: str,
+        record: CompactionRecord,
+        version: int,
+        session_id: str,
+        owner: str | None,
+        compactor: Compactor | None,
+    ) -> CompactionOutcome:
+        """The one commit path of a compaction (see ``compact`` and ``commit_planned``)."""
         try:
             session = await self.commit_compaction(
-                conversation_id, record, expected_version=context.version, owner=owner
+                conversation_id, record, expected_version=version, owner=owner
             )
-            return CompactionOutcome("committed", attempts=1, session=session, record=record)
+            return CompactionOutcome(
+                "committed", attempts=1, session=session, record=record, version=version + 1
+            )
         except ConflictError:
             pass
         context = await self.load_context(conversation_id, owner=owner)
-        if context.session.carry_from >= record.cut_seq:
-            return CompactionOutcome("skipped", attempts=1, session=context.session)
-        record = await compactor(context)
-        if record is None:
-            return CompactionOutcome("nothing", attempts=2)
+        current = context.session
+        if current.carry_from >= record.cut_seq:
+            return CompactionOutcome(
+                "skipped", attempts=1, session=current, version=context.version
+            )
+        if compactor is not None:
+            again = await compactor(context)
+            if again is None:
+                return CompactionOutcome("nothing", attempts=2, version=context.version)
+            record = again
+        elif not _same_lineage(current, session_id):
+            return CompactionOutcome(
+                "skipped", attempts=1, session=current, version=context.version
+            )
         try:
             session = await self.commit_compaction(
                 conversation_id, record, expected_version=context.version, owner=owner
@@ -174,7 +221,9 @@ class CompactionOps(SessionOps):
                 conversation_id=conversation_id,
                 expected_version=context.version,
             ) from exc
-        return CompactionOutcome("committed", attempts=2, session=session, record=record)
+        return CompactionOutcome(
+            "committed", attempts=2, session=session, record=record, version=context.version + 1
+        )
 
     async def compactions(
         self, conversation_id: str, *, owner: str | None = None
@@ -241,6 +290,15 @@ class CompactionOps(SessionOps):
             return await queries.read_conversation(conn, conversation_id, None)
 
         return codec.conversation_info(await self._write(conversation_id, owner, body))
+
+
+def _same_lineage(current: SessionInfo, planned_session_id: str) -> bool:
+    """Whether a record made in session ``planned_session_id`` still applies to ``current``:
+    the same session (the winner changed something else), or a compaction child of it (the
+    winner compacted less: the record's summary covers everything the winner's does)."""
+    if current.id == planned_session_id:
+        return True
+    return current.reason == "compaction" and current.parent_id == planned_session_id
 
 
 async def _walk_back(

@@ -184,13 +184,17 @@ class StoredCompaction:
 
 @dataclass(frozen=True, slots=True)
 class CompactionOutcome:
-    """What ``Store.compact`` did: ``committed``, ``skipped`` (another writer covered it) or
-    ``nothing`` (the compactor had nothing to do)."""
+    """What ``Store.compact`` or ``Store.commit_planned`` did: ``committed``, ``skipped``
+    (another writer covered it, or moved the conversation to another session) or ``nothing``
+    (the compactor had nothing to do). ``version``: the conversation's version after a commit;
+    ``attempts``: how many records were tried (2 when the first compare-and-swap was lost and
+    a second record, or the same one again, was tried)."""
 
     status: Literal["committed", "skipped", "nothing"]
     attempts: int
     session: SessionInfo | None = None
     record: CompactionRecord | None = None
+    version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
