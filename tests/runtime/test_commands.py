@@ -4,10 +4,12 @@ call), stored, never sent to it, and do what they say."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
 
+from abridged.core.model import message_to_dict
 from abridged.core.windows import ModelLimits, Pricing
 from abridged.runtime import Conversation, ConversationSettings, tool
 from abridged.runtime.commands import (
@@ -247,6 +249,47 @@ async def test_prune_replaces_old_tool_outputs_in_the_context_only(
     outputs = [r.text for m in stored for r in m.message.tool_results]
     assert outputs == [build_log.function("a"), build_log.function("b")]  # stored whole
     assert (await convo.send("/prune")).text == "Nothing to prune."
+
+
+async def test_a_restart_after_a_prune_sends_the_same_bytes(
+    store: Store, server: ProviderServer
+) -> None:
+    """The pruned form of each message is stored (``pruned_outputs``): a conversation reopened
+    from the store sends the very request the one before the restart would have sent."""
+    convo = await open_convo(store, server, tools=[build_log])
+    server.set_replies(
+        [
+            Reply(tool_calls=[("build_log", {"target": "a"})]),
+            Reply(tool_calls=[("build_log", {"target": "b"})]),
+            "built both",
+            *["ok"] * 6,
+        ]
+    )
+    await convo.send("Build a and b")
+    for i in range(4):
+        await convo.send(f"More {i}. {NOTE}")
+    assert (await convo.send("/prune")).text.startswith("Tool outputs pruned")
+    await convo.send("Next")
+    before = server.requests[-1].body
+    assert "[tool output pruned" in request_text(server.requests[-1])
+    await convo.close()
+
+    again = await open_convo(store, server, tools=[build_log], conversation_id=convo.id)
+    assert [message_to_dict(m) for m in again.context()] == [
+        message_to_dict(m) for m in convo.context()
+    ]
+    # the same next message from both sides of the restart: one request, byte for byte
+    twin = await open_convo(store, server, tools=[build_log], conversation_id=convo.id)
+    await again.send("After")
+    after = server.requests[-1].body
+    # what was sent before the restart is the prefix of what is sent after it, as JSON
+    n = len(before["messages"])
+    assert after["messages"][:n] == before["messages"]
+    assert {k: v for k, v in after.items() if k != "messages"} == {
+        k: v for k, v in before.items() if k != "messages"
+    }
+    assert json.dumps(after["messages"][:n]) == json.dumps(before["messages"])
+    assert (await twin.send("/prune")).text == "Nothing to prune."
 
 
 async def test_status_during_a_turn_answers_at_once(store: Store) -> None:

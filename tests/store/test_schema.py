@@ -123,7 +123,7 @@ async def test_foreign_tables_without_revision_are_refused(empty_url: str) -> No
 
 
 def test_head_revision_is_the_first_migration() -> None:
-    assert head_revision() == HEAD == "0001"
+    assert head_revision() == HEAD == "0002"
 
 
 async def test_sqlite_pragmas(tmp_path: Path) -> None:
@@ -172,3 +172,35 @@ def test_missing_postgres_skips_loudly_or_fails_under_ci(monkeypatch: pytest.Mon
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="PostgreSQL NOT TESTED: no binaries"):
         _no_postgres("no binaries")
+
+
+async def test_a_database_at_the_first_revision_is_upgraded_keeping_its_rows(
+    empty_url: str,
+) -> None:
+    """A real upgrade 0001 -> head: the new table appears, the stored conversation stays."""
+    from alembic import command
+
+    from abridged.store import migrate
+
+    store = Store(empty_url)
+    await store.open()  # head; go back to 0001 as an older abridged would have left it
+    convo = await store.create_conversation()
+
+    def downgrade(conn: Connection) -> None:
+        config = migrate._config()
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0001")
+
+    async with store.engine.begin() as conn:
+        await conn.run_sync(downgrade)
+        assert not await conn.run_sync(lambda c: inspect(c).has_table("pruned_outputs"))
+    await store.close()
+    assert await upgrade(empty_url) == "upgraded"
+    again = Store(empty_url)
+    try:
+        await again.open()
+        assert (await again.open_conversation(convo.id)).id == convo.id
+        async with again.engine.connect() as conn:
+            assert await conn.run_sync(lambda c: inspect(c).has_table("pruned_outputs"))
+    finally:
+        await again.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from abridged.core.model import Message
+from abridged.core.model import Message, Text, ToolCall, ToolResult
 from abridged.errors import ConflictError, ContentionError
 from abridged.store import CompactionRecord, Context, Store, StoredSummary
 from abridged.store.schema import sessions, summaries
@@ -227,6 +227,35 @@ async def test_prune_boundary_only_moves_forward(store: Store) -> None:
     assert (after.prune_boundary, after.version) == (5, 1)
     same = await store.set_prune_boundary(convo.id, 3)
     assert (same.prune_boundary, same.version) == (5, 1)
+
+
+async def test_pruned_forms_are_stored_once_and_read_with_the_context(store: Store) -> None:
+    convo = await store.create_conversation()
+    call = ToolCall("c1", "bash", "{}")
+    await store.append_many(
+        convo.id,
+        [
+            Message.user("go"),
+            Message.assistant("", tool_calls=[call]),
+            Message.tool("c1", "x" * 5_000, name="bash"),
+            Message.user("next"),
+        ],
+    )
+    context = await store.load_context(convo.id)
+    original = context.messages[2].message
+    form = original.replace(parts=(ToolResult("c1", "bash", (Text("[pruned]"),)),))
+    info = await store.set_prune_boundary(convo.id, 4, pruned={3: form})
+    assert (info.prune_boundary, info.version) == (4, 1)
+    context = await store.load_context(convo.id)
+    assert dict(context.pruned) == {3: form}
+    # a second form for the same message is not stored: forward only, and nothing changes
+    other = original.replace(parts=(ToolResult("c1", "bash", (Text("[other]"),)),))
+    again = await store.set_prune_boundary(convo.id, 4, pruned={3: other})
+    assert again.version == 1
+    assert dict((await store.load_context(convo.id)).pruned) == {3: form}
+    # an edit of the message gives it other tool results: its old form no longer applies
+    await store.edit_message(convo.id, 3, Message.tool("c9", "edited", name="bash"))
+    assert dict((await store.load_context(convo.id)).pruned) == {}
 
 
 async def test_nothing_to_do(store: Store) -> None:

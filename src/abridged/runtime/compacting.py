@@ -34,11 +34,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TypeVar
 
 from abridged.core.budget import MIN_CONTEXT_WINDOW, Budget, format_token_size
+from abridged.core.model import Message
 from abridged.core.protocols import ChatModel, Summarizer, Summary, SummaryRequest
 from abridged.core.windows import with_notes
 from abridged.engine.compaction import (
@@ -331,16 +332,20 @@ class Compacting(ConversationCore):
             self.session, self._version = outcome.session, outcome.version
         state = rebased.state
         self._state = state
-        if rebased.changed and state.prune_boundary > result.plan.state.prune_boundary:
-            seq = seq_at(self._seqs, state.prune_boundary)
-            await self._store_prune_boundary(seq)
+        before = result.plan.state
+        fresh = {i: m for i, m in state.pruned.items() if i not in before.pruned}
+        if rebased.changed and (state.prune_boundary > before.prune_boundary or fresh):
+            await self._store_prune_boundary(seq_at(self._seqs, state.prune_boundary), fresh)
 
-    async def _store_prune_boundary(self, seq: int) -> None:
-        """Move the stored prune boundary forward. The version is adopted only when no other
-        writer changed the conversation in between: otherwise the next commit loses its
-        compare-and-swap and re-reads the store, as the single writer requires."""
+    async def _store_prune_boundary(self, seq: int, pruned: Mapping[int, Message]) -> None:
+        """Move the stored prune boundary forward, with the pruned form of the messages
+        ``pruned`` names (history index -> message as sent), so that a restart sends the same
+        bytes. The version is adopted only when no other writer changed the conversation in
+        between: otherwise the next commit loses its compare-and-swap and re-reads the store,
+        as the single writer requires."""
+        forms = {s: m for i, m in pruned.items() if (s := self._seqs[i]) is not None}
         try:
-            info = await self.store.set_prune_boundary(self.id, seq, owner=self.owner)
+            info = await self.store.set_prune_boundary(self.id, seq, pruned=forms, owner=self.owner)
         except StoreError as exc:
             self._notice(f"The prune boundary could not be stored: {exc}")
             return

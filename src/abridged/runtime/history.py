@@ -11,9 +11,10 @@ conversation's history is::
                          numbers are in the summary's ``meta["carried_seqs"]``
     tail                 the session's messages, in order
 
-and its state says: the summary, the cut at the tail, the carried indexes. A committed
-compaction stores the summary once, with ``carried_seqs`` and the file operations in its meta,
-and the child session carries from the first kept message's sequence number.
+and its state says: the summary, the cut at the tail, the carried indexes, the prune boundary
+and the pruned form of tail messages (``Context.pruned``: the very bytes sent before). A
+committed compaction stores the summary once, with ``carried_seqs`` and the file operations in
+its meta, and the child session carries from the first kept message's sequence number.
 
 Commands and their outputs (``meta["kind"]`` ``command`` / ``command_output``) are stored but
 are never part of the model's context.
@@ -101,11 +102,21 @@ async def load_history(
         history.append(prepare(stored.message))
         seqs.append(stored.seq)
     cut = len(history)
+    pruned: dict[int, Message] = {}
     for stored in context.messages:
         if is_command(stored.message):
             continue
+        form = context.pruned.get(stored.seq) if stored.seq is not None else None
+        if form is not None:
+            pruned[len(history)] = form
         history.append(prepare(stored.message))
         seqs.append(stored.seq)
+    # the stored prune boundary (a sequence number) as a history index, never before the cut
+    boundary_seq = context.conversation.prune_boundary
+    boundary = next(
+        (i for i in range(cut, len(history)) if (seqs[i] or 0) >= boundary_seq),
+        len(history) if boundary_seq > 0 else cut,
+    )
     if summary is not None:
         state = CompactionState(
             summary=summary.text,
@@ -113,14 +124,21 @@ async def load_history(
             cut=cut,
             through_id=history[cut - 1].id if cut > 0 else None,
             carried=tuple(range(len(head), cut)),
-            prune_boundary=cut,
+            prune_boundary=max(cut, boundary),
+            pruned=pruned,
             epoch=epoch,
             usage_boundary=len(history),
             calls=calls,
             compactions=int(summary.meta.get("compactions", 1) or 1),
         )
     else:
-        state = CompactionState(epoch=epoch, usage_boundary=len(history), calls=calls)
+        state = CompactionState(
+            prune_boundary=boundary if pruned or boundary_seq > 0 else 0,
+            pruned=pruned,
+            epoch=epoch,
+            usage_boundary=len(history),
+            calls=calls,
+        )
     return Loaded(history, seqs, state, context, context.queued)
 
 

@@ -59,6 +59,34 @@ def message_columns(message: Message) -> dict[str, Any]:
     return row
 
 
+def pruned_columns(message: Message) -> dict[str, Any]:
+    """The columns of a message's pruned form: its parts and meta JSON (id, role and usage
+    are the stored message's)."""
+    data = message_to_dict(message)
+    return {"parts": dumps(data["parts"]), "meta": dumps(data["meta"]) if "meta" in data else None}
+
+
+def pruned_message(row: RowMapping, original: Message) -> Message | None:
+    """The pruned form of ``original`` stored in ``row``; ``None`` when it no longer fits it
+    (the message was edited since: other tool results) or cannot be decoded (a corrupt row
+    costs the prune, never the conversation)."""
+    try:
+        data: dict[str, Any] = {
+            "id": original.id,
+            "role": original.role,
+            "parts": json.loads(row["parts"]),
+        }
+        if row["meta"] is not None:
+            data["meta"] = json.loads(row["meta"])
+        pruned = message_from_dict(data)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    calls = [r.call_id for r in original.tool_results]
+    if [r.call_id for r in pruned.tool_results] != calls or not calls:
+        return None
+    return pruned.replace(usage=original.usage) if original.usage is not None else pruned
+
+
 def stored_message(row: RowMapping) -> StoredMessage:
     """Decode one message row; a row that cannot be decoded raises ``CorruptRowError`` naming
     the conversation, the message's sequence number and id."""

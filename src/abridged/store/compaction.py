@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from abridged.core.model import Message
 from abridged.errors import ConflictError, ContentionError, StoreError
 from abridged.store import codec, lineage, queries
 from abridged.store.connect import transaction
@@ -22,7 +23,7 @@ from abridged.store.records import (
     StoredCompaction,
     StoredSummary,
 )
-from abridged.store.schema import compactions, sessions
+from abridged.store.schema import compactions, pruned_outputs, sessions
 from abridged.store.sessions import SessionOps
 
 
@@ -152,7 +153,12 @@ class CompactionOps(SessionOps):
         if record is None:
             return CompactionOutcome("nothing", attempts=1)
         return await self._commit_or_retry(
-            conversation_id, record, context.version, context.session.id, owner, compactor
+            conversation_id,
+            record,
+            context.version,
+            context.session.id,
+            owner=owner,
+            compactor=compactor,
         )
 
     async def commit_planned(
@@ -174,7 +180,7 @@ class CompactionOps(SessionOps):
         the version read, and a second loss raises ``ContentionError``.
         """
         return await self._commit_or_retry(
-            conversation_id, record, version, session_id, owner, None
+            conversation_id, record, version, session_id, owner=owner, compactor=None
         )
 
     async def _commit_or_retry(
@@ -183,6 +189,7 @@ class CompactionOps(SessionOps):
         record: CompactionRecord,
         version: int,
         session_id: str,
+        *,
         owner: str | None,
         compactor: Compactor | None,
     ) -> CompactionOutcome:
@@ -278,15 +285,55 @@ class CompactionOps(SessionOps):
         return out
 
     async def set_prune_boundary(
-        self, conversation_id: str, seq: int, *, owner: str | None = None
+        self,
+        conversation_id: str,
+        seq: int,
+        *,
+        pruned: Mapping[int, Message] | None = None,
+        owner: str | None = None,
     ) -> ConversationInfo:
-        """Move the prune boundary forward to ``seq`` through the single writer; a boundary at
-        or beyond ``seq`` already covers it and nothing changes (it never moves back)."""
+        """Move the prune boundary forward to ``seq`` through the single writer, and store the
+        pruned form of messages (``pruned``: sequence number -> the message as sent, its bulky
+        tool outputs replaced by placeholders) so that a restart sends the same bytes
+        (``Context.pruned``). A boundary at or beyond ``seq`` already covers it: it never moves
+        back; a message already stored in pruned form keeps its first one (forward only)."""
+        given = dict(pruned or {})
 
         async def body(conn: AsyncConnection, conv: RowMapping) -> RowMapping:
-            if seq <= int(conv["prune_boundary"]):
+            known: set[int] = set()
+            if given:
+                known = set(
+                    (
+                        await conn.execute(
+                            select(pruned_outputs.c.seq).where(
+                                pruned_outputs.c.conversation_id == conversation_id,
+                                pruned_outputs.c.seq.in_(sorted(given)),
+                            )
+                        )
+                    )
+                    .scalars()
+                    .all()
+                )
+            fresh = {k: m for k, m in given.items() if k not in known}
+            if seq <= int(conv["prune_boundary"]) and not fresh:
                 return conv
-            await queries.cas(conn, conversation_id, int(conv["version"]), prune_boundary=seq)
+            boundary = max(seq, int(conv["prune_boundary"]))
+            await queries.cas(conn, conversation_id, int(conv["version"]), prune_boundary=boundary)
+            if fresh:
+                stamp = codec.now()
+                await conn.execute(
+                    insert(pruned_outputs),
+                    [
+                        {
+                            "conversation_id": conversation_id,
+                            "seq": k,
+                            "call_ids": codec.dumps([r.call_id for r in m.tool_results]),
+                            "created_at": stamp,
+                            **codec.pruned_columns(m),
+                        }
+                        for k, m in sorted(fresh.items())
+                    ],
+                )
             return await queries.read_conversation(conn, conversation_id, None)
 
         return codec.conversation_info(await self._write(conversation_id, owner, body))

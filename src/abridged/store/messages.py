@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import select, update
@@ -22,7 +22,7 @@ from abridged.store.records import (
     Status,
     StoredMessage,
 )
-from abridged.store.schema import messages
+from abridged.store.schema import messages, pruned_outputs
 
 
 def _entry(item: Message | NewMessage) -> NewMessage:
@@ -330,10 +330,40 @@ async def context_of(conn: AsyncConnection, conv: RowMapping, session_id: str) -
     session = codec.session_info(
         row, start=summary, final=final, current_id=conv["current_session_id"]
     )
+    carried = tuple(queries.latest_versions(delivered))
     return Context(
         conversation=codec.conversation_info(conv),
         session=session,
         summary=summary,
-        messages=tuple(queries.latest_versions(delivered)),
+        messages=carried,
         queued=tuple(codec.stored_message(r) for r in queued),
+        pruned=await _pruned_forms(conn, cid, carried),
     )
+
+
+async def _pruned_forms(
+    conn: AsyncConnection, conversation_id: str, carried: Sequence[StoredMessage]
+) -> Mapping[int, Message]:
+    """The stored pruned form of each carried message that has one (sequence number ->
+    message as sent); forms that no longer fit their message are left out."""
+    if not carried:
+        return {}
+    by_seq = {m.seq: m.message for m in carried if m.seq is not None}
+    rows = (
+        (
+            await conn.execute(
+                select(pruned_outputs).where(
+                    pruned_outputs.c.conversation_id == conversation_id,
+                    pruned_outputs.c.seq >= min(by_seq),
+                )
+            )
+        )
+        .mappings()
+        .all()
+    )
+    out: dict[int, Message] = {}
+    for r in rows:
+        original = by_seq.get(int(r["seq"]))
+        if original is not None and (form := codec.pruned_message(r, original)) is not None:
+            out[int(r["seq"])] = form
+    return out

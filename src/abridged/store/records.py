@@ -16,6 +16,7 @@ REASONS: tuple[str, ...] = ("start", "new", "clear", "compaction", "resume")
 STATUSES: tuple[str, ...] = ("delivered", "queued")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+_NO_PRUNED: Mapping[int, Message] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +150,9 @@ class Context:
 
     ``summary`` is what the session starts from, ``messages`` the delivered messages of its
     lineage from its carry-from sequence number on, in order; ``queued`` the messages waiting
-    for delivery. ``version`` is what a compaction planned on this context must compare against.
+    for delivery; ``pruned`` the pruned form of carried messages (sequence number -> the message
+    as sent, see ``Store.set_prune_boundary``). ``version`` is what a compaction planned on this
+    context must compare against.
     """
 
     conversation: ConversationInfo
@@ -157,6 +160,7 @@ class Context:
     summary: StoredSummary | None
     messages: tuple[StoredMessage, ...]
     queued: tuple[StoredMessage, ...] = ()
+    pruned: Mapping[int, Message] = field(default_factory=lambda: _NO_PRUNED)
 
     @property
     def version(self) -> int:

@@ -1,4 +1,5 @@
-"""The database schema: conversations, sessions, summaries, messages and compactions."""
+"""The database schema: conversations, sessions, summaries, messages, compactions and pruned
+outputs."""
 
 from __future__ import annotations
 
@@ -166,8 +167,26 @@ class CompactionRow(Base):
     created_at: Mapped[datetime] = mapped_column(Stamp)
 
 
+class PrunedOutputRow(Base):
+    """A pruned message as it is sent: the stored message (at ``seq``) with its bulky tool
+    outputs replaced by placeholders, so that a restart or another worker sends the very same
+    bytes. ``call_ids``: JSON list of the pruned results' call ids."""
+
+    __tablename__ = "pruned_outputs"
+    __table_args__ = (UniqueConstraint("conversation_id", "seq"),)
+
+    pk: Mapped[int] = mapped_column(BigKey, primary_key=True, autoincrement=True)
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    call_ids: Mapped[str] = mapped_column(Text)
+    parts: Mapped[str] = mapped_column(Text)
+    meta: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
 conversations: Table = Base.metadata.tables["conversations"]
 summaries: Table = Base.metadata.tables["summaries"]
 sessions: Table = Base.metadata.tables["sessions"]
 messages: Table = Base.metadata.tables["messages"]
 compactions: Table = Base.metadata.tables["compactions"]
+pruned_outputs: Table = Base.metadata.tables["pruned_outputs"]
