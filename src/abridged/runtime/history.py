@@ -39,6 +39,7 @@ __all__ = [
     "compaction_record",
     "is_command",
     "load_history",
+    "restore_state",
     "seq_at",
 ]
 
@@ -101,45 +102,71 @@ async def load_history(
     for stored in carried:
         history.append(prepare(stored.message))
         seqs.append(stored.seq)
-    cut = len(history)
-    pruned: dict[int, Message] = {}
     for stored in context.messages:
         if is_command(stored.message):
             continue
-        form = context.pruned.get(stored.seq) if stored.seq is not None else None
-        if form is not None:
-            pruned[len(history)] = form
         history.append(prepare(stored.message))
         seqs.append(stored.seq)
+    state = restore_state(context, history, seqs, epoch=epoch, calls=calls)
+    return Loaded(history, seqs, state, context, context.queued)
+
+
+def restore_state(
+    context: Context,
+    history: Sequence[Message],
+    seqs: Sequence[int | None],
+    *,
+    epoch: int = 0,
+    calls: int = 0,
+) -> CompactionState:
+    """The engine's state of a stored ``context`` over ``history``, whose message ``i`` is the
+    stored message ``seqs[i]`` (``None``: not stored, such as the system prompt).
+
+    The cut is the first stored message at or after the session's carry-from; the messages
+    before it named by the summary's ``carried_seqs`` are carried; the prune boundary and the
+    pruned forms come from the store, so the context is the one sent before, byte for byte.
+    """
+    summary = context.summary
+    n = len(history)
+    head = next((i for i, s in enumerate(seqs) if s is not None), n)
+    cut = 0
+    if summary is not None:
+        carry_from = context.session.carry_from
+        cut = next((i for i in range(head, n) if (seqs[i] or 0) >= carry_from), n)
+    pruned: dict[int, Message] = {}
+    for i in range(cut, n):
+        seq = seqs[i]
+        form = context.pruned.get(seq) if seq is not None else None
+        if form is not None:
+            pruned[i] = form
     # the stored prune boundary (a sequence number) as a history index, never before the cut
     boundary_seq = context.conversation.prune_boundary
     boundary = next(
-        (i for i in range(cut, len(history)) if (seqs[i] or 0) >= boundary_seq),
-        len(history) if boundary_seq > 0 else cut,
+        (i for i in range(cut, n) if (seqs[i] or 0) >= boundary_seq),
+        n if boundary_seq > 0 else cut,
     )
-    if summary is not None:
-        state = CompactionState(
-            summary=summary.text,
-            file_ops=_file_ops(summary.meta),
-            cut=cut,
-            through_id=history[cut - 1].id if cut > 0 else None,
-            carried=tuple(range(len(head), cut)),
-            prune_boundary=max(cut, boundary),
-            pruned=pruned,
-            epoch=epoch,
-            usage_boundary=len(history),
-            calls=calls,
-            compactions=int(summary.meta.get("compactions", 1) or 1),
-        )
-    else:
-        state = CompactionState(
+    if summary is None:
+        return CompactionState(
             prune_boundary=boundary if pruned or boundary_seq > 0 else 0,
             pruned=pruned,
             epoch=epoch,
-            usage_boundary=len(history),
+            usage_boundary=n,
             calls=calls,
         )
-    return Loaded(history, seqs, state, context, context.queued)
+    wanted = {int(s) for s in summary.meta.get("carried_seqs") or ()}
+    return CompactionState(
+        summary=summary.text,
+        file_ops=_file_ops(summary.meta),
+        cut=cut,
+        through_id=history[cut - 1].id if cut > 0 else None,
+        carried=tuple(i for i in range(head, cut) if seqs[i] in wanted),
+        prune_boundary=max(cut, boundary),
+        pruned=pruned,
+        epoch=epoch,
+        usage_boundary=n,
+        calls=calls,
+        compactions=int(summary.meta.get("compactions", 1) or 1),
+    )
 
 
 def seq_at(seqs: Sequence[int | None], index: int) -> int:
