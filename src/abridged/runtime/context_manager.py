@@ -40,7 +40,7 @@ import functools
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from abridged.core.budget import Budget, BudgetSettings, compute_budget
 from abridged.core.model import Message, Usage
@@ -59,6 +59,7 @@ from abridged.engine.triggers import CompactionSettings
 from abridged.errors import ContextOverflowError, SettingError
 from abridged.runtime.ledger import Ledger
 from abridged.runtime.output import OutputCache
+from abridged.runtime.persistence import StoredConversation
 from abridged.runtime.sizing import Sizer, known_output_tokens
 from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
 from abridged.runtime.wire import (
@@ -69,6 +70,9 @@ from abridged.runtime.wire import (
     tool_definitions,
     tool_specs,
 )
+
+if TYPE_CHECKING:
+    from abridged.store import Store
 
 __all__ = [
     "ContextManager",
@@ -221,6 +225,12 @@ class ContextManager:
     - ``hooks``: ``before_compact``, ``after_compact``, ``on_event``. ``counter``: the token
       counter (an exact tokenizer, a carried-over calibration). ``clock``: for durations.
     - ``pinned``: history indexes never summarized away.
+    - ``store`` (a ``Store``), ``conversation_id`` (default: a new conversation, see
+      ``conversation_id`` after the first call) and ``owner``: keep the conversation in the
+      store (``abridged.runtime.persistence``): messages, compactions and prunes are stored and
+      the state is read back, so a restart or another process sends the same bytes. Use the
+      async methods (``aprepare``, ``acompact``, ``arecover_overflow``) with a store; the
+      history is append-only once stored.
     - ``verify``: how the unchanged prefix of the list is recognised: ``"auto"`` (spot checks
       when you pass the same list object as last time, grown in place; one comparison of every
       item, at C speed, when you pass a new list), ``"spot"`` or ``"full"`` (always).
@@ -249,6 +259,9 @@ class ContextManager:
         clock: Callable[[], float] = time.monotonic,
         pinned: Iterable[int] = (),
         verify: str = "auto",
+        store: Store | None = None,
+        conversation_id: str | None = None,
+        owner: str | None = None,
     ) -> None:
         if limits is not None and not isinstance(limits, ModelLimits):
             raise SettingError("limits", limits, "a ModelLimits or None")
@@ -289,6 +302,13 @@ class ContextManager:
         self._tool_specs: tuple[ToolSpec, ...] = ()
         # ``on_event`` calls made in a worker thread, delivered on the loop when it returns.
         self._held: list[Event] | None = None
+        if conversation_id is not None and store is None:
+            raise SettingError("conversation_id", conversation_id, "None without a store")
+        self._persisted = (
+            StoredConversation(store, conversation_id, owner=owner, model=model)
+            if store is not None
+            else None
+        )
         self._reset()
 
     def _reset(self) -> None:
@@ -318,6 +338,12 @@ class ContextManager:
     def state(self) -> CompactionState:
         """The current compaction state."""
         return self._state
+
+    @property
+    def conversation_id(self) -> str | None:
+        """The stored conversation's id (with a store; created on the first call when none
+        was given), else ``None``."""
+        return self._persisted.conversation_id if self._persisted is not None else None
 
     @property
     def budget(self) -> Budget:
@@ -374,6 +400,7 @@ class ContextManager:
         new messages). ``system``: the Anthropic system prompt. ``tools``: the tool definitions
         when they changed. ``usage``: the last call's usage, if not given to ``record_usage``.
         """
+        self._no_store("prepare")
         plan = self._begin(messages, system, tools, usage)
         changed = run_sync(self._run(plan)) if plan is not None else False
         return self._finish(messages, changed=changed)
@@ -392,6 +419,7 @@ class ContextManager:
             due = self._begin_call(messages, system, tools, usage)
         else:
             due = await self._off_loop(self._begin_call, messages, system, tools, usage)
+        due = await self._persist_messages() or due
         plan = await self._off_loop(self._plan_call) if due else None
         changed = await self._run(plan, threaded=True) if plan is not None else False
         if not changed:
@@ -407,6 +435,7 @@ class ContextManager:
     ) -> Prepared:
         """Compact now (``/compact``), with optional focus ``instructions``; returns the context
         to send next. ``messages`` default to the last ones given."""
+        self._no_store("compact")
         return run_sync(self.acompact(instructions, messages=messages, system=system))
 
     async def acompact(
@@ -417,7 +446,10 @@ class ContextManager:
         system: Any = None,
     ) -> Prepared:
         """The async form of ``compact`` (the CPU work in a worker thread)."""
-        plan = await self._off_loop(self._plan_manual, instructions, messages, system)
+        if messages is not None:
+            await self._off_loop(self._sync, messages, system)
+        await self._persist_messages()
+        plan = await self._off_loop(self._plan_manual, instructions, None, system)
         changed = await self._run(plan, threaded=True) if plan is not None else False
         # A usage reported next describes the context sent before this compaction (stale),
         # unless the caller prepares again: which one was sent, the manager cannot know.
@@ -446,6 +478,7 @@ class ContextManager:
         """The provider rejected the last context as too long: run the emergency path and
         return the context to retry with (retry once). ``reported_tokens``: the size the
         provider said the context had, if it said."""
+        self._no_store("recover_overflow")
         return run_sync(self.arecover_overflow(reported_tokens))
 
     async def arecover_overflow(self, reported_tokens: int | None = None) -> Prepared:
@@ -498,6 +531,7 @@ class ContextManager:
         >>> [s.index for s in steps], steps[0].tokens <= cm.budget.input_budget
         ([1], True)
         """
+        self._no_store("replay")
         fed, calls = self._replay_setup(transcript)
         for index in calls:
             self._replay_feed(fed, transcript, index, use_recorded_usage)
@@ -786,7 +820,10 @@ class ContextManager:
                     fallback=off_loop_fallback(summarizer),
                     gather=asyncio.gather,
                 )
-                size = await self._off_loop(self._commit_sized, result)
+                if await self._persist_result(result) is not None:
+                    size = self.context_tokens()  # another writer's state, adopted
+                else:
+                    size = await self._off_loop(self._commit_sized, result)
             else:
                 result = await compact(
                     plan,
@@ -816,6 +853,37 @@ class ContextManager:
             tokens=self.context_tokens(),
             limit=plan.budget.input_budget,
         )
+
+    # -- the store ------------------------------------------------------------------------------
+
+    def _no_store(self, method: str) -> None:
+        if self._persisted is not None:
+            # the store's connections belong to the caller's event loop; the sync forms run
+            # on another one
+            raise SettingError(
+                "store", "a Store", f"None for the sync {method}(): with a store, use a{method}()"
+            )
+
+    async def _persist_messages(self) -> bool:
+        """Store the new messages; adopt the store's state when it differs (the first call of
+        a stored conversation, another writer's compaction). Whether a state was adopted."""
+        if self._persisted is None:
+            return False
+        adopted = await self._persisted.sync(self._tracked.history, self._state)
+        if adopted is None:
+            return False
+        self._set_state(adopted, push=True)
+        return True
+
+    async def _persist_result(self, result: CompactionResult) -> CompactionState | None:
+        """Store ``result``; the state adopted instead when another writer came first."""
+        if self._persisted is None:
+            return None
+        adopted = await self._persisted.commit(result, self._tracked.history, self._state)
+        if adopted is not None:
+            self._events.extend(result.events)
+            self._set_state(adopted, push=True)
+        return adopted
 
     def _plan_emergency(self, budget: Budget) -> CompactionPlan:
         return plan_emergency(

@@ -1,0 +1,167 @@
+"""A ContextManager's conversation kept in a store, so a restart or another process sends the
+same bytes.
+
+``ContextManager(store=..., conversation_id=...)`` hands its messages, compactions and prunes to
+a ``StoredConversation``:
+
+- **messages**: what the caller's history holds beyond what is stored is appended (the system
+  prompt is not stored as messages: the caller passes it at every call). History message ``i``
+  after the system prompt is stored message ``i + 1``: the history is append-only once stored.
+- **compactions** go through the store's one commit path (``Store.commit_planned``: compare and
+  swap on the version read; the loser re-reads, skips if covered, retries once); **prunes** store
+  the prune boundary with the pruned form of each message.
+- **state**: on the first call, and whenever another writer changed the conversation (its version
+  moved), the engine state is rebuilt from the store (``restore_state``): summary, cut, carried
+  messages, prune boundary, pruned forms. The context sent is then the one sent before, byte for
+  byte.
+
+The store is imported only when one is given (``abridged.store`` loads SQLAlchemy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from abridged.core.model import Message
+from abridged.core.turns import head_length
+from abridged.engine.compaction import CompactionResult
+from abridged.engine.context import CompactionState
+from abridged.errors import MessageValidationError
+
+if TYPE_CHECKING:
+    from abridged.store import Context, Store
+
+__all__ = ["StoredConversation"]
+
+
+class StoredConversation:
+    """One conversation of a store, as a ContextManager keeps it (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        conversation_id: str | None = None,
+        *,
+        owner: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        self.store = store
+        self.conversation_id = conversation_id
+        self.owner = owner
+        self.model = model
+        self._attached = False
+        self._version = 0
+        self._session_id = ""
+        self._stored = 0  # messages stored (after the system prompt)
+        self._last_id: str | None = None  # the id of the last one, to notice an edit
+
+    async def sync(
+        self, history: Sequence[Message], state: CompactionState
+    ) -> CompactionState | None:
+        """Store what ``history`` holds beyond the stored messages; the state to adopt when the
+        store's differs from ``state`` (the first call of a stored conversation, or another
+        writer compacted or pruned it), else ``None``.
+
+        ``MessageValidationError`` when ``history`` does not continue the stored messages (an
+        edited or shortened history: a stored conversation keeps every message).
+        """
+        store, cid = self.store, self.conversation_id
+        head = head_length(history)
+        body = history[head:]
+        if cid is None:
+            info = await store.create_conversation(owner=self.owner, model=self.model)
+            self.conversation_id = cid = info.id
+            self._attached, self._version = True, info.version
+            self._session_id = info.current_session_id or ""
+        else:
+            info = await store.open_conversation(cid, owner=self.owner)
+        stored = info.next_seq - 1
+        if stored > len(body):
+            raise MessageValidationError(
+                f"the history holds {len(body)} messages after the system prompt, the stored "
+                f"conversation {stored}: a stored conversation keeps every message (pass the "
+                "whole history, or start a new conversation)",
+                index=head + len(body),
+                conversation_id=cid,
+            )
+        if self._attached and stored == self._stored and stored:
+            self._check(body, stored - 1, self._last_id, head)
+        adopt: CompactionState | None = None
+        if not self._attached or info.version != self._version:
+            context = await store.load_context(cid, owner=self.owner)
+            for kept in context.messages:
+                if kept.seq is not None and kept.seq <= len(body):
+                    self._check(body, kept.seq - 1, kept.message.id, head)
+            adopt = self._restore(context, history, state)
+            if not (adopt.compacted or adopt.pruned or state.compacted or state.pruned):
+                adopt = None  # nothing compacted or pruned on either side: nothing to adopt
+        if len(body) > stored:
+            await store.append_many(cid, list(body[stored:]), owner=self.owner)
+        self._stored = len(body)
+        self._last_id = body[-1].id if body else None
+        return adopt
+
+    async def commit(
+        self, result: CompactionResult, history: Sequence[Message], state: CompactionState
+    ) -> CompactionState | None:
+        """Store ``result`` (its summary through the one commit path, its prune with the pruned
+        forms). The state to adopt instead of the result's when another writer changed the
+        conversation first (re-read from the store), else ``None``."""
+        from abridged.runtime.history import compaction_record, seq_at  # noqa: PLC0415
+
+        store, cid = self.store, self.conversation_id
+        if cid is None or not self._attached:
+            return None
+        seqs = _seqs(history)
+        if result.status == "compacted" and result.state.summary is not None:
+            record = compaction_record(result, seqs, duration_ms=round(result.duration * 1000, 3))
+            outcome = await store.commit_planned(
+                cid, record, version=self._version, session_id=self._session_id, owner=self.owner
+            )
+            if outcome.status != "committed" or outcome.attempts > 1:
+                context = await store.load_context(cid, owner=self.owner)
+                return self._restore(context, history, state)
+            assert outcome.version is not None and outcome.session is not None
+            self._version, self._session_id = outcome.version, outcome.session.id
+        before = result.plan.state
+        after = result.state
+        fresh = {
+            s: m
+            for i, m in after.pruned.items()
+            if i not in before.pruned and (s := seqs[i]) is not None
+        }
+        if result.changed and (after.prune_boundary > before.prune_boundary or fresh):
+            seq = seq_at(seqs, after.prune_boundary)
+            info = await store.set_prune_boundary(cid, seq, pruned=fresh, owner=self.owner)
+            if info.version == self._version + 1:
+                self._version = info.version
+        return None
+
+    def _restore(
+        self, context: Context, history: Sequence[Message], state: CompactionState
+    ) -> CompactionState:
+        from abridged.runtime.history import restore_state  # noqa: PLC0415
+
+        self._attached = True
+        self._version, self._session_id = context.version, context.session.id
+        return restore_state(
+            context, history, _seqs(history), epoch=state.epoch + 1, calls=state.calls
+        )
+
+    def _check(self, body: Sequence[Message], k: int, stored_id: str | None, head: int) -> None:
+        if k < len(body) and stored_id is not None and body[k].id != stored_id:
+            raise MessageValidationError(
+                f"message {head + k} differs from the stored conversation's message {k + 1}: "
+                "a stored conversation keeps every message (append only, or start a new "
+                "conversation)",
+                index=head + k,
+                field="id",
+                conversation_id=self.conversation_id,
+            )
+
+
+def _seqs(history: Sequence[Message]) -> list[int | None]:
+    """The stored sequence number of each history message (``None`` for the system prompt)."""
+    head = head_length(history)
+    return [None] * head + list(range(1, len(history) - head + 1))

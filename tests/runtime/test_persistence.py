@@ -1,0 +1,106 @@
+"""A ContextManager kept in a store: a restart, or a second process on the same conversation,
+sends the same bytes; the history is append-only once stored. A real SQLite file (the commit
+path's retry is tested on both databases in ``tests/store/test_single_writer.py``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from abridged.engine.prune import PruneSettings
+from abridged.engine.triggers import CompactionSettings
+from abridged.errors import MessageValidationError, SettingError
+from abridged.runtime import ContextManager
+from abridged.store import Store
+from tests.runtime.test_context_manager import make, openai_session, openai_step
+
+# prunes small savings near the tail too, so that a state holds a summary and pruned outputs
+EAGER_PRUNE = CompactionSettings(
+    prune=PruneSettings(protect_recent_tokens=1_000, protect_recent_steps=1, min_savings_tokens=300)
+)
+
+
+def _mixed_session(steps: int) -> list[dict[str, Any]]:
+    """An agent session whose every third output is bulky (pruned) and the others small (kept
+    until a summary covers them): it sees prunes and compactions."""
+    items = openai_session(0)
+    for k in range(steps):
+        items += openai_step(k, 2_400 if k % 3 == 0 else 700)
+    return items
+
+
+async def _drive(cm: ContextManager, items: list[dict[str, Any]]) -> None:
+    """Feed ``items`` call by call (the list grows in place)."""
+    live: list[dict[str, Any]] = []
+    for item in items:
+        if item["role"] == "assistant" and live:
+            await cm.aprepare(live)
+        live.append(item)
+
+
+async def test_a_restart_sends_the_same_bytes(store: Store) -> None:
+    first = make(store=store, settings=EAGER_PRUNE)
+    live: list[dict[str, Any]] = []
+    last = ""
+    # drive until the state has both a summary and pruned outputs in its tail
+    for item in _mixed_session(200):
+        if item["role"] == "assistant" and live:
+            last = json.dumps((await first.aprepare(live)).messages)
+            if first.state.compactions and first.state.pruned:
+                break
+        live.append(item)
+    assert first.state.compactions >= 1 and first.state.pruned
+    cid = first.conversation_id
+    assert cid is not None and len(await store.compactions(cid)) == first.state.compactions
+    again = make(store=store, conversation_id=cid, settings=EAGER_PRUNE)
+    ctx = await again.aprepare(list(live))
+    assert json.dumps(ctx.messages) == last
+    assert again.state.summary == first.state.summary
+    assert again.state.cut == first.state.cut
+    assert dict(again.state.pruned) == dict(first.state.pruned)
+    # nothing was stored twice
+    assert len(await store.stored_messages(cid)) == len(live) - 1  # all but the system prompt
+
+
+async def test_two_processes_on_one_conversation_send_the_same_bytes(store: Store) -> None:
+    items = _mixed_session(12)
+    one = make(store=store)
+    await _drive(one, items)
+    two = make(store=store, conversation_id=one.conversation_id)
+    live = list(items)
+    for k in range(12, 90):
+        live += openai_step(k, 2_400 if k % 3 == 0 else 700)
+        # whichever goes first compacts and commits; the other adopts it from the store
+        first, second = (one, two) if k % 2 else (two, one)
+        a = json.dumps((await first.aprepare(live)).messages)
+        b = json.dumps((await second.aprepare(live)).messages)
+        assert a == b, k
+    assert one.state.compactions >= 2
+    assert len(await store.compactions(one.conversation_id or "")) >= 2
+
+
+async def test_a_stored_history_is_append_only(store: Store) -> None:
+    items = openai_session(6)
+    cm = make(store=store)
+    await cm.aprepare(items)
+    edited = [dict(i) for i in items]
+    edited[3] = {**edited[3], "content": "a different log"}
+    with pytest.raises(MessageValidationError) as info:
+        await make(store=store, conversation_id=cm.conversation_id).aprepare(edited)
+    assert info.value.context["conversation_id"] == cm.conversation_id
+    with pytest.raises(MessageValidationError, match="keeps every message"):
+        await make(store=store, conversation_id=cm.conversation_id).aprepare(items[:4])
+    # what was stored is intact, and the whole history still works
+    assert len(await store.stored_messages(cm.conversation_id or "")) == len(items) - 1
+    ctx = await make(store=store, conversation_id=cm.conversation_id).aprepare(items)
+    assert ctx.messages == items
+
+
+def test_the_sync_forms_refuse_a_store(tmp_path: Any) -> None:
+    cm = make(store=Store(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}"))
+    with pytest.raises(SettingError, match="aprepare"):
+        cm.prepare([{"role": "user", "content": "hi"}])
+    with pytest.raises(SettingError, match="conversation_id"):
+        make(conversation_id="c1")
