@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-* && touch $@
 
 run: $(STAMP)
-	$(BIN)/abridged replay examples/agent-session.jsonl --window 16k --report replay-report.html
+	$(BIN)/abridged replay examples/agent-session.jsonl --window 16k --report build/replay-report.html
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -66,7 +66,7 @@ def test_console_example_runs(command: str) -> None:
 def test_make_run_is_the_first_command_and_works() -> None:
     first = next(code for lang, code in BLOCKS if lang == "console")
     assert first.splitlines()[0].startswith("make run")
-    report = ROOT / "replay-report.html"
+    report = ROOT / "build" / "replay-report.html"
     report.unlink(missing_ok=True)
     out = subprocess.run(
         ["make", "run"], cwd=ROOT, check=False, capture_output=True, text=True, timeout=600

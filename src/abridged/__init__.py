@@ -1,13 +1,33 @@
 """abridged: keep long LLM conversations and agent sessions inside the model's context window.
 
-Layers, each importing only from those below it (``tests/test_layers.py`` enforces this):
+Everything a user needs is importable from here, one name per use::
 
-- core (``abridged.core``): pure types and functions: messages, tokens, windows, turns, budget.
-- engine (``abridged.engine``): pure decisions over the core: pruning, compaction plans.
-- edges (``abridged.formats``, ``abridged.providers``): translation to and from the outside world.
-- surfaces (``abridged.cli``): what people run.
+    from abridged import ContextManager        # your own agent loop: the context to send
+    from abridged import Conversation, Store   # a durable chat with a tool-calling agent loop
+    from abridged import chat_model_from_string, tool, errors
 
-The package imports nothing heavy at import time; names below are resolved on first use.
+- messages: ``Message`` and its parts (``Text``, ``Reasoning``, ``ToolCall``, ``ToolResult``,
+  ``Image``, ``File``), ``Usage``, ``assign_ids``;
+- your own loop: ``ContextManager`` (its ``prepare`` returns a ``Prepared``);
+- a durable chat: ``Conversation`` with ``ConversationSettings``, a ``Store`` (``Store(url)``
+  opens SQLite or PostgreSQL, creating the schema on first use), tools (``@tool``, ``Tool``) and a
+  ``ChatModel`` (``chat_model_from_string("openai/gpt-4.1")``);
+- settings: ``BudgetSettings`` (window shares, switches), ``CompactionSettings`` (pruning, pins,
+  backoff), ``PruneSettings``;
+- hooks: ``CompactionHooks`` (``before_compact`` returns a ``BeforeCompact``, ``after_compact``
+  gets a ``CompactionResult``, ``on_event`` gets each ``Event``);
+- summarizers: ``ExtractiveSummarizer`` (default, no model), ``LLMSummarizer``;
+- events: the engine's (``CompactionStarted``, ``CompactionEnded``, ``Pruned``...; ``Event`` is
+  their union), a conversation's (``Notice``, ``Retrying``, ``ToolStarted``, ``ToolFinished``,
+  ``TurnResult``) and the stream's deltas (``TextDelta``, ``ReasoningDelta``, ``ToolCallDelta``);
+- ``errors``: every error abridged raises derives from ``errors.AbridgedError``.
+
+Layers, each importing only from those below it (``tests/test_layers.py`` enforces this): core
+(pure types and functions), engine (pure decisions), edges (``formats``, ``providers``,
+``store``), runtime, surfaces (``cli``).
+
+Names are resolved on first use, so importing ``ContextManager`` loads no SQLAlchemy and no
+provider SDK.
 """
 
 from __future__ import annotations
@@ -18,18 +38,64 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    "Message": "abridged.core.model",
-    "Text": "abridged.core.model",
-    "Reasoning": "abridged.core.model",
-    "Image": "abridged.core.model",
+    # messages
     "File": "abridged.core.model",
+    "Image": "abridged.core.model",
+    "Message": "abridged.core.model",
+    "Reasoning": "abridged.core.model",
+    "Text": "abridged.core.model",
     "ToolCall": "abridged.core.model",
     "ToolResult": "abridged.core.model",
     "Usage": "abridged.core.model",
     "assign_ids": "abridged.core.model",
+    # your own loop
+    "ContextManager": "abridged.runtime.context_manager",
+    "Prepared": "abridged.runtime.context_manager",
+    # a durable chat
+    "Conversation": "abridged.runtime.conversation",
+    "ConversationSettings": "abridged.runtime.settings",
+    "Store": "abridged.store",
+    "Tool": "abridged.runtime.tools",
+    "tool": "abridged.runtime.tools",
+    "ChatModel": "abridged.core.protocols",
+    "chat_model_from_string": "abridged.providers.select",
+    # settings
+    "BudgetSettings": "abridged.core.budget",
+    "CompactionSettings": "abridged.engine.triggers",
+    "PruneSettings": "abridged.engine.prune",
+    # hooks
+    "BeforeCompact": "abridged.engine.compaction",
+    "CompactionHooks": "abridged.engine.compaction",
+    "CompactionResult": "abridged.engine.compaction",
+    # summarizers
+    "ExtractiveSummarizer": "abridged.engine.summarize.extractive",
+    "LLMSummarizer": "abridged.engine.summarize.llm",
+    # events
+    "CompactionBackoff": "abridged.engine.events",
+    "CompactionCancelled": "abridged.engine.events",
+    "CompactionEnded": "abridged.engine.events",
+    "CompactionStarted": "abridged.engine.events",
+    "Event": "abridged.engine.events",
+    "OverflowRecovered": "abridged.engine.events",
+    "Pruned": "abridged.engine.events",
+    "SummarizerFallback": "abridged.engine.events",
+    "UsageUpdated": "abridged.engine.events",
+    "Notice": "abridged.runtime.events",
+    "Retrying": "abridged.runtime.events",
+    "ToolFinished": "abridged.runtime.events",
+    "ToolStarted": "abridged.runtime.events",
+    "TurnResult": "abridged.runtime.events",
+    "ReasoningDelta": "abridged.core.protocols",
+    "TextDelta": "abridged.core.protocols",
+    "ToolCallDelta": "abridged.core.protocols",
 }
 
+#: Modules exported whole.
+_MODULES: dict[str, str] = {"errors": "abridged.errors"}
+
 if TYPE_CHECKING:
+    from abridged import errors
+    from abridged.core.budget import BudgetSettings
     from abridged.core.model import (
         File,
         Image,
@@ -41,25 +107,90 @@ if TYPE_CHECKING:
         Usage,
         assign_ids,
     )
+    from abridged.core.protocols import ChatModel, ReasoningDelta, TextDelta, ToolCallDelta
+    from abridged.engine.compaction import BeforeCompact, CompactionHooks, CompactionResult
+    from abridged.engine.events import (
+        CompactionBackoff,
+        CompactionCancelled,
+        CompactionEnded,
+        CompactionStarted,
+        Event,
+        OverflowRecovered,
+        Pruned,
+        SummarizerFallback,
+        UsageUpdated,
+    )
+    from abridged.engine.prune import PruneSettings
+    from abridged.engine.summarize.extractive import ExtractiveSummarizer
+    from abridged.engine.summarize.llm import LLMSummarizer
+    from abridged.engine.triggers import CompactionSettings
+    from abridged.providers.select import chat_model_from_string
+    from abridged.runtime.context_manager import ContextManager, Prepared
+    from abridged.runtime.conversation import Conversation
+    from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
+    from abridged.runtime.settings import ConversationSettings
+    from abridged.runtime.tools import Tool, tool
+    from abridged.store import Store
 
 __all__ = [
+    "BeforeCompact",
+    "BudgetSettings",
+    "ChatModel",
+    "CompactionBackoff",
+    "CompactionCancelled",
+    "CompactionEnded",
+    "CompactionHooks",
+    "CompactionResult",
+    "CompactionSettings",
+    "CompactionStarted",
+    "ContextManager",
+    "Conversation",
+    "ConversationSettings",
+    "Event",
+    "ExtractiveSummarizer",
     "File",
     "Image",
+    "LLMSummarizer",
     "Message",
+    "Notice",
+    "OverflowRecovered",
+    "Prepared",
+    "PruneSettings",
+    "Pruned",
     "Reasoning",
+    "ReasoningDelta",
+    "Retrying",
+    "Store",
+    "SummarizerFallback",
     "Text",
+    "TextDelta",
+    "Tool",
     "ToolCall",
+    "ToolCallDelta",
+    "ToolFinished",
     "ToolResult",
+    "ToolStarted",
+    "TurnResult",
     "Usage",
+    "UsageUpdated",
     "__version__",
     "assign_ids",
+    "chat_model_from_string",
+    "errors",
+    "tool",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    if name in _MODULES:
+        value: Any = importlib.import_module(_MODULES[name])
+    elif name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    else:
         raise AttributeError(f"module 'abridged' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
+    globals()[name] = value  # resolved once; later lookups skip this function
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -111,6 +111,26 @@ class ContextOverflowError(AbridgedError):
         self.conversation_id = conversation_id
 
 
+class SilentTruncationError(ContextOverflowError):
+    """The provider read far less than was sent: it cut the prompt without an error.
+
+    ``tokens`` is the estimate of what was sent, ``reported`` what the provider said it read.
+    """
+
+    def __init__(self, message: str, *, tokens: int, reported: int, limit: int | None) -> None:
+        super().__init__(message, tokens=tokens, limit=limit, reported=reported)
+        self.reported = reported
+
+
+class SummaryFailedError(AbridgedError):
+    """A model summary could not be made; ``reason`` says why (internal: the summarizer falls
+    back to the extractive summary, so callers do not see it)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class ProviderError(AbridgedError):
     """A provider or provider-like endpoint failed (probe, model call); never includes API keys."""
 

@@ -13,7 +13,7 @@ from tests.cli.conftest import EXAMPLE, Run
 
 
 def test_the_report_is_self_contained_with_plot_and_summaries(cli: Run, tmp_path: Path) -> None:
-    page = tmp_path / "replay-report.html"
+    page = tmp_path / "build" / "replay-report.html"  # its folder is created, as for make run
     out = cli("replay", EXAMPLE, "--window", "16k", "--report", page, "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)

@@ -25,12 +25,11 @@ if TYPE_CHECKING:
 OK, BAD_INPUT, BAD_USAGE = 0, 1, 2
 
 
-class CliError(Exception):
+class CliError(AbridgedError):
     """A problem to report in one line, with the exit code to leave with."""
 
     def __init__(self, message: str, code: int = BAD_INPUT) -> None:
         super().__init__(message)
-        self.message = message
         self.code = code
 
 

@@ -289,5 +289,6 @@ def render_report(data: dict[str, Any]) -> str:
 
 
 def write_report(data: dict[str, Any], path: Path) -> None:
-    """Write the page to ``path``."""
+    """Write the page to ``path``, creating its folder (``build/`` for ``make run``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_report(data), encoding="utf-8")

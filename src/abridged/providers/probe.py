@@ -48,7 +48,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from abridged.core.windows import MAX_TOKENS, ProbedLimits, TTLCache, model_name_candidates
-from abridged.errors import SettingError
+from abridged.errors import ProviderError, SettingError
 
 DEFAULT_TIMEOUT = 2.0
 DEFAULT_TTL = 3600.0
@@ -260,7 +260,9 @@ def parse_models_payload(
 # --- transport ---------------------------------------------------------------------------------
 
 
-class _ProbeFailedError(Exception):
+class _ProbeFailedError(ProviderError):
+    """One probe request failed (internal: the probe reports it as a result, never raises it)."""
+
     def __init__(self, reason: str, *, status: int | None = None, transient: bool = True) -> None:
         super().__init__(reason)
         self.reason = reason

@@ -1,31 +1,51 @@
-"""The runtime: wires the engine to the caller's loop (ContextManager), stores and providers."""
+"""The runtime: wires the engine to the caller's loop (ContextManager), stores and providers.
 
-from abridged.runtime.context_manager import ContextManager, Prepared, ReplayStep
+Names are resolved on first use, so ``from abridged.runtime import ContextManager`` does not load
+the ``Conversation`` runtime and its store (SQLAlchemy).
+"""
 
-__all__ = ["ContextManager", "Prepared", "ReplayStep"]
+from __future__ import annotations
 
-# The Conversation runtime (agent loop, commands, recovery, tools, sub-agents).
-from abridged.runtime.commands import Status
-from abridged.runtime.conversation import (
-    CallRecord,
-    Conversation,
-    ConversationSettings,
-)
-from abridged.runtime.events import (
-    Notice,
-    Retrying,
-    ToolFinished,
-    ToolStarted,
-    TurnResult,
-)
-from abridged.runtime.subagent import subagent_tool
-from abridged.runtime.tools import Tool, ToolContext, ToolRegistry, tool
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ += [
+_EXPORTS: dict[str, str] = {
+    "ContextManager": "abridged.runtime.context_manager",
+    "Prepared": "abridged.runtime.context_manager",
+    "ReplayStep": "abridged.runtime.context_manager",
+    # The Conversation runtime (agent loop, commands, recovery, tools, sub-agents).
+    "Status": "abridged.runtime.commands",
+    "CallRecord": "abridged.runtime.conversation",
+    "Conversation": "abridged.runtime.conversation",
+    "ConversationSettings": "abridged.runtime.conversation",
+    "Notice": "abridged.runtime.events",
+    "Retrying": "abridged.runtime.events",
+    "ToolFinished": "abridged.runtime.events",
+    "ToolStarted": "abridged.runtime.events",
+    "TurnResult": "abridged.runtime.events",
+    "subagent_tool": "abridged.runtime.subagent",
+    "Tool": "abridged.runtime.tools",
+    "ToolContext": "abridged.runtime.tools",
+    "ToolRegistry": "abridged.runtime.tools",
+    "tool": "abridged.runtime.tools",
+}
+
+if TYPE_CHECKING:
+    from abridged.runtime.commands import Status
+    from abridged.runtime.context_manager import ContextManager, Prepared, ReplayStep
+    from abridged.runtime.conversation import CallRecord, Conversation, ConversationSettings
+    from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
+    from abridged.runtime.subagent import subagent_tool
+    from abridged.runtime.tools import Tool, ToolContext, ToolRegistry, tool
+
+__all__ = [
     "CallRecord",
+    "ContextManager",
     "Conversation",
     "ConversationSettings",
     "Notice",
+    "Prepared",
+    "ReplayStep",
     "Retrying",
     "Status",
     "Tool",
@@ -37,3 +57,16 @@ __all__ += [
     "subagent_tool",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'abridged.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # resolved once; later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -32,7 +32,7 @@ from typing import Any, Literal, TypeVar
 from abridged.core.budget import format_token_size
 from abridged.core.model import Message, Usage
 from abridged.core.protocols import ChatModel, ToolSpec
-from abridged.errors import ContextOverflowError, ProviderError
+from abridged.errors import ContextOverflowError, ProviderError, SilentTruncationError
 from abridged.providers.overflow import detect_silent_truncation
 from abridged.runtime.events import Retrying
 
@@ -46,17 +46,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-class SilentTruncationError(ContextOverflowError):
-    """The provider read far less than was sent: it cut the prompt without an error.
-
-    ``tokens`` is the estimate of what was sent, ``reported`` what the provider said it read.
-    """
-
-    def __init__(self, message: str, *, tokens: int, reported: int, limit: int | None) -> None:
-        super().__init__(message, tokens=tokens, limit=limit, reported=reported)
-        self.reported = reported
 
 
 def check_truncation(usage: Usage | None, sent_estimate: int, window: int) -> str | None:

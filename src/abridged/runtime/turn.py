@@ -160,8 +160,7 @@ class TurnLoop(Compacting):
             try:
                 results = await self._run_tools(message.tool_calls)
             except AbortedError as aborted:
-                partial = aborted.args[0] if aborted.args else []
-                await self._store_tool_results(partial, produced)
+                await self._store_tool_results(aborted.results, produced)
                 return self._result(produced, usage, calls, inputs, aborted=True)
             await self._store_tool_results(results, produced)
             if self._abort_requested:

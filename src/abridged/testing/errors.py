@@ -42,6 +42,7 @@ from typing import Any
 
 from abridged.core.model import Message
 from abridged.core.validate import validate_messages
+from abridged.errors import ProviderError
 
 SIGNATURE_PREFIX = "abridged-test-sig:"
 """Prefix of the thinking signatures this server issues (and verifies when they come back)."""
@@ -49,21 +50,22 @@ SIGNATURE_PREFIX = "abridged-test-sig:"
 PAIRING_CODES = frozenset({"orphan_tool_result", "missing_tool_result", "misplaced_tool_result"})
 
 
-class ApiError(Exception):
-    """An error response: HTTP status and JSON body (raised or returned by the handlers)."""
+def error_text(body: Any) -> str:
+    """The message text of an error body, wherever the body keeps it."""
+    error = body.get("error") if isinstance(body, Mapping) else None
+    if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    return str(body)
+
+
+class ApiError(ProviderError):
+    """An error response: HTTP status and JSON body (raised or returned by the handlers);
+    ``message`` is the body's message text."""
 
     def __init__(self, status: int, body: Any) -> None:
-        super().__init__(status, body)
+        super().__init__(error_text(body), status=status)
         self.status = status
         self.body = body
-
-    @property
-    def message(self) -> str:
-        """The error's message text, wherever the body keeps it."""
-        error = self.body.get("error") if isinstance(self.body, Mapping) else None
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        return str(self.body)
 
 
 # -- bodies ---------------------------------------------------------------------------------------

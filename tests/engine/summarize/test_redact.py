@@ -25,6 +25,13 @@ JWT = (
     ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
     ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 )
+GROQ = "gs" + "k_" + "Wq8ZpL2mXv7Rt4Ny" * 3
+HUGGING_FACE = "hf" + "_" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"
+XAI = "xa" + "i-" + "Kp3Lm9Qr2St7Vw4Xy8Za" * 4
+GITLAB = "gl" + "pat-" + "x7Yz_Q2wErTy9uIoP3aS"
+SENDGRID = "S" + "G." + "Ab3dEfGh1jKlMn0pQrStUv" + "." + "Wx9yZ_a1b2C3d4E5f6G7h8I9j0K1l2M3n4"
+NPM = "np" + "m_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+AZURE_HEX = "3f2a" + "9c1d7e5b4a60" * 2 + "8b2c"
 PEM_BODY = "MIIEowIBAAKCAQEA7bq98" + "abcdEFGH1234" * 5
 PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
 
@@ -60,6 +67,16 @@ SHAPES = [
     ("client_secret = 'Zx81-kk2'", "Zx81-kk2", "secret"),
     ("token: 9f8e7d6c5b4a", "9f8e7d6c5b4a", "secret"),
     (PEM, PEM_BODY, "private-key"),
+    (f"export GROQ_API_KEY={GROQ}", GROQ, "groq-key"),
+    (f"huggingface-cli login --token {HUGGING_FACE}", HUGGING_FACE, "huggingface-token"),
+    (f"xai key {XAI}", XAI, "xai-key"),
+    (f"git clone https://oauth2:{GITLAB}@gitlab.com/g/p.git", GITLAB, "gitlab-token"),
+    (f"sendgrid {SENDGRID}", SENDGRID, "sendgrid-key"),
+    (f"//registry.npmjs.org/:_authToken={NPM}", NPM, "npm-token"),
+    (f"AZURE_OPENAI_API_KEY={AZURE_HEX}", AZURE_HEX, "azure-key"),
+    (f"Ocp-Apim-Subscription-Key: {AZURE_HEX}", AZURE_HEX, "azure-key"),
+    (f'{{"api-key": "{AZURE_HEX}"}}', AZURE_HEX, "azure-key"),
+    (f'"key1": "{AZURE_HEX}",', AZURE_HEX, "azure-key"),
 ]
 
 
@@ -82,6 +99,34 @@ def test_context_around_a_secret_stays() -> None:
     assert redact("Authorization: Bearer abc123def456ghi789") == (
         "Authorization: Bearer [REDACTED:bearer-token]"
     )
+
+
+def test_a_secret_value_before_a_stray_separator_is_redacted() -> None:
+    # Regression: a value followed by " =" was taken for the key of another assignment and kept.
+    aws = "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    assert redact(aws + " =") == "export AWS_SECRET_ACCESS_KEY=[REDACTED:secret] ="
+    assert redact(aws + "\n:") == "export AWS_SECRET_ACCESS_KEY=[REDACTED:secret]\n:"
+    assert redact("token=abc123 = plain") == "token=[REDACTED:secret] = plain"
+    # Base64 padding ends a value; it is not a separator.
+    assert redact("api_key=dXNlcjpwYXNzd29yZA==") == "api_key=[REDACTED:secret]"
+    for text in (aws + " =", "api_key=dXNlcjpwYXNzd29yZA=="):
+        assert redact(redact(text)) == redact(text)
+
+
+def test_a_secret_named_key_as_a_value_is_skipped_for_the_real_value() -> None:
+    assert redact("credentials = db_password: 'x1234'") == (
+        "credentials = db_password: '[REDACTED:secret]'"
+    )
+    assert redact("credentials = db_password = x1234") == (
+        "credentials = db_password = [REDACTED:secret]"
+    )
+
+
+def test_an_azure_key_keeps_its_name() -> None:
+    assert redact(f"AZURE_OPENAI_API_KEY={AZURE_HEX}") == (
+        "AZURE_OPENAI_API_KEY=[REDACTED:azure-key]"
+    )
+    assert redact(f"api-key: {AZURE_HEX}") == "api-key: [REDACTED:azure-key]"
 
 
 def test_a_private_key_cut_off_before_its_end_is_still_redacted() -> None:
@@ -110,6 +155,13 @@ NOT_SECRETS = [
     "password: ''",
     "api_key = None",
     "eyJ is how a base64 JSON object starts",
+    # 32 hex digits without a key's name before them: digests, trace ids, cache keys.
+    "md5 d41d8cd98f00b204e9800998ecf8427e  setup.py",
+    "trace_id=4bf92f3577b34da6a3ce929d0e0e4736 span 00f067aa0ba902b7",
+    "cache_key = 'd41d8cd98f00b204e9800998ecf8427e'",
+    "from huggingface_hub import hf_hub_download",
+    "npm_config_cache=/tmp/npm-cache",
+    "xai-sdk and gsk_ are prefixes",
 ]
 
 

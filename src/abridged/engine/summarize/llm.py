@@ -85,7 +85,7 @@ from abridged.engine.summarize.transcript import (
     truncate_tokens,
     wrap,
 )
-from abridged.errors import ProviderError, SettingError
+from abridged.errors import ProviderError, SettingError, SummaryFailedError
 
 #: The fallback used when none is given: the extractive summarizer with its defaults.
 DEFAULT_FALLBACK: Summarizer = ExtractiveSummarizer()
@@ -107,14 +107,6 @@ def tool_definitions(tools: Sequence[ToolSpec] | None) -> list[dict[str, Any]]:
 def call_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None) -> int:
     """The estimated input of one model call: messages, tool definitions and reply priming."""
     return estimate_context_tokens(messages, tool_definitions(tools) or None)
-
-
-class SummaryFailedError(Exception):
-    """A model summary could not be made; ``reason`` says why (internal, triggers the fallback)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 _FENCED = re.compile(r"^\s*```(?:markdown|md)?\s*\n(?P<body>.*)\n\s*```\s*$", re.DOTALL)

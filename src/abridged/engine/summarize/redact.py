@@ -6,7 +6,11 @@ still says that a key was there and of what kind. Recognised shapes:
 - provider keys: OpenAI (``sk-...``, ``sk-proj-...``), Anthropic (``sk-ant-...``), GitHub
   (``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``, ``github_pat_``), AWS access key ids
   (``AKIA...``/``ASIA...``), Slack (``xox?-...`` tokens, ``hooks.slack.com`` webhooks), Google
-  (``AIza...`` API keys, ``ya29.`` OAuth tokens), Stripe (``sk_live_``/``rk_live_``/``sk_test_``);
+  (``AIza...`` API keys, ``ya29.`` OAuth tokens), Stripe (``sk_live_``/``rk_live_``/``sk_test_``),
+  Groq (``gsk_...``), Hugging Face (``hf_...``), xAI (``xai-...``), GitLab (``glpat-...``),
+  SendGrid (``SG.<id>.<secret>``), npm (``npm_...``);
+- Azure-style keys (32 hex digits) after a key's name (``AZURE_OPENAI_API_KEY=``, ``api-key:``,
+  ``Ocp-Apim-Subscription-Key:``, ``key1``); 32 hex digits elsewhere are digests and ids;
 - JSON web tokens (``eyJ...``.``eyJ...``.``...``);
 - bearer tokens (``Bearer <token with a digit>``) and ``Authorization: Basic ...`` credentials;
 - passwords in URLs (``scheme://user:password@host``: the user and host stay);
@@ -90,6 +94,14 @@ _SECRET_KEY_WORDS = (
     r"credentials?"
 )
 
+#: A secret-named key, optionally closing its quote: ``password``, ``"api_key"``, ``DB_TOKEN``.
+_SECRET_KEY = r"(?<![\w-])[\w.-]*?(?:" + _SECRET_KEY_WORDS + r")(?![\w-])['\"]?"
+#: Words that make a name ending in ``key`` an Azure-style key's name (``AZURE_OPENAI_API_KEY``,
+#: ``Ocp-Apim-Subscription-Key``, ``api-key``); ``cache_key`` or ``primary_key`` are not.
+_AZURE_KEY_WORDS = r"api|subscription|access|account|azure|openai|cognitive|speech|translator"
+#: What joins a key to its value: ``=``, ``:``, ``:=`` or ``=>``, spaces either side.
+_ASSIGN = r"\s*(?::|=|:=|=>)\s*"
+
 PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "private-key",
@@ -116,6 +128,16 @@ PATTERNS: tuple[SecretPattern, ...] = (
         re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/-]{20,}"),
     ),
     SecretPattern("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    SecretPattern("groq-key", re.compile(r"\bgsk_[A-Za-z0-9]{20,}")),
+    # Mixed case required: ``hf_`` followed by a long lowercase identifier is code, not a token.
+    SecretPattern(
+        "huggingface-token",
+        re.compile(r"\bhf_(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[a-z])[A-Za-z0-9]{30,}"),
+    ),
+    SecretPattern("xai-key", re.compile(r"\bxai-[A-Za-z0-9]{40,}")),
+    SecretPattern("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
+    SecretPattern("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}")),
+    SecretPattern("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])")),
     SecretPattern("google-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}")),
     SecretPattern(
         "jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}")
@@ -144,14 +166,27 @@ PATTERNS: tuple[SecretPattern, ...] = (
         ),
         _keep_prefix("basic-auth"),
     ),
+    # 32 hex digits are an Azure key only after a key's name: alone they are digests and ids.
+    SecretPattern(
+        "azure-key",
+        re.compile(
+            r"(?P<prefix>(?<![\w-])(?:[\w.-]*?(?:" + _AZURE_KEY_WORDS + r")[\w.-]*?key|key[12])"
+            r"['\"]?" + _ASSIGN + r"['\"]?)"
+            r"(?P<secret>[0-9a-f]{32})(?![\w-])",
+            re.IGNORECASE,
+        ),
+        _keep_prefix("azure-key"),
+    ),
     SecretPattern(
         "secret",
         re.compile(
-            r"(?P<prefix>(?<![\w-])[\w.-]*?(?:" + _SECRET_KEY_WORDS + r")(?![\w-])['\"]?"
-            r"(?P<sep>\s*(?::|=|:=|=>)\s*)(?P<quote>['\"])?)"
-            # Possessive: an unquoted "value" that is itself the key of another assignment
-            # ("credentials = db_password: 'x'") does not match, so the real one is found.
-            r"(?P<value>(?(quote)[^'\"\n]+|[^\s'\",;&)}\]]++(?<![:=])(?!\s*[:=])))",
+            r"(?P<prefix>" + _SECRET_KEY + r"(?P<sep>" + _ASSIGN + r")(?P<quote>['\"])?)"
+            # A "value" that is itself a secret-named key of another assignment
+            # ("credentials = db_password: 'x'") is skipped so that the real one is found. Only
+            # such a key is skipped: anything else before a stray "=" or ":" is still a value
+            # ("SECRET=wJalr/K7 =", base64 padding "token=YWJj==").
+            r"(?!" + _SECRET_KEY + _ASSIGN + r")"
+            r"(?P<value>(?(quote)[^'\"\n]+|[^\s'\",;&)}\]]++(?<!:)))",
             re.IGNORECASE,
         ),
         _assignment,
