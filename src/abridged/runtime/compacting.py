@@ -40,7 +40,7 @@ from typing import TypeVar
 
 from abridged.core.budget import MIN_CONTEXT_WINDOW, Budget, format_token_size
 from abridged.core.model import Message
-from abridged.core.protocols import ChatModel, Summarizer, Summary, SummaryRequest
+from abridged.core.protocols import Summarizer, Summary, SummaryRequest
 from abridged.core.windows import with_notes
 from abridged.engine.compaction import (
     CompactionHooks,
@@ -54,22 +54,18 @@ from abridged.engine.compaction import (
 from abridged.engine.events import Pruned
 from abridged.engine.plan import CompactionPlan
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
-from abridged.engine.summarize.llm import LLMSummarizer
 from abridged.engine.summarize.redact import redact
 from abridged.engine.triggers import choose_trigger
-from abridged.errors import ContentionError, ContextOverflowError, SettingError, StoreError
-from abridged.runtime.context_manager import OffLoopSummarizer, off_loop
+from abridged.errors import ContentionError, ContextOverflowError, StoreError
+from abridged.runtime.driver import OffLoopSummarizer, fit_context, off_loop
 from abridged.runtime.history import compaction_record, is_command, seq_at
 from abridged.runtime.recovery import SilentTruncationError
 from abridged.runtime.state import ConversationCore
 from abridged.store import FinalizeRequest, StoredSummary
 
-__all__ = ["MAX_FIT_COMPACTIONS", "Compacting"]
+__all__ = ["Compacting"]
 
 T = TypeVar("T")
-
-#: At most this many compactions to make one call fit: the planned one, then emergency stages.
-MAX_FIT_COMPACTIONS = 4
 
 
 class _TimedSummarizer:
@@ -99,30 +95,9 @@ class Compacting(ConversationCore):
     """Compaction of a conversation (see the module docstring)."""
 
     def summarizer(self, budget: Budget | None = None) -> Summarizer:
-        """The summarizer compactions use now (sized to the budget)."""
-        budget = budget or self.budget()
-        given = self._summarizer_arg
-        if given == "extractive":
-            given = ExtractiveSummarizer()
-            self._summarizer_arg = given
-        if isinstance(given, Summarizer):
-            return self._timed(given)
-        model = given if isinstance(given, ChatModel) else self.model
-        key = (budget.input_budget, budget.summary_max)
-        made = self._summarizers.get(key)
-        if made is None:
-            try:
-                made = LLMSummarizer(
-                    model,
-                    max_output_tokens=max(64, min(budget.summary_max, budget.max_output_tokens)),
-                    input_budget_tokens=budget.input_budget,
-                    cache_reuse=given is None,
-                    fallback=OffLoopSummarizer(ExtractiveSummarizer()),
-                )
-            except SettingError:  # a window too small for the model's prompts
-                made = ExtractiveSummarizer()
-            self._summarizers[key] = made
-        return self._timed(made)
+        """The summarizer compactions use now (sized to the budget, bounded by
+        ``summary_timeout``)."""
+        return self._timed(self._summarizers(budget or self.budget()))
 
     def _timed(self, summarizer: Summarizer) -> _TimedSummarizer:
         """``summarizer`` bounded by ``summary_timeout``; an extractive one runs in a worker
@@ -388,28 +363,29 @@ class Compacting(ConversationCore):
         await asyncio.gather(task, return_exceptions=True)
 
     async def _fit(self, size: int) -> int:
-        """Compact in the foreground until the context fits the input budget (overflow
-        trigger, then the emergency path); the size after. ``ContextOverflowError`` when it
-        cannot fit."""
+        """Compact in the foreground until the context fits the input budget (the overflow
+        trigger, then the emergency path: ``fit_context``); the size after.
+        ``ContextOverflowError`` when it cannot fit."""
         budget = self.budget()
-        for attempt in range(MAX_FIT_COMPACTIONS):
-            plan: CompactionPlan | None = None
-            if attempt == 0:
-                plan = await self._aplan(size=size)
-            if plan is None or plan.action == "nothing":
-                plan = await self._aplan_emergency(budget)
-            result = await self._interruptible(asyncio.shield(self._spawn(plan)))
-            size = self._size()
-            if size <= budget.input_budget:
-                return size
-            if result is None or result.status in ("failed", "cancelled"):
-                break
-        raise ContextOverflowError(
-            "the context does not fit the input budget and compaction could not make it fit",
-            tokens=size,
-            limit=budget.input_budget,
+
+        async def run(plan: CompactionPlan) -> CompactionResult | None:
+            result: CompactionResult | None = await self._interruptible(
+                asyncio.shield(self._spawn(plan))
+            )
+            return result
+
+        async def measure() -> int:
+            return self._size()
+
+        await fit_context(
+            await self._aplan(size=size),
+            run=run,
+            size=measure,
+            emergency=self._aplan_emergency,
+            budget=budget,
             conversation_id=self.id,
         )
+        return self._size()
 
     async def _recover(self, error: ContextOverflowError) -> int:
         """The emergency path after the provider said the context was too long (or cut it)."""

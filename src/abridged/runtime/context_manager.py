@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from abridged.core.budget import Budget, BudgetSettings, compute_budget
 from abridged.core.model import Message, Usage
-from abridged.core.protocols import ChatModel, Summarizer, Summary, SummaryRequest, ToolSpec
+from abridged.core.protocols import ChatModel, Summarizer, ToolSpec
 from abridged.core.tokens import TokenCounter, estimate_tools_tokens
 from abridged.core.turns import head_length
 from abridged.core.windows import ModelLimits
@@ -53,10 +53,16 @@ from abridged.engine.context import CompactionState, build_context
 from abridged.engine.events import Event, UsageUpdated
 from abridged.engine.plan import CompactionPlan, plan_emergency
 from abridged.engine.plan import prepare as plan_compaction
-from abridged.engine.summarize.extractive import ExtractiveSummarizer
-from abridged.engine.summarize.llm import LLMSummarizer
 from abridged.engine.triggers import CompactionSettings
-from abridged.errors import ContextOverflowError, SettingError
+from abridged.errors import SettingError
+from abridged.runtime.driver import (
+    OffLoopSummarizer,
+    SummarizerFactory,
+    calibrated_budget,
+    fit_context,
+    off_loop,
+    off_loop_fallback,
+)
 from abridged.runtime.ledger import Ledger
 from abridged.runtime.output import OutputCache
 from abridged.runtime.persistence import StoredConversation
@@ -87,50 +93,11 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: At most this many compactions per call: the planned one, then the emergency path's stages.
-MAX_COMPACTIONS_PER_CALL = 4
-
 _UNSET: Any = object()
 
 
 #: ``aprepare`` reads up to this many new items on the event loop; more go to a worker thread.
 INLINE_ITEMS = 256
-
-
-class OffLoopSummarizer:
-    """An ``ExtractiveSummarizer`` run in a worker thread: its ``build`` is CPU work only (no
-    I/O), and on a long history it takes long enough to hold an event loop. Same name, same
-    summaries."""
-
-    def __init__(self, inner: ExtractiveSummarizer) -> None:
-        self.inner = inner
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    async def summarize(self, request: SummaryRequest) -> Summary:
-        return await asyncio.to_thread(self.inner.build, request)
-
-
-def off_loop(summarizer: Summarizer) -> Summarizer:
-    """``summarizer``, made to run in a worker thread when it is an ``ExtractiveSummarizer``
-    whose ``summarize`` is its own (CPU work only); any other as it is."""
-    if (
-        isinstance(summarizer, ExtractiveSummarizer)
-        and type(summarizer).summarize is ExtractiveSummarizer.summarize
-    ):
-        return OffLoopSummarizer(summarizer)
-    return summarizer
-
-
-def off_loop_fallback(summarizer: Summarizer) -> Summarizer | None:
-    """The ``fallback`` to pass to ``compact`` with ``off_loop(summarizer)``: what ``compact``'s
-    default gives (an extractive summary, none behind an extractive summarizer), in a worker
-    thread."""
-    if isinstance(summarizer, ExtractiveSummarizer | OffLoopSummarizer):
-        return None
-    return OffLoopSummarizer(ExtractiveSummarizer())
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -292,8 +259,7 @@ class ContextManager:
             name = model or (limits.model if limits is not None and limits.model else None)
             counter = TokenCounter(model=name)
         self.counter = counter
-        self._summarizer_arg = summarizer
-        self._summarizers: dict[tuple[int, int], Summarizer] = {}
+        self._summarizer = SummarizerFactory(summarizer)
         self.hooks = hooks if hooks is not None else CompactionHooks()
         self._clock = clock
         self._pins: set[int] = {int(i) for i in pinned}
@@ -719,36 +685,15 @@ class ContextManager:
     def _current_budget(self) -> Budget:
         if self._budget is None:
             history = self._tracked.history
-            cal = self.counter.calibration
-            system = sum(self.counter.message_tokens(m) for m in history[: head_length(history)])
-            self._budget = compute_budget(
+            self._budget = calibrated_budget(
                 self._window,
                 self._max_output,
                 self._budget_settings,
-                system_tokens=cal.apply(system),
-                tools_tokens=cal.apply(self._sizer.tools_raw),
+                counter=self.counter,
+                system=history[: head_length(history)],
+                tools_raw=self._sizer.tools_raw,
             )
         return self._budget
-
-    def _summarizer(self, budget: Budget) -> Summarizer:
-        given = self._summarizer_arg
-        if isinstance(given, Summarizer):
-            return given
-        key = (budget.input_budget, budget.summary_max) if given is not None else (0, 0)
-        made = self._summarizers.get(key)
-        if made is None:
-            if given is None:
-                made = ExtractiveSummarizer()
-            else:
-                made = LLMSummarizer(
-                    given,
-                    max_output_tokens=max(64, budget.summary_max),
-                    input_budget_tokens=budget.input_budget,
-                    # its extractive fallback, when the model fails, off the event loop
-                    fallback=OffLoopSummarizer(ExtractiveSummarizer()),
-                )
-            self._summarizers[key] = made
-        return made
 
     # -- one call --------------------------------------------------------------------------------
 
@@ -803,28 +748,13 @@ class ContextManager:
         )
 
     async def _run(self, plan: CompactionPlan, *, threaded: bool = False) -> bool:
-        """Carry out ``plan``, then the emergency path while the context does not fit.
-        ``threaded``: the CPU work (the extractive summary, committing, planning again) runs in
-        a worker thread."""
-        changed = False
-        for _ in range(MAX_COMPACTIONS_PER_CALL):
-            budget = plan.budget
-            summarizer = self._summarizer(budget)
-            if threaded:
-                result = await compact(
-                    plan,
-                    off_loop(summarizer),
-                    hooks=self.hooks,
-                    clock=self._clock,
-                    count_tokens=self._count,
-                    fallback=off_loop_fallback(summarizer),
-                    gather=asyncio.gather,
-                )
-                if await self._persist_result(result) is not None:
-                    size = self.context_tokens()  # another writer's state, adopted
-                else:
-                    size = await self._off_loop(self._commit_sized, result)
-            else:
+        """Carry out ``plan``, then the emergency path while the context does not fit
+        (``fit_context``). ``threaded``: the CPU work (the extractive summary, committing,
+        planning again) runs in a worker thread."""
+
+        async def run(plan: CompactionPlan) -> CompactionResult:
+            summarizer = self._summarizer(plan.budget)
+            if not threaded:
                 result = await compact(
                     plan,
                     summarizer,
@@ -833,25 +763,38 @@ class ContextManager:
                     count_tokens=self._count,
                     gather=asyncio.gather,
                 )
-                size = self._commit_sized(result)
-            changed = changed or result.changed
-            if size <= budget.input_budget or not (budget.overflow_recovery or budget.enabled):
-                return changed
-            if result.status == "failed":
-                raise ContextOverflowError(
-                    "the context does not fit and no summary could be made",
-                    tokens=size,
-                    limit=budget.input_budget,
-                    reason=result.error,
-                )
+                self._commit(result)
+                return result
+            result = await compact(
+                plan,
+                off_loop(summarizer),
+                hooks=self.hooks,
+                clock=self._clock,
+                count_tokens=self._count,
+                fallback=off_loop_fallback(summarizer),
+                gather=asyncio.gather,
+            )
+            if await self._persist_result(result) is None:
+                await self._off_loop(self._commit, result)
+            return result
+
+        async def size() -> int:
             if threaded:
-                plan = await self._off_loop(self._plan_emergency, budget)
-            else:
-                plan = self._plan_emergency(budget)
-        raise ContextOverflowError(
-            "the context still does not fit after the emergency path",
-            tokens=self.context_tokens(),
-            limit=plan.budget.input_budget,
+                return await self._off_loop(self.context_tokens)
+            return self.context_tokens()
+
+        async def emergency(budget: Budget) -> CompactionPlan:
+            if threaded:
+                return await self._off_loop(self._plan_emergency, budget)
+            return self._plan_emergency(budget)
+
+        return await fit_context(
+            plan,
+            run=run,
+            size=size,
+            emergency=emergency,
+            budget=plan.budget,
+            conversation_id=self.conversation_id,
         )
 
     # -- the store ------------------------------------------------------------------------------
@@ -895,11 +838,6 @@ class ContextManager:
             tools=self._tool_specs,
             pinned=self._pins,
         )
-
-    def _commit_sized(self, result: CompactionResult) -> int:
-        """Commit ``result``; the context's size after it."""
-        self._commit(result)
-        return self.context_tokens()
 
     def _commit(self, result: CompactionResult) -> None:
         self._events.extend(result.events)

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from abridged.core.budget import Budget, compute_budget
-from abridged.core.model import Message, Usage
+from abridged.core.budget import Budget
+from abridged.core.model import Message, ToolResult, Usage
 from abridged.core.protocols import (
     ChatModel,
     ReasoningDelta,
@@ -47,7 +47,8 @@ from abridged.engine.compaction import (
 )
 from abridged.engine.context import CompactionState, summary_message
 from abridged.engine.events import Event
-from abridged.errors import SettingError
+from abridged.errors import AbridgedError, SettingError
+from abridged.runtime.driver import SummarizerFactory, calibrated_budget
 from abridged.runtime.events import ConversationEvent, Notice
 from abridged.runtime.history import load_history
 from abridged.runtime.queue import Inbound, Inbox
@@ -86,8 +87,12 @@ class Report:
     tokens: int
 
 
-class AbortedError(Exception):
-    """The turn was aborted (internal)."""
+class AbortedError(AbridgedError):
+    """The turn was aborted (internal); ``results`` holds the tool results finished by then."""
+
+    def __init__(self, results: Sequence[ToolResult] = ()) -> None:
+        super().__init__("the turn was aborted")
+        self.results = list(results)
 
 
 class Partial:
@@ -141,8 +146,7 @@ class ConversationCore:
             model=model.name,
             image_provider="anthropic" if provider == "anthropic" else "openai",
         )
-        self._summarizer_arg = summarizer
-        self._summarizers: dict[tuple[int, int], Summarizer] = {}
+        self._summarizers = SummarizerFactory(summarizer, own_model=model)
         self._system_messages: list[Message] = (
             [Message.system(system, id="system")] if system else []
         )
@@ -219,14 +223,13 @@ class ConversationCore:
 
     def budget(self) -> Budget:
         """The budget now (recomputed at each check, so that changed settings apply)."""
-        cal = self.counter.calibration
-        system = cal.apply(sum(self.counter.message_tokens(m) for m in self._system_messages))
-        return compute_budget(
+        return calibrated_budget(
             self.limits.context_window,
             self.limits.max_output,
             self._settings.budget,
-            system_tokens=system,
-            tools_tokens=cal.apply(self._tools_raw()),
+            counter=self.counter,
+            system=self._system_messages,
+            tools_raw=self._tools_raw(),
         )
 
     def context(self) -> list[Message]:

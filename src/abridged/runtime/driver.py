@@ -1,0 +1,195 @@
+"""What both runtimes (ContextManager and Conversation) drive the engine with: the calibrated
+budget, the summarizer, and the loop that makes a context fit.
+
+- ``calibrated_budget``: the budget for a window once the system prompt and the tool
+  definitions are counted (calibrated estimates).
+- ``SummarizerFactory``: the summarizer a compaction uses under a budget (the caller's, an
+  ``LLMSummarizer`` sized to the budget with the extractive fallback, or the extractive one),
+  and ``off_loop`` / ``OffLoopSummarizer``: the extractive summary in a worker thread.
+- ``fit_context``: carry a plan out, then the emergency path while the context does not fit the
+  input budget; never more than ``MAX_FIT_COMPACTIONS`` compactions for one call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+
+from abridged.core.budget import Budget, BudgetSettings, compute_budget
+from abridged.core.model import Message
+from abridged.core.protocols import ChatModel, Summarizer, Summary, SummaryRequest
+from abridged.core.tokens import TokenCounter
+from abridged.engine.compaction import CompactionResult
+from abridged.engine.plan import CompactionPlan
+from abridged.engine.summarize.extractive import ExtractiveSummarizer
+from abridged.engine.summarize.llm import LLMSummarizer
+from abridged.errors import ContextOverflowError, SettingError
+
+__all__ = [
+    "MAX_FIT_COMPACTIONS",
+    "OffLoopSummarizer",
+    "SummarizerFactory",
+    "calibrated_budget",
+    "fit_context",
+    "off_loop",
+    "off_loop_fallback",
+]
+
+#: At most this many compactions to make one call fit: the planned one, then emergency stages.
+MAX_FIT_COMPACTIONS = 4
+
+
+def calibrated_budget(
+    context_window: int,
+    max_output_tokens: int | None,
+    settings: BudgetSettings,
+    *,
+    counter: TokenCounter,
+    system: Iterable[Message],
+    tools_raw: int,
+) -> Budget:
+    """The budget of a window once the ``system`` messages and the tool definitions
+    (``tools_raw``: their uncalibrated estimate) are counted with ``counter``'s calibration."""
+    cal = counter.calibration
+    return compute_budget(
+        context_window,
+        max_output_tokens,
+        settings,
+        system_tokens=cal.apply(sum(counter.message_tokens(m) for m in system)),
+        tools_tokens=cal.apply(tools_raw),
+    )
+
+
+class OffLoopSummarizer:
+    """An ``ExtractiveSummarizer`` run in a worker thread: its ``build`` is CPU work only (no
+    I/O), and on a long history it takes long enough to hold an event loop. Same name, same
+    summaries."""
+
+    def __init__(self, inner: ExtractiveSummarizer) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def summarize(self, request: SummaryRequest) -> Summary:
+        return await asyncio.to_thread(self.inner.build, request)
+
+
+def off_loop(summarizer: Summarizer) -> Summarizer:
+    """``summarizer``, made to run in a worker thread when it is an ``ExtractiveSummarizer``
+    whose ``summarize`` is its own (CPU work only); any other as it is."""
+    if (
+        isinstance(summarizer, ExtractiveSummarizer)
+        and type(summarizer).summarize is ExtractiveSummarizer.summarize
+    ):
+        return OffLoopSummarizer(summarizer)
+    return summarizer
+
+
+def off_loop_fallback(summarizer: Summarizer) -> Summarizer | None:
+    """The ``fallback`` to pass to ``compact`` with ``off_loop(summarizer)``: what ``compact``'s
+    default gives (an extractive summary, none behind an extractive summarizer), in a worker
+    thread."""
+    if isinstance(summarizer, ExtractiveSummarizer | OffLoopSummarizer):
+        return None
+    return OffLoopSummarizer(ExtractiveSummarizer())
+
+
+class SummarizerFactory:
+    """The summarizer compactions use under a budget, made once per budget.
+
+    ``given``: a ``Summarizer`` (used as it is), a ``ChatModel`` (an ``LLMSummarizer`` of that
+    model), ``"extractive"``, or ``None``: the ``LLMSummarizer`` of ``own_model`` (the
+    conversation's own model, reusing its prompt cache) when there is one, else the extractive
+    summarizer. An ``LLMSummarizer`` is sized to the budget (its output to the summary ceiling,
+    its input to the input budget) and falls back to the extractive summary in a worker thread;
+    a window too small for the model's prompts gets the extractive summarizer.
+    """
+
+    def __init__(
+        self,
+        given: Summarizer | ChatModel | str | None = None,
+        *,
+        own_model: ChatModel | None = None,
+    ) -> None:
+        if isinstance(given, str) and given != "extractive":
+            raise SettingError(
+                "summarizer", given, 'a Summarizer, a ChatModel, "extractive" or None'
+            )
+        self.given = given
+        self.own_model = own_model
+        self._made: dict[tuple[int, int, int], Summarizer] = {}
+
+    def __call__(self, budget: Budget) -> Summarizer:
+        given = self.given
+        if isinstance(given, Summarizer):
+            return given
+        model = given if isinstance(given, ChatModel) else self.own_model
+        if given == "extractive" or model is None:
+            key = (0, 0, 0)
+        else:
+            key = (budget.input_budget, budget.summary_max, budget.max_output_tokens)
+        made = self._made.get(key)
+        if made is None:
+            made = ExtractiveSummarizer()
+            if key != (0, 0, 0) and model is not None:
+                try:
+                    made = LLMSummarizer(
+                        model,
+                        max_output_tokens=max(
+                            64, min(budget.summary_max, budget.max_output_tokens)
+                        ),
+                        input_budget_tokens=budget.input_budget,
+                        cache_reuse=given is None,
+                        fallback=OffLoopSummarizer(ExtractiveSummarizer()),
+                    )
+                except SettingError:  # a window too small for the model's prompts
+                    made = ExtractiveSummarizer()
+            self._made[key] = made
+        return made
+
+
+async def fit_context(
+    plan: CompactionPlan | None,
+    *,
+    run: Callable[[CompactionPlan], Awaitable[CompactionResult | None]],
+    size: Callable[[], Awaitable[int]],
+    emergency: Callable[[Budget], Awaitable[CompactionPlan]],
+    budget: Budget,
+    conversation_id: str | None = None,
+) -> bool:
+    """Carry ``plan`` out (``run``: compact and commit; ``None`` when it could not), then the
+    emergency path (``emergency``) while the context (``await size()``) does not fit the input
+    budget; whether the context changed. A missing plan, or one with nothing to do, goes
+    straight to the emergency path. With compaction and overflow recovery both switched off,
+    one plan is run and nothing more.
+
+    ``ContextOverflowError`` (with both sizes) when no summary could be made while the context
+    does not fit, or when it still does not fit after ``MAX_FIT_COMPACTIONS`` compactions.
+    """
+    changed = False
+    now = 0
+    for _ in range(MAX_FIT_COMPACTIONS):
+        if plan is None or plan.action == "nothing":
+            plan = await emergency(budget)
+        result = await run(plan)
+        changed = changed or (result is not None and result.changed)
+        now = await size()
+        if now <= budget.input_budget or not (budget.overflow_recovery or budget.enabled):
+            return changed
+        if result is None or result.status in ("failed", "cancelled"):
+            raise ContextOverflowError(
+                "the context does not fit the input budget and no summary could be made",
+                tokens=now,
+                limit=budget.input_budget,
+                conversation_id=conversation_id,
+                reason=result.error if result is not None else None,
+            )
+        plan = None
+    raise ContextOverflowError(
+        "the context still does not fit the input budget after the emergency path",
+        tokens=now,
+        limit=budget.input_budget,
+        conversation_id=conversation_id,
+    )
