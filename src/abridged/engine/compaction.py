@@ -471,14 +471,16 @@ class _Run:
             first_kept = plan.state.cut
         reached = tokens_after <= budget.target
         # A summary that freed a tenth of the budget made progress even above the target (the
-        # newest step alone may be what keeps it there): no backoff, so the next trigger can
-        # summarize that step once it is no longer the newest, before it overflows.
+        # newest step alone may be what keeps it there): no failure, so the next call's trigger
+        # can summarize that step once it is no longer the newest, before it overflows; but not
+        # again in this call, where nothing new can be cut.
         progressed = status == "compacted" and (
             tokens_after <= plan.tokens_before - budget.input_budget // PROGRESS_SHARE
         )
         if status != "cancelled":
             backoff = state.backoff.after(
-                reached_target=reached or progressed,
+                reached_target=reached,
+                progressed=progressed,
                 calls=plan.state.calls,
                 max_calls=plan.backoff_max_calls,
             )

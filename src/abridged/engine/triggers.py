@@ -149,17 +149,25 @@ class Backoff:
         """Whether automatic compaction is paused at model call ``calls``."""
         return calls < self.until
 
-    def after(self, *, reached_target: bool, calls: int, max_calls: int) -> Backoff:
-        """The counters after a compaction at call ``calls``.
+    def after(
+        self, *, reached_target: bool, calls: int, max_calls: int, progressed: bool = False
+    ) -> Backoff:
+        """The counters after a compaction at call ``calls``. ``progressed``: it freed enough
+        to count as progress although it ended above the target: no failure, but no second
+        automatic compaction in the same call (the next call may try again).
 
         >>> b = Backoff().after(reached_target=False, calls=10, max_calls=64)
         >>> b, b.after(reached_target=False, calls=12, max_calls=64).until
         (Backoff(failures=1, until=12), 15)
         >>> b.after(reached_target=True, calls=12, max_calls=64)
         Backoff(failures=0, until=0)
+        >>> b.after(reached_target=False, progressed=True, calls=12, max_calls=64)
+        Backoff(failures=0, until=13)
         """
         if reached_target:
             return Backoff()
+        if progressed:
+            return Backoff(failures=0, until=calls + 1)
         failures = self.failures + 1
         pause = min(2 ** min(failures - 1, 30), max_calls)
         return Backoff(failures=failures, until=calls + 1 + pause)
