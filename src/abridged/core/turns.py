@@ -132,11 +132,11 @@ class Turn:
         return self.end - self.start
 
 
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    start: int
-    end: int
-    kind: UnitKind
+#: A unit: ``(start, end, kind)``. A plain tuple of ints and a string, not a dataclass: a long
+#: history has one per message or step, and CPython stops tracking such tuples at their first
+#: collection, so they never count towards a full collection (which stops every thread, the
+#: caller's event loop too, for a time that grows with the caller's heap).
+_Unit: TypeAlias = tuple[int, int, UnitKind]
 
 
 def _blocked(messages: Sequence[Message], head: int) -> list[bool]:
@@ -159,6 +159,8 @@ def _blocked(messages: Sequence[Message], head: int) -> list[bool]:
                     at = waiting.pop(0)
                     delta[at + 1] += 1
                     delta[index + 1] -= 1
+                    if not waiting:  # answered: an empty list per call would outlive the loop
+                        del open_calls[part.call_id]
         if message.role == "assistant":
             for call in message.tool_calls:
                 open_calls.setdefault(call.id, []).append(index)
@@ -193,18 +195,19 @@ def _units(messages: Sequence[Message], head: int | None = None) -> list[_Unit]:
     for k, start in enumerate(starts):
         end = starts[k + 1] if k + 1 < len(starts) else n
         kind: UnitKind = "user" if is_user_message(messages[start]) else "step"
-        units.append(_Unit(start, end, kind))
+        units.append((start, end, kind))
     return units
 
 
 def _step_of(messages: Sequence[Message], unit: _Unit) -> Step:
+    start, end, _kind = unit
     assistant: int | None = None
-    for index in range(unit.start, unit.end):
+    for index in range(start, end):
         if messages[index].role == "assistant":
             assistant = index
             if not is_reasoning_only(messages[index]):
                 break
-    return Step(unit.start, unit.end, assistant)
+    return Step(start, end, assistant)
 
 
 def split_steps(messages: Sequence[Message]) -> list[Step]:
@@ -217,7 +220,21 @@ def split_steps(messages: Sequence[Message]) -> list[Step]:
     >>> [(s.start, s.end) for s in split_steps(msgs)]
     [(2, 4), (4, 5)]
     """
-    return [_step_of(messages, u) for u in _units(messages) if u.kind == "step"]
+    return [_step_of(messages, u) for u in _units(messages) if u[2] == "step"]
+
+
+def step_spans(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """``(start, end)`` of each step of ``split_steps``, oldest first: plain tuples (see
+    ``_Unit``) for callers that need only the bounds of the steps of a long history.
+
+    >>> from abridged.core.model import ToolCall
+    >>> msgs = [Message.system("s"), Message.user("go"),
+    ...         Message.assistant(tool_calls=[ToolCall("c1", "ls")]), Message.tool("c1", "a.py"),
+    ...         Message.assistant("done")]
+    >>> step_spans(msgs)
+    [(2, 4), (4, 5)]
+    """
+    return [(start, end) for start, end, kind in _units(messages) if kind == "step"]
 
 
 def split_turns(messages: Sequence[Message]) -> list[Turn]:
@@ -240,13 +257,13 @@ def _turns(messages: Sequence[Message], units: Sequence[_Unit]) -> list[Turn]:
     def close() -> None:
         if not current:
             return
-        first = current[0]
-        user = first.start if first.kind == "user" else None
-        steps = tuple(_step_of(messages, u) for u in current if u.kind == "step")
-        turns.append(Turn(first.start, current[-1].end, user, steps))
+        start, _end, kind = current[0]
+        user = start if kind == "user" else None
+        steps = tuple(_step_of(messages, u) for u in current if u[2] == "step")
+        turns.append(Turn(start, current[-1][1], user, steps))
 
     for unit in units:
-        if unit.kind == "user":
+        if unit[2] == "user":
             close()
             current = []
         current.append(unit)
@@ -269,7 +286,7 @@ def cut_points(messages: Sequence[Message]) -> list[int]:
     >>> cut_points(msgs)
     [2, 5]
     """
-    return [u.start for u in _units(messages)[1:]]
+    return [start for start, _end, _kind in _units(messages)[1:]]
 
 
 # -- cuts ------------------------------------------------------------------------------------------
@@ -374,7 +391,7 @@ class _Plan:
         self.n = len(messages)
         self.head = head_length(messages)
         self.units = _units(messages, self.head)
-        self.starts = [u.start for u in self.units]
+        self.starts = [start for start, _end, _kind in self.units]
         self.cuts = self.starts[1:]
         self.suffix = [0] * (self.n + 1)
         if count_tokens is not None:
@@ -392,8 +409,8 @@ class _Plan:
         positions = sorted({self.unit_at(i) for i in self.pinned_messages if i < cut})
         out: list[int] = []
         for position in positions:
-            unit = self.units[position]
-            out.extend(i for i in range(unit.start, unit.end) if i < cut)
+            start, end, _kind = self.units[position]
+            out.extend(i for i in range(start, end) if i < cut)
         return tuple(out)
 
     def none(self, reason: str, *, forced: bool = False) -> CutPoint:
@@ -409,8 +426,7 @@ class _Plan:
     def cut(
         self, index: int, reason: str, *, min_split_turn_messages: int, forced: bool
     ) -> CutPoint:
-        unit = self.units[self.unit_at(index)]
-        splits = unit.kind != "user"
+        splits = self.units[self.unit_at(index)][2] != "user"
         turn_start: int | None = None
         prefix: range | None = None
         own_summary = False
@@ -418,8 +434,8 @@ class _Plan:
         if splits:
             turn_start = self.head
             for k in range(self.unit_at(index) - 1, -1, -1):
-                if self.units[k].kind == "user":
-                    turn_start = self.units[k].start
+                if self.units[k][2] == "user":
+                    turn_start = self.units[k][0]
                     break
             prefix = range(turn_start, index)
             own_summary = len(prefix) >= min_split_turn_messages
@@ -527,14 +543,14 @@ def emergency_drop_oldest_steps(
     """
     _check_int("min_split_turn_messages", min_split_turn_messages, 1)
     plan = _Plan(messages, count_tokens, pinned)
-    steps = [k for k, u in enumerate(plan.units) if u.kind == "step"]
+    steps = [k for k, u in enumerate(plan.units) if u[2] == "step"]
     if len(steps) < 2:
         return plan.none("fewer than two steps", forced=True)
     position = steps[len(steps) // 2]
-    if position > 0 and plan.units[position - 1].kind == "user":
+    if position > 0 and plan.units[position - 1][2] == "user":
         position -= 1
     return plan.cut(
-        plan.units[position].start,
+        plan.units[position][0],
         f"emergency: dropped the oldest {len(steps) // 2} of {len(steps)} steps",
         min_split_turn_messages=min_split_turn_messages,
         forced=True,

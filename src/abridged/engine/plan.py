@@ -45,7 +45,7 @@ from abridged.core.turns import (
     find_cut_point,
     head_length,
     is_pinned,
-    split_steps,
+    step_spans,
 )
 from abridged.engine.context import (
     SUMMARY_SOURCE,
@@ -212,49 +212,34 @@ def prepare(
         size = context_tokens
     count = len(view.messages) if view is not None else context_length(messages, state)
     next_step = recent_step_tokens(messages, count_tokens, settings.headroom_steps)
-    if prune_only:
-        planner = _Planner(
-            messages,
-            view if view is not None else build_view(messages, state),
-            budget=budget,
-            settings=settings,
-            state=state,
-            count_tokens=count_tokens,
-            tools=tools,
-            focus=None,
-            pinned=pinned,
-            size=size,
-            next_step=next_step,
+    trigger: Trigger | None = "manual"
+    if not prune_only:
+        trigger = choose_trigger(
+            size,
+            count,
+            budget,
+            settings,
+            backoff=state.backoff,
+            calls=state.calls,
+            manual=manual,
+            next_step_tokens=next_step,
         )
-        return planner.prune_now()
-    trigger = choose_trigger(
-        size,
-        count,
-        budget,
-        settings,
-        backoff=state.backoff,
-        calls=state.calls,
-        manual=manual,
-        next_step_tokens=next_step,
-    )
     if trigger is None:
         return None
-    if view is None:
-        view = build_view(messages, state)
     planner = _Planner(
         messages,
-        view,
+        view if view is not None else build_view(messages, state),
         budget=budget,
         settings=settings,
         state=state,
         count_tokens=count_tokens,
         tools=tools,
-        focus=focus,
+        focus=None if prune_only else focus,
         pinned=pinned,
         size=size,
         next_step=next_step,
     )
-    return planner.plan(trigger)
+    return planner.prune_now() if prune_only else planner.plan(trigger)
 
 
 def plan_emergency(
@@ -333,14 +318,14 @@ def _pinned_units(messages: Sequence[Message], positions: Collection[int]) -> fr
     """``positions`` extended to their whole steps (a pinned tool result keeps its call)."""
     if not positions:
         return frozenset()
-    steps = split_steps(messages)
-    starts = [s.start for s in steps]
+    steps = step_spans(messages)
+    starts = [start for start, _end in steps]
     out: set[int] = set()
     for p in positions:
         out.add(p)
         k = bisect.bisect_right(starts, p) - 1
-        if k >= 0 and steps[k].start <= p < steps[k].end:
-            out.update(range(steps[k].start, steps[k].end))
+        if k >= 0 and steps[k][0] <= p < steps[k][1]:
+            out.update(range(*steps[k]))
     return frozenset(out)
 
 

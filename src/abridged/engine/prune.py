@@ -43,7 +43,7 @@ from typing import Any, Literal, TypeAlias, get_args
 
 from abridged.core.budget import format_token_size
 from abridged.core.model import Message, Part, Text, ToolResult
-from abridged.core.turns import TokenCount, cut_points, head_length, split_steps
+from abridged.core.turns import TokenCount, cut_points, head_length, step_spans
 from abridged.errors import MessageValidationError, SettingError
 
 PruneMode: TypeAlias = Literal["auto", "keep_all", "keep_none"]
@@ -246,10 +246,10 @@ def _protect_start(
                 start = index
                 break
     if settings.protect_recent_steps > 0:
-        steps = split_steps(messages)
+        steps = step_spans(messages)
         if steps:
-            step = steps[max(0, len(steps) - settings.protect_recent_steps)]
-            start = min(start, step.start)
+            step_start, _end = steps[max(0, len(steps) - settings.protect_recent_steps)]
+            start = min(start, step_start)
     if start >= n:
         return n
     bounds = [0, head_length(messages), *cut_points(messages)]

@@ -46,7 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.core.protocols import FileOps, Summary, SummaryKind, SummaryRequest
@@ -339,10 +339,12 @@ def _clip_entry(entry: str, limit: int) -> str:
     return clip_middle(entry, room) + "\n" + note
 
 
-@dataclass(frozen=True, slots=True)
-class _UserEntry:
-    text: str
-    section: Literal["intent", "constraints"]
+_UserSection: TypeAlias = Literal["intent", "constraints"]
+#: A user entry: its text and its section. A plain tuple, not a dataclass: a long conversation
+#: has one per user message, and CPython stops tracking a tuple of strings at its first
+#: collection, so they never count towards a full collection (which stops every thread, the
+#: caller's event loop too, for a time that grows with the caller's heap).
+_UserEntry: TypeAlias = tuple[str, _UserSection]
 
 
 class ExtractiveSummarizer:
@@ -521,12 +523,12 @@ class ExtractiveSummarizer:
         superseded: Collection[int] = frozenset(),
     ) -> list[_UserEntry]:
         entries: list[_UserEntry] = []
-        entries.extend(_UserEntry(e, "intent") for e in _entries(prev.get("intent", "")))
-        entries.extend(_UserEntry(e, "constraints") for e in _entries(prev.get("constraints", "")))
-        for i, entry in enumerate(entries):
+        entries.extend((e, "intent") for e in _entries(prev.get("intent", "")))
+        entries.extend((e, "constraints") for e in _entries(prev.get("constraints", "")))
+        for i, (carried, heading) in enumerate(entries):
             # The i-th carried entry is ledger message -2 - i (see ``build_ledger``).
-            if -2 - i in superseded and i > 0 and not entry.text.startswith(SUPERSEDED_MARK):
-                entries[i] = _UserEntry(superseded_entry(entry.text), entry.section)
+            if -2 - i in superseded and i > 0 and not carried.startswith(SUPERSEDED_MARK):
+                entries[i] = (superseded_entry(carried), heading)
         first = not entries
         for index, message in enumerate(messages):
             request = user_request_text(message)
@@ -537,15 +539,13 @@ class ExtractiveSummarizer:
                 # Kept (it is what the user said) but never shown as current.
                 text = superseded_entry(text)
             # The conversation's first request is its task, whatever words it uses.
-            section: Literal["intent", "constraints"] = (
-                "constraints" if is_constraint(text) and not first else "intent"
-            )
-            entries.append(_UserEntry(text, section))
+            section: _UserSection = "constraints" if is_constraint(text) and not first else "intent"
+            entries.append((text, section))
             first = False
         seen: set[str] = set()
         out: list[_UserEntry] = []
         for entry in entries:
-            key = _oneline(entry.text)
+            key = _oneline(entry[0])
             if key not in seen:
                 seen.add(key)
                 out.append(entry)
@@ -663,11 +663,11 @@ class ExtractiveSummarizer:
         replaced: Collection[str] = frozenset(),
     ) -> _Section:
         refs: list[str] = list(_entries(prev.get("references", "")))
-        for entry in users:
-            if entry.text.startswith(SUPERSEDED_MARK):
+        for text, _section in users:
+            if text.startswith(SUPERSEDED_MARK):
                 continue
             # A long message (a pasted log, a task description) may not crowd out the others.
-            refs.extend(harvest_references(entry.text)[:REFERENCES_PER_MESSAGE])
+            refs.extend(harvest_references(text)[:REFERENCES_PER_MESSAGE])
         for message in messages:
             if message.role == "assistant" and message.text:
                 refs.extend(harvest_references(strip_code(redact(message.text))))
@@ -686,7 +686,7 @@ class ExtractiveSummarizer:
         Sizes are tracked per section (estimating the whole text at every step would be
         quadratic); the whole text is measured at the end and the target lowered by any excess.
         """
-        texts = [u.text for u in users]
+        texts = [text for text, _section in users]
         memo: dict[str, int] = {}
         clips: dict[tuple[str, int], str] = {}
 
@@ -705,7 +705,11 @@ class ExtractiveSummarizer:
         def user_bodies(entries: Sequence[str | None]) -> dict[str, str]:
             return {
                 key: _render_entries(
-                    [e for e, u in zip(entries, users, strict=True) if u.section == key]
+                    [
+                        e
+                        for e, (_text, section) in zip(entries, users, strict=True)
+                        if section == key
+                    ]
                 )
                 for key in ("intent", "constraints")
             }

@@ -41,10 +41,9 @@ chatter does not. Pure: same input, same ledger.
 from __future__ import annotations
 
 import re
-from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Final, Literal, TypeAlias
 
 from abridged.core.model import Message
 from abridged.core.tokens import estimate_text_tokens
@@ -481,8 +480,15 @@ def extract_facts(
 ) -> list[Fact]:
     """Candidate facts of ``messages``, oldest first: at most ``per_message`` from each message
     (the heaviest), user messages included (they are needed to key corrections)."""
+    return list(_iter_facts(messages, per_message=per_message, start_order=start_order))
+
+
+def _iter_facts(
+    messages: Sequence[Message], *, per_message: int, start_order: int
+) -> Iterator[Fact]:
+    """``extract_facts``, one message at a time: ``build_ledger`` resolves each fact as it
+    comes, so the candidates of a long conversation are never all alive at once."""
     uses = _later_uses(messages)
-    out: list[Fact] = []
     order = start_order
     for index, message in enumerate(messages):
         found: list[Fact] = []
@@ -534,8 +540,7 @@ def extract_facts(
         shadows = [
             replace(f, listed=False) for f in found if f not in listed and (f.key or f.values)
         ]
-        out.extend(sorted([*listed, *shadows], key=lambda f: f.order))
-    return out
+        yield from sorted([*listed, *shadows], key=lambda f: f.order)
 
 
 def parse_facts(lines: Iterable[str], *, start_order: int = 0) -> list[Fact]:
@@ -647,40 +652,96 @@ def _topic_words(text: str, values: Sequence[str]) -> frozenset[str]:
 SHAPE_FANOUT = 32
 
 
+#: A fact as ``_Index`` holds it: a flat tuple of ``Fact``'s fields, the values and the topic
+#: words last (``count`` says how many of them are values). A long conversation has tens of
+#: thousands of current facts, and each ``Fact`` (and its topic's frozenset) stays tracked by the
+#: garbage collector: enough survivors to set off full collections, which stop every thread (the
+#: caller's event loop too) for a time that grows with the caller's heap. CPython stops tracking
+#: a tuple of strings and numbers at its first collection; it has to be flat, because that
+#: collection may reach an inner tuple only after the outer one (still tracked then).
+_Row: TypeAlias = tuple[
+    str, str | None, Source, FactKind, float, int, str | None, int, bool, int, *tuple[str, ...]
+]
+#: The fields of a ``_Row`` read without making a ``Fact`` of it.
+_TEXT: Final = 0
+_KEY: Final = 1
+_SOURCE: Final = 2
+_WEIGHT: Final = 4
+_ORDER: Final = 5
+_MESSAGE: Final = 7
+_LISTED: Final = 8
+
+
+def _row(fact: Fact) -> _Row:
+    return (
+        fact.text,
+        fact.key,
+        fact.source,
+        fact.kind,
+        fact.weight,
+        fact.order,
+        fact.was,
+        fact.message,
+        fact.listed,
+        len(fact.values),
+        *(fact.values + tuple(fact.topic)),
+    )
+
+
+def _fact(row: _Row) -> Fact:
+    text, key, source, kind, weight, order, was, message, listed, count, *words = row
+    values, topic = tuple(words[:count]), frozenset(words[count:])
+    return Fact(text, key, source, kind, weight, order, was, message, values, listed, topic)
+
+
+def _with(numbers: tuple[int, ...], number: int) -> tuple[int, ...]:
+    return (*numbers, number)
+
+
+def _without(numbers: tuple[int, ...], number: int) -> tuple[int, ...]:
+    return tuple(n for n in numbers if n != number)
+
+
 class _Index:
     """The current facts, found by text, key and value prefix, so that resolving n facts is
     linear in n: a key or a text has one current fact (each new one replaces the last), and a
-    prefix lists only its ``SHAPE_FANOUT`` newest facts."""
+    prefix lists only its ``SHAPE_FANOUT`` newest facts. Facts are held as ``_Row`` and numbers
+    in tuples (untracked by the garbage collector, see ``_Row``), never as sets or deques."""
 
     def __init__(self) -> None:
-        self.facts: dict[int, Fact] = {}
-        self.by_text: dict[str, set[int]] = {}
-        self.by_key: dict[str, set[int]] = {}
-        self.by_shape: dict[str, deque[int]] = {}
+        self.facts: dict[int, _Row] = {}
+        self.by_text: dict[str, tuple[int, ...]] = {}
+        self.by_key: dict[str, tuple[int, ...]] = {}
+        self.by_shape: dict[str, tuple[int, ...]] = {}
 
     @staticmethod
     def _shapes(fact: Fact) -> list[str]:
         return sorted({p for v in fact.values for p in _prefixes(v)})
 
     def add(self, number: int, fact: Fact) -> None:
-        self.facts[number] = fact
-        self.by_text.setdefault(fact.text, set()).add(number)
+        self.facts[number] = _row(fact)
+        self.by_text[fact.text] = _with(self.by_text.get(fact.text, ()), number)
         if fact.key is not None:
-            self.by_key.setdefault(fact.key, set()).add(number)
+            self.by_key[fact.key] = _with(self.by_key.get(fact.key, ()), number)
         for shape in self._shapes(fact):
-            self.by_shape.setdefault(shape, deque(maxlen=SHAPE_FANOUT)).append(number)
+            newest = _with(self.by_shape.get(shape, ()), number)
+            self.by_shape[shape] = newest[-SHAPE_FANOUT:]
+
+    def get(self, number: int) -> Fact:
+        return _fact(self.facts[number])
 
     def remove(self, number: int) -> None:
-        fact = self.facts.pop(number)
-        self.by_text[fact.text].discard(number)
-        if fact.key is not None:
-            self.by_key[fact.key].discard(number)
+        row = self.facts.pop(number)
+        text, key = row[_TEXT], row[_KEY]
+        self.by_text[text] = _without(self.by_text[text], number)
+        if key is not None:
+            self.by_key[key] = _without(self.by_key[key], number)
         # by_shape keeps the number: a removed fact is skipped by ``candidates``.
 
     def candidates(self, fact: Fact) -> list[int]:
         found = set(self.by_text.get(fact.text, ()))
         if fact.key is not None:
-            found |= self.by_key.get(fact.key, set())
+            found.update(self.by_key.get(fact.key, ()))
         if fact.values and _CORRECTION.search(fact.text):
             for shape in self._shapes(fact):
                 found.update(self.by_shape.get(shape, ()))
@@ -726,6 +787,13 @@ def resolve(facts: Sequence[Fact]) -> Resolved:
     old value; the indexes of user messages whose every keyed fact a later user message
     replaced; the values replaced facts held that their replacements do not. Linear in the
     number of facts (``_Index``)."""
+    current, users, values = _resolve_rows(facts)
+    return Resolved([_fact(row) for row in current], users, values)
+
+
+def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], frozenset[str]]:
+    """``resolve``, its current facts as ``_Row`` (oldest first); ``facts`` may be a generator:
+    each is resolved as it comes and only the current ones are kept."""
     index = _Index()
     replaced_users: dict[int, int] = {}
     keyed_users: dict[int, int] = {}
@@ -736,7 +804,7 @@ def resolve(facts: Sequence[Fact]) -> Resolved:
         was = fact.was
         newest = fact
         for other in index.candidates(fact):
-            old = index.facts[other]
+            old = index.get(other)
             if not _replaces(fact, old):
                 continue
             if old.source == "user" and old.message != -1:
@@ -755,7 +823,7 @@ def resolve(facts: Sequence[Fact]) -> Resolved:
         index.add(number, replace(newest, was=was))
     users = frozenset(m for m, n in replaced_users.items() if n >= keyed_users.get(m, 0))
     current = [index.facts[n] for n in sorted(index.facts)]
-    return Resolved(current, users, frozenset(replaced_values))
+    return current, users, frozenset(replaced_values)
 
 
 # -- the ledger -----------------------------------------------------------------------------------
@@ -788,21 +856,43 @@ def build_ledger(
             said.append(replace(fact, message=-2 - i, order=len(said)))
     carried = [replace(f, order=len(said) + f.order) for f in parse_facts(previous)]
     carried = [*said, *carried]
-    fresh = extract_facts(messages, per_message=per_message, start_order=len(carried))
-    tail = extract_facts(later, per_message=per_message, start_order=len(carried) + len(fresh))
-    tail = [replace(f, message=len(messages) + f.message) for f in tail]
-    resolved = resolve([*carried, *fresh, *tail])
+    current, superseded, replaced_values = _resolve_rows(
+        _candidates(carried, messages, later, per_message=per_message)
+    )
+    # Ranked as rows: only the ``max_facts`` best become ``Fact`` objects (see ``_Row``).
     shown = [
-        f for f in resolved.facts if f.listed and f.source in sources and f.message < len(messages)
+        row
+        for row in current
+        if row[_LISTED] and row[_SOURCE] in sources and row[_MESSAGE] < len(messages)
     ]
-    newest = max((f.order for f in shown), default=1) or 1
+    newest = max((row[_ORDER] for row in shown), default=1) or 1
 
-    def rank(fact: Fact) -> tuple[float, int]:
-        recency = RECENCY_WEIGHT * fact.order / newest if fact.source != "carried" else 0.0
-        return (fact.weight + recency, fact.order)
+    def rank(row: _Row) -> tuple[float, int]:
+        recency = RECENCY_WEIGHT * row[_ORDER] / newest if row[_SOURCE] != "carried" else 0.0
+        return (row[_WEIGHT] + recency, row[_ORDER])
 
     best = sorted(shown, key=rank, reverse=True)[:max_facts]
-    return Ledger(tuple(best), resolved.superseded_users, resolved.replaced_values)
+    return Ledger(tuple(_fact(row) for row in best), superseded, replaced_values)
+
+
+def _candidates(
+    carried: Sequence[Fact],
+    messages: Sequence[Message],
+    later: Sequence[Message],
+    *,
+    per_message: int,
+) -> Iterator[Fact]:
+    """Every candidate fact in order: ``carried``, then those of ``messages``, then those of
+    ``later`` (their ``message`` past the end of ``messages``), numbered on from one another;
+    one message at a time, so that the caller holds only the facts it keeps."""
+    yield from carried
+    fresh = 0
+    for fact in _iter_facts(messages, per_message=per_message, start_order=len(carried)):
+        fresh += 1
+        yield fact
+    start = len(carried) + fresh
+    for fact in _iter_facts(later, per_message=per_message, start_order=start):
+        yield replace(fact, message=len(messages) + fact.message)
 
 
 def fit_ledger(ledger: Ledger, max_tokens: int) -> list[str]:
