@@ -74,3 +74,41 @@ def test_make_run_is_the_first_command_and_works() -> None:
     assert out.returncode == 0, out.stderr
     assert "overflows" in out.stdout
     assert report.exists() and "<svg" in report.read_text(encoding="utf-8")
+
+
+def test_the_replay_figures_the_readme_quotes_are_the_ones_printed(tmp_path: Path) -> None:
+    """Every call row, the compaction line and the counts the README quotes for the example
+    replay are printed as quoted (the timing line and the wrapped footer aside)."""
+    block = next(
+        code
+        for lang, code in BLOCKS
+        if lang == "console" and "$ abridged replay examples/agent-session.jsonl" in code
+    )
+    quoted = [
+        line.rstrip()
+        for line in block.splitlines()[1:]
+        if re.match(r"^\s*\d+\s", line)
+        or line.strip().startswith(("compaction at call", "calls ", "overflows "))
+    ]
+    assert len(quoted) >= 20
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "abridged",
+            "replay",
+            "examples/agent-session.jsonl",
+            "--window",
+            "16k",
+            "--report",
+            str(tmp_path / "report.html"),
+        ],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    printed = {line.rstrip() for line in out.stdout.splitlines()}
+    assert [line for line in quoted if line not in printed] == []

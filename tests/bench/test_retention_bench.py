@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 
 from abridged.core.model import Message, ToolCall
-from abridged.engine.context import summary_message
+from abridged.core.summary import summary_message
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"

@@ -19,7 +19,7 @@ from abridged.engine.compaction import (
     build_context,
     compact,
     context_tokens,
-    prepare,
+    plan_compaction,
 )
 from tests.strategies import count_tokens
 
@@ -136,7 +136,7 @@ def replay(
         state = state.next_call()
         results: list[CompactionResult] = []
         for _ in range(4):
-            plan = prepare(
+            plan = plan_compaction(
                 history, budget=budget, settings=settings, state=state, count_tokens=count_tokens
             )
             if plan is None:

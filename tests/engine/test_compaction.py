@@ -29,8 +29,8 @@ from abridged.engine.compaction import (
     compact,
     compose_summary,
     context_tokens,
+    plan_compaction,
     plan_emergency,
-    prepare,
     rebase,
 )
 from abridged.engine.events import (
@@ -60,7 +60,7 @@ def run(plan: CompactionPlan, summarizer: Any = None, **kwargs: Any) -> Compacti
 
 def plan_for(messages: Sequence[Message], **kwargs: Any) -> CompactionPlan:
     kwargs.setdefault("budget", BUDGET)
-    plan = prepare(messages, count_tokens=count_tokens, **kwargs)
+    plan = plan_compaction(messages, count_tokens=count_tokens, **kwargs)
     assert plan is not None
     return plan
 
@@ -91,7 +91,7 @@ def tool_heavy(size: int = 2_800, until: int = BUDGET.trigger) -> list[Message]:
 
 
 def test_nothing_to_do_under_the_trigger() -> None:
-    assert prepare(chat(3), budget=BUDGET, count_tokens=count_tokens) is None
+    assert plan_compaction(chat(3), budget=BUDGET, count_tokens=count_tokens) is None
 
 
 def test_the_token_trigger_fires_at_the_trigger() -> None:
@@ -105,8 +105,8 @@ def test_the_token_trigger_fires_at_the_trigger() -> None:
 
 def test_a_caller_measured_size_decides_without_recounting() -> None:
     messages = chat(3)
-    assert prepare(messages, budget=BUDGET, context_tokens=BUDGET.trigger - 1) is None
-    plan = prepare(
+    assert plan_compaction(messages, budget=BUDGET, context_tokens=BUDGET.trigger - 1) is None
+    plan = plan_compaction(
         messages, budget=BUDGET, context_tokens=BUDGET.trigger, count_tokens=count_tokens
     )
     assert plan is not None and plan.tokens_before == BUDGET.trigger
@@ -114,7 +114,7 @@ def test_a_caller_measured_size_decides_without_recounting() -> None:
 
 def test_compaction_switched_off_does_nothing_automatically() -> None:
     budget = compute_budget(16_384, 4_096, BudgetSettings(enabled=False))
-    assert prepare(chat(30, 1_200), budget=budget, count_tokens=count_tokens) is None
+    assert plan_compaction(chat(30, 1_200), budget=budget, count_tokens=count_tokens) is None
 
 
 def test_the_message_count_trigger_keeps_at_most_half() -> None:
@@ -404,7 +404,7 @@ def test_a_kept_tail_above_the_target_backs_off_and_never_loops() -> None:
     compactions: list[int] = []
     for call in range(40):
         state = state.next_call()
-        plan = prepare(messages, budget=BUDGET, state=state, count_tokens=count_tokens)
+        plan = plan_compaction(messages, budget=BUDGET, state=state, count_tokens=count_tokens)
         if plan is None:
             continue
         assert plan.trigger == "tokens"
@@ -432,17 +432,20 @@ def test_stale_usage_from_before_a_compaction_never_triggers() -> None:
     state = result.state.next_call()
     assert state.usage_boundary == len(messages)
     later = [*messages, Message.user("next")]
-    assert prepare(later, budget=BUDGET, state=state, count_tokens=count_tokens) is None
+    assert plan_compaction(later, budget=BUDGET, state=state, count_tokens=count_tokens) is None
     # Without the boundary the same report would trigger again at once: a loop.
     unbounded = replace(state, usage_boundary=0)
-    assert prepare(later, budget=BUDGET, state=unbounded, count_tokens=count_tokens) is not None
+    assert (
+        plan_compaction(later, budget=BUDGET, state=unbounded, count_tokens=count_tokens)
+        is not None
+    )
 
 
 def test_a_fresh_usage_report_is_the_ground_truth() -> None:
     messages = chat(3)
     reply = Message.assistant("ok", usage=Usage(input=BUDGET.trigger + 500, output=2))
     later = [*messages, reply, Message.user("next")]
-    plan = prepare(later, budget=BUDGET, count_tokens=count_tokens)
+    plan = plan_compaction(later, budget=BUDGET, count_tokens=count_tokens)
     assert plan is not None and plan.tokens_before > BUDGET.trigger + 500
     assert context_tokens(later, BUDGET, count_tokens) < BUDGET.trigger
 
@@ -567,14 +570,14 @@ def test_summary_requests_carry_the_prefix_and_tools() -> None:
 
 def test_prune_only_prunes_under_the_trigger_and_never_summarizes() -> None:
     messages = tool_heavy(until=BUDGET.target)  # well under the trigger: nothing is due
-    assert prepare(messages, budget=BUDGET, count_tokens=count_tokens) is None
-    plan = prepare(messages, budget=BUDGET, count_tokens=count_tokens, prune_only=True)
+    assert plan_compaction(messages, budget=BUDGET, count_tokens=count_tokens) is None
+    plan = plan_compaction(messages, budget=BUDGET, count_tokens=count_tokens, prune_only=True)
     assert plan is not None and plan.action == "prune" and plan.requests == ()
     result = run(plan)
     assert result.status == "pruned" and result.state.summary is None
     assert result.state.prune_boundary > 0 and result.tokens_after < result.tokens_before
     # pruned once, there is nothing left to prune before the boundary
-    again = prepare(
+    again = plan_compaction(
         messages, budget=BUDGET, count_tokens=count_tokens, state=result.state, prune_only=True
     )
     assert again is None
@@ -582,7 +585,9 @@ def test_prune_only_prunes_under_the_trigger_and_never_summarizes() -> None:
 
 def test_prune_only_with_nothing_to_prune_is_none() -> None:
     messages = chat(4, 200)
-    assert prepare(messages, budget=BUDGET, count_tokens=count_tokens, prune_only=True) is None
+    assert (
+        plan_compaction(messages, budget=BUDGET, count_tokens=count_tokens, prune_only=True) is None
+    )
 
 
 def test_rebase_applies_a_result_to_the_grown_history() -> None:

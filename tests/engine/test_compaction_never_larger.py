@@ -22,7 +22,7 @@ from abridged.engine.compaction import (
     CompactionSettings,
     CompactionState,
     compact,
-    prepare,
+    plan_compaction,
 )
 from abridged.engine.events import CompactionEnded
 from abridged.engine.summarize.prompts import render_sections
@@ -39,7 +39,7 @@ def _huge(plan: CompactionPlan) -> BeforeCompact:
 
 def _plan(messages: Sequence[Message], **kwargs: Any) -> CompactionPlan:
     kwargs.setdefault("budget", BUDGET)
-    plan = prepare(messages, count_tokens=count_tokens, manual=True, **kwargs)
+    plan = plan_compaction(messages, count_tokens=count_tokens, manual=True, **kwargs)
     assert plan is not None
     return plan
 
@@ -140,7 +140,9 @@ def test_a_compaction_never_returns_a_larger_context(
     summarizer = SizedSummarizer(factor)
     for end in range(len(messages) // 2, len(messages) + 1, max(1, len(messages) // 4)):
         history = messages[:end]
-        plan = prepare(history, budget=budget, state=state, count_tokens=count_tokens, manual=True)
+        plan = plan_compaction(
+            history, budget=budget, state=state, count_tokens=count_tokens, manual=True
+        )
         if plan is None:
             continue
         result = _run(plan, summarizer)

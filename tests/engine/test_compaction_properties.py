@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from abridged.core.budget import Budget
 from abridged.core.model import Message, message_to_dict
-from abridged.engine.compaction import CompactionState, prepare
+from abridged.engine.compaction import CompactionState, plan_compaction
 from tests.engine.strategies_compaction import Call, FillingSummarizer, budgets, replay
 from tests.strategies import assert_valid_context, conversations, count_tokens, pinned_indexes
 
@@ -61,8 +61,10 @@ def test_planning_is_deterministic(
     for call in calls_of(messages, budget)[:: max(1, len(messages) // 5)]:
         state = call.state
         history = messages[: call.index]
-        first = prepare(history, budget=budget, state=state, count_tokens=count_tokens, pinned=pins)
-        again = prepare(
+        first = plan_compaction(
+            history, budget=budget, state=state, count_tokens=count_tokens, pinned=pins
+        )
+        again = plan_compaction(
             list(history), budget=budget, state=state, count_tokens=count_tokens, pinned=set(pins)
         )
         assert first == again

@@ -12,6 +12,7 @@ import pytest
 from abridged.engine.prune import PruneSettings
 from abridged.engine.triggers import CompactionSettings
 from abridged.errors import MessageValidationError, SettingError
+from abridged.formats.openai_chat import messages_to_openai
 from abridged.runtime import ContextManager
 from abridged.store import Store
 from tests.runtime.test_context_manager import make, openai_session, openai_step
@@ -62,6 +63,9 @@ async def test_a_restart_sends_the_same_bytes(store: Store) -> None:
     assert dict(again.state.pruned) == dict(first.state.pruned)
     # nothing was stored twice
     assert len(await store.stored_messages(cid)) == len(live) - 1  # all but the system prompt
+    # the store's own view of the context is the one sent (after the system prompt)
+    stored = (await store.load_context(cid)).to_messages()
+    assert json.dumps(messages_to_openai(stored)) == json.dumps(json.loads(last)[1:])
 
 
 async def test_two_processes_on_one_conversation_send_the_same_bytes(store: Store) -> None:

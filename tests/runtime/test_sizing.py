@@ -5,9 +5,9 @@ from __future__ import annotations
 from abridged.core.model import Message, Reasoning, Usage
 from abridged.core.tokens import REPLY_PRIMING, TokenCounter
 from abridged.engine.context import CompactionState
+from abridged.runtime.caller_formats import token_upper_bound
 from abridged.runtime.ledger import Ledger
 from abridged.runtime.sizing import Sizer, known_output_tokens
-from abridged.runtime.wire import token_upper_bound
 
 
 def setup(history: list[Message]) -> tuple[Sizer, Ledger]:

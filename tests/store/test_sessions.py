@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from abridged.core.model import Message
+from abridged.core.summary import summary_message
 from abridged.errors import NotFoundError, StoreError
 from abridged.store import CompactionRecord, Store, StoredSummary
 from abridged.store.schema import compactions, messages, sessions, summaries
@@ -50,7 +51,8 @@ async def test_compaction_child_starts_from_summary_and_carries_the_tail(store: 
     assert context.summary.meta == {"sections": 3}
     assert [m.seq for m in context.messages] == [10, 11, 12]
     sent = context.to_messages()
-    assert sent[0].is_summary and sent[0].text == "the first nine"
+    # the engine's own summary message: the same header and text the runtime sends
+    assert sent[0].is_summary and sent[0].text == summary_message("the first nine").text
     assert context.version == before.version + 1
     # Messages are never rewritten: the parent's view is intact.
     assert len(await store.stored_messages(convo.id)) == 12

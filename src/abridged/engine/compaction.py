@@ -1,8 +1,8 @@
-"""The compactor: plan purely (``prepare``), then summarize and commit (``compact``).
+"""The compactor: plan purely (``plan_compaction``), then summarize and commit (``compact``).
 
 ::
 
-    plan = prepare(history, budget=budget, state=state)          # pure; None: nothing to do
+    plan = plan_compaction(history, budget=budget, state=state)          # pure; None: nothing to do
     if plan is not None:
         result = await compact(plan, summarizer, clock=time.monotonic)
         state = result.state                                      # the new state
@@ -27,6 +27,7 @@ from typing import Any, TypeAlias
 
 from abridged.core.model import Message
 from abridged.core.protocols import FileOps, Summarizer, Summary, SummaryRequest
+from abridged.core.summary import summary_message
 from abridged.core.tokens import estimate_message_tokens
 from abridged.core.turns import TokenCount
 from abridged.engine.context import (
@@ -34,7 +35,6 @@ from abridged.engine.context import (
     build_context,
     build_view,
     compose_summary,
-    summary_message,
 )
 from abridged.engine.events import (
     CompactionBackoff,
@@ -51,8 +51,8 @@ from abridged.engine.plan import (
     CompactionPlan,
     context_length,
     context_tokens,
+    plan_compaction,
     plan_emergency,
-    prepare,
 )
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.redact import redact
@@ -74,8 +74,8 @@ __all__ = [
     "compose_summary",
     "context_length",
     "context_tokens",
+    "plan_compaction",
     "plan_emergency",
-    "prepare",
     "rebase",
 ]
 
@@ -293,7 +293,7 @@ async def compact(
       made the status is ``failed``: the history stays as it was (the plan's prune still
       applies) and automatic compaction backs off.
     - ``count_tokens``: counts the summary message for ``tokens_after`` (use the same counter as
-      ``prepare``).
+      ``plan_compaction``).
     - ``clock`` (seconds) measures ``duration``; ``gather`` (``asyncio.gather``) runs the two
       summaries of a split turn concurrently (sequentially without it).
     """

@@ -26,35 +26,18 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from abridged.core.budget import Budget
-from abridged.core.model import Message, Text
+from abridged.core.model import Message
 from abridged.core.protocols import FileOps
+from abridged.core.summary import summary_message
 from abridged.core.turns import TokenCount, head_length, is_user_message
 from abridged.engine.summarize.prompts import TURN_PREFIX_LABEL
 from abridged.engine.triggers import Backoff, CompactionSettings
 from abridged.errors import MessageValidationError
 
-#: The first line of the summary message a context carries; the summary text follows it.
-SUMMARY_HEADER = (
-    "[Summary of the earlier part of this conversation. It was compacted to fit the context "
-    "window: this summary replaces those messages.]"
-)
-
-#: Separates the main summary from the split turn's summary in the summary text.
-
 #: ``ContextView.sources`` entry of the summary message (it is in no history position).
 SUMMARY_SOURCE = -1
 
 _NO_PRUNED: Mapping[int, Message] = MappingProxyType({})
-
-
-def summary_message(text: str) -> Message:
-    """The message that carries a summary into a context (role ``user``, kind ``summary``).
-
-    >>> m = summary_message("## User intent and requests\\nFix the bug.")
-    >>> m.is_summary, m.role, m.text.splitlines()[2]
-    (True, 'user', '## User intent and requests')
-    """
-    return Message("user", (Text(f"{SUMMARY_HEADER}\n\n{text}"),), meta={"kind": "summary"})
 
 
 def compose_summary(main: str | None, turn_prefix: str | None) -> str:

@@ -1,7 +1,8 @@
 """Compaction planning, pure: whether to compact, what to prune, where to cut, what to summarize.
 
-``prepare(history, budget=..., state=...)`` returns ``None`` when nothing needs doing, else a
-``CompactionPlan`` that ``abridged.engine.compaction.compact`` carries out. Cheapest step first:
+``plan_compaction(history, budget=..., state=...)`` returns ``None`` when nothing needs doing,
+else a ``CompactionPlan`` that ``abridged.engine.compaction.compact`` carries out. Cheapest step
+first:
 
 1. **Prune** old tool outputs (``abridged.engine.prune``) from the prune boundary on, never in
    pinned steps. When that alone brings a ``tokens``-triggered context down to the target, the
@@ -31,6 +32,7 @@ from typing import Literal, TypeAlias
 from abridged.core.budget import Budget, format_token_size
 from abridged.core.model import Message
 from abridged.core.protocols import FileOps, SummaryKind, SummaryRequest, ToolSpec
+from abridged.core.summary import summary_message
 from abridged.core.tokens import (
     REPLY_PRIMING,
     estimate_message_tokens,
@@ -53,7 +55,6 @@ from abridged.engine.context import (
     ContextView,
     build_view,
     pinned_indexes,
-    summary_message,
 )
 from abridged.engine.prune import PrunePlan, apply_prune, plan_prune
 from abridged.engine.summarize.fileops import extract_file_ops
@@ -169,7 +170,7 @@ def context_length(messages: Sequence[Message], state: CompactionState) -> int:
     return head + (state.summary is not None) + carried + len(messages) - state.cut
 
 
-def prepare(
+def plan_compaction(
     messages: Sequence[Message],
     *,
     budget: Budget,
@@ -198,7 +199,7 @@ def prepare(
 
     >>> from abridged.core.budget import compute_budget
     >>> history = [Message.system("s"), Message.user("hi"), Message.assistant("hello")]
-    >>> prepare(history, budget=compute_budget(16_384, 4_096)) is None
+    >>> plan_compaction(history, budget=compute_budget(16_384, 4_096)) is None
     True
     """
     settings = settings if settings is not None else CompactionSettings()
@@ -330,7 +331,8 @@ def _pinned_units(messages: Sequence[Message], positions: Collection[int]) -> fr
 
 
 class _Planner:
-    """One planning pass over a context view (private: ``prepare`` and ``plan_emergency``)."""
+    """One planning pass over a context view (private: ``plan_compaction``,
+    ``plan_emergency``)."""
 
     def __init__(
         self,

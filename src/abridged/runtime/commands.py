@@ -31,6 +31,7 @@ from abridged.core.budget import format_token_size
 from abridged.core.windows import Pricing
 from abridged.errors import AbridgedError
 from abridged.runtime.events import TurnResult
+from abridged.runtime.state import summary_tokens
 from abridged.store import SessionInfo, SessionTotals
 
 if TYPE_CHECKING:
@@ -192,7 +193,6 @@ class Status:
 
 async def status(convo: Conversation) -> Status:
     """The conversation's status now (reads the store's usage totals)."""
-    from abridged.runtime.conversation import summary_tokens  # noqa: PLC0415
 
     budget = convo.budget()
     sessions = await convo.store.list_sessions(convo.id, owner=convo.owner)

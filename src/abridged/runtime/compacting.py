@@ -1,6 +1,6 @@
 """Compaction inside a conversation: in the background, in the foreground, on an overflow.
 
-``Compacting`` (a base of ``Conversation``) runs the engine's plans (``prepare``,
+``Compacting`` (a base of ``Conversation``) runs the engine's plans (``plan_compaction``,
 ``plan_emergency``, ``compact``) on the conversation's history and commits them:
 
 - **in the background** (``_maybe_compact``, at every step boundary): the plan is made at once
@@ -47,8 +47,8 @@ from abridged.engine.compaction import (
     CompactionResult,
     compact,
     context_length,
+    plan_compaction,
     plan_emergency,
-    prepare,
     rebase,
 )
 from abridged.engine.events import Pruned
@@ -140,7 +140,7 @@ class Compacting(ConversationCore):
     def _plan(
         self, *, manual: bool = False, focus: str | None = None, size: int | None = None
     ) -> CompactionPlan | None:
-        return prepare(
+        return plan_compaction(
             self._history,
             budget=self.budget(),
             settings=self._settings.compaction,
@@ -163,7 +163,7 @@ class Compacting(ConversationCore):
         """``_plan`` in a worker thread, on a snapshot of the history."""
         return await asyncio.to_thread(
             functools.partial(
-                prepare,
+                plan_compaction,
                 tuple(self._history),
                 budget=self.budget(),
                 settings=self._settings.compaction,
@@ -195,7 +195,7 @@ class Compacting(ConversationCore):
         )
 
     def _due(self, size: int) -> bool:
-        """Whether a trigger fires for a context of ``size`` tokens (what ``prepare`` checks
+        """Whether a trigger fires for a context of ``size`` tokens (what ``plan_compaction`` checks
         first, O(1)): only then is there anything to plan."""
         state = self._state
         trigger = choose_trigger(

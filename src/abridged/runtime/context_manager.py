@@ -51,10 +51,17 @@ from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks, CompactionResult, compact
 from abridged.engine.context import CompactionState, build_context
 from abridged.engine.events import Event, UsageUpdated
-from abridged.engine.plan import CompactionPlan, plan_emergency
-from abridged.engine.plan import prepare as plan_compaction
+from abridged.engine.plan import CompactionPlan, plan_compaction, plan_emergency
 from abridged.engine.triggers import CompactionSettings
 from abridged.errors import SettingError
+from abridged.runtime.caller_formats import (
+    Format,
+    check_format,
+    read_usage,
+    token_upper_bound,
+    tool_definitions,
+    tool_specs,
+)
 from abridged.runtime.driver import (
     OffLoopSummarizer,
     SummarizerFactory,
@@ -68,14 +75,6 @@ from abridged.runtime.output import OutputCache
 from abridged.runtime.persistence import StoredConversation
 from abridged.runtime.sizing import Sizer, known_output_tokens
 from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
-from abridged.runtime.wire import (
-    Format,
-    check_format,
-    read_usage,
-    token_upper_bound,
-    tool_definitions,
-    tool_specs,
-)
 
 if TYPE_CHECKING:
     from abridged.store import Store

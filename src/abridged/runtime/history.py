@@ -8,7 +8,8 @@ conversation's history is::
     system messages      the conversation's system prompt (not stored as messages)
     carried messages     messages before the cut sent verbatim anyway (the pinned first task,
                          the latest user message after the emergency path): their sequence
-                         numbers are in the summary's ``meta["carried_seqs"]``
+                         numbers are in the summary's ``meta["carried_seqs"]``; the store reads
+                         them with the context (``Context.carried``)
     tail                 the session's messages, in order
 
 and its state says: the summary, the cut at the tail, the carried indexes, the prune boundary
@@ -30,7 +31,6 @@ from abridged.core.model import Message
 from abridged.core.protocols import FileOps
 from abridged.engine.compaction import CompactionResult
 from abridged.engine.context import CompactionState
-from abridged.errors import NotFoundError
 from abridged.store import CompactionRecord, Context, Store, StoredMessage, StoredSummary
 
 __all__ = [
@@ -88,18 +88,10 @@ async def load_history(
     ``epoch`` and ``calls`` carry over from a state the caller held before (session switches).
     """
     context = await store.load_context(conversation_id, owner=owner)
-    summary = context.summary
-    carried: list[StoredMessage] = []
-    if summary is not None:
-        for seq in summary.meta.get("carried_seqs") or ():
-            try:
-                carried.append(await store.get_message(conversation_id, int(seq), owner=owner))
-            except NotFoundError:
-                continue
     head = list(system)
     history: list[Message] = list(head)
     seqs: list[int | None] = [None] * len(head)
-    for stored in carried:
+    for stored in context.carried:
         history.append(prepare(stored.message))
         seqs.append(stored.seq)
     for stored in context.messages:

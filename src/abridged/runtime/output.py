@@ -12,10 +12,11 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
+from abridged.core.summary import summary_message
 from abridged.core.turns import head_length
-from abridged.engine.context import CompactionState, summary_message
+from abridged.engine.context import CompactionState
+from abridged.runtime.caller_formats import write_messages
 from abridged.runtime.tracking import TrackedList
-from abridged.runtime.wire import write_messages
 
 
 def render_range(tracked: TrackedList, state: CompactionState, start: int, end: int) -> list[Any]:

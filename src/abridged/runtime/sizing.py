@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from abridged.core.calibration import MAX_FACTOR
 from abridged.core.model import Message, Reasoning, Usage
+from abridged.core.summary import summary_message
 from abridged.core.tokens import MESSAGE_OVERHEAD, OUTPUT_TRUST_RATIO, REPLY_PRIMING, TokenCounter
 from abridged.core.turns import head_length
-from abridged.engine.context import CompactionState, summary_message
+from abridged.engine.context import CompactionState
 from abridged.runtime.ledger import Ledger
 
 

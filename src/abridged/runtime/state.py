@@ -32,6 +32,7 @@ from abridged.core.protocols import (
     ToolCallDelta,
     ToolSpec,
 )
+from abridged.core.summary import summary_message
 from abridged.core.tokens import (
     REPLY_PRIMING,
     TokenCounter,
@@ -45,7 +46,7 @@ from abridged.engine.compaction import (
     build_context,
     build_view,
 )
-from abridged.engine.context import CompactionState, summary_message
+from abridged.engine.context import CompactionState
 from abridged.engine.events import Event
 from abridged.errors import AbridgedError, SettingError
 from abridged.runtime.driver import SummarizerFactory, calibrated_budget

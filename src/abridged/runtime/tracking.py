@@ -23,8 +23,8 @@ from typing import Any, Literal, TypeAlias
 from abridged.core.model import Message
 from abridged.core.turns import head_length
 from abridged.errors import FormatError
+from abridged.runtime.caller_formats import Format, detect_format, read_item, read_system
 from abridged.runtime.ledger import Ledger
-from abridged.runtime.wire import Format, detect_format, read_item, read_system
 
 Verify: TypeAlias = Literal["auto", "spot", "full"]
 VERIFY_MODES: tuple[Verify, ...] = ("auto", "spot", "full")

@@ -12,10 +12,10 @@ from abridged.core.model import Message, message_from_dict, message_to_dict
 from abridged.errors import CorruptRowError
 from abridged.store.records import (
     ConversationInfo,
+    DeliveryStatus,
     Reason,
     SessionInfo,
     SessionTotals,
-    Status,
     StoredMessage,
     StoredSummary,
 )
@@ -120,7 +120,7 @@ def stored_message(row: RowMapping) -> StoredMessage:
         seq=row["seq"],
         version=int(row["version"]),
         message=message,
-        status=cast(Status, row["status"]),
+        status=cast(DeliveryStatus, row["status"]),
         model=row["model"],
         ttft_ms=row["ttft_ms"],
         total_ms=row["total_ms"],

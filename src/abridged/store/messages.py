@@ -18,9 +18,10 @@ from abridged.store.conversations import ConversationOps
 from abridged.store.records import (
     STATUSES,
     Context,
+    DeliveryStatus,
     NewMessage,
-    Status,
     StoredMessage,
+    StoredSummary,
 )
 from abridged.store.schema import messages, pruned_outputs
 
@@ -50,7 +51,7 @@ class MessageOps(ConversationOps):
         model: str | None = None,
         ttft_ms: float | None = None,
         total_ms: float | None = None,
-        status: Status = "delivered",
+        status: DeliveryStatus = "delivered",
     ) -> StoredMessage:
         """Append one message to the current session, in its own transaction.
 
@@ -330,25 +331,49 @@ async def context_of(conn: AsyncConnection, conv: RowMapping, session_id: str) -
     session = codec.session_info(
         row, start=summary, final=final, current_id=conv["current_session_id"]
     )
-    carried = tuple(queries.latest_versions(delivered))
+    tail = tuple(queries.latest_versions(delivered))
     return Context(
         conversation=codec.conversation_info(conv),
         session=session,
         summary=summary,
-        messages=carried,
+        messages=tail,
         queued=tuple(codec.stored_message(r) for r in queued),
-        pruned=await _pruned_forms(conn, cid, carried),
+        pruned=await _pruned_forms(conn, cid, tail),
+        carried=await _carried(conn, cid, summary),
     )
 
 
+async def _carried(
+    conn: AsyncConnection, conversation_id: str, summary: StoredSummary | None
+) -> tuple[StoredMessage, ...]:
+    """The messages before the cut the summary's compaction carried (``meta["carried_seqs"]``:
+    pinned steps, the latest user message after the emergency path), newest versions, in one
+    query; a carried message that is gone is left out."""
+    wanted = sorted({int(s) for s in (summary.meta.get("carried_seqs") or ())}) if summary else []
+    if not wanted:
+        return ()
+    rows = (
+        (
+            await conn.execute(
+                select(messages).where(
+                    messages.c.conversation_id == conversation_id, messages.c.seq.in_(wanted)
+                )
+            )
+        )
+        .mappings()
+        .all()
+    )
+    return tuple(queries.latest_versions(rows))
+
+
 async def _pruned_forms(
-    conn: AsyncConnection, conversation_id: str, carried: Sequence[StoredMessage]
+    conn: AsyncConnection, conversation_id: str, tail: Sequence[StoredMessage]
 ) -> Mapping[int, Message]:
-    """The stored pruned form of each carried message that has one (sequence number ->
-    message as sent); forms that no longer fit their message are left out."""
-    if not carried:
+    """The stored pruned form of each tail message that has one (sequence number -> message
+    as sent); forms that no longer fit their message are left out."""
+    by_seq = {m.seq: m.message for m in tail if m.seq is not None}
+    if not by_seq:
         return {}
-    by_seq = {m.seq: m.message for m in carried if m.seq is not None}
     rows = (
         (
             await conn.execute(

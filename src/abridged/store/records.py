@@ -9,9 +9,10 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from abridged.core.model import Message, Usage
+from abridged.core.summary import summary_message
 
 Reason: TypeAlias = Literal["start", "new", "clear", "compaction", "resume"]
-Status: TypeAlias = Literal["delivered", "queued"]
+DeliveryStatus: TypeAlias = Literal["delivered", "queued"]
 REASONS: tuple[str, ...] = ("start", "new", "clear", "compaction", "resume")
 STATUSES: tuple[str, ...] = ("delivered", "queued")
 
@@ -33,11 +34,12 @@ class StoredSummary:
     covers_to_seq: int | None = None
 
     def to_message(self) -> Message:
-        """The summary as the message that opens a context (it exists only in that context)."""
-        meta = {**self.meta, "kind": "summary"}
+        """The summary as the message that opens a context, the engine's own (header and
+        text: the same bytes as ``abridged.core.summary.summary_message``)."""
+        meta = dict(self.meta)
         if self.id is not None:
             meta["summary_id"] = self.id
-        return Message.user(self.text, meta=meta)
+        return summary_message(self.text, meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +70,7 @@ class NewMessage:
     model: str | None = None
     ttft_ms: float | None = None
     total_ms: float | None = None
-    status: Status = "delivered"
+    status: DeliveryStatus = "delivered"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +83,7 @@ class StoredMessage:
     seq: int | None
     version: int
     message: Message
-    status: Status
+    status: DeliveryStatus
     model: str | None
     ttft_ms: float | None
     total_ms: float | None
@@ -150,9 +152,10 @@ class Context:
 
     ``summary`` is what the session starts from, ``messages`` the delivered messages of its
     lineage from its carry-from sequence number on, in order; ``queued`` the messages waiting
-    for delivery; ``pruned`` the pruned form of carried messages (sequence number -> the message
-    as sent, see ``Store.set_prune_boundary``). ``version`` is what a compaction planned on this
-    context must compare against.
+    for delivery; ``pruned`` the pruned form of tail messages (sequence number -> the message
+    as sent, see ``Store.set_prune_boundary``); ``carried`` the messages before the cut sent
+    verbatim anyway (the summary's ``carried_seqs``). ``version`` is what a compaction planned
+    on this context must compare against.
     """
 
     conversation: ConversationInfo
@@ -161,6 +164,7 @@ class Context:
     messages: tuple[StoredMessage, ...]
     queued: tuple[StoredMessage, ...] = ()
     pruned: Mapping[int, Message] = field(default_factory=lambda: _NO_PRUNED)
+    carried: tuple[StoredMessage, ...] = ()
 
     @property
     def version(self) -> int:
@@ -168,9 +172,17 @@ class Context:
         return self.conversation.version
 
     def to_messages(self) -> list[Message]:
-        """The messages to send: the summary (as a message) first, then the carried messages."""
+        """The messages to send, as the engine lays them out (``build_context``, without the
+        system prompt): the summary message, the carried messages before the cut, then the
+        tail, each in its pruned form where it has one. Commands are sent too: filter
+        ``meta["kind"]`` if you store them."""
         head = [self.summary.to_message()] if self.summary is not None else []
-        return head + [m.message for m in self.messages]
+        carried = [m.message for m in self.carried]
+        tail = [
+            self.pruned.get(m.seq, m.message) if m.seq is not None else m.message
+            for m in self.messages
+        ]
+        return head + carried + tail
 
 
 @dataclass(frozen=True, slots=True)

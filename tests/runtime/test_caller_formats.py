@@ -13,7 +13,7 @@ from abridged.core.protocols import ToolSpec
 from abridged.core.tokens import TokenCounter, estimate_message_tokens
 from abridged.errors import FormatError, SettingError
 from abridged.formats.openai_chat import messages_from_openai
-from abridged.runtime.wire import (
+from abridged.runtime.caller_formats import (
     check_format,
     detect_format,
     read_item,
