@@ -47,12 +47,14 @@ def tail_start(state: CompactionState) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """The provider's count (``tokens``) of the context of ``history[:length]`` in ``epoch``."""
+    """The provider's count (``tokens``) of the context of ``history[:length]`` in ``epoch``;
+    ``usage``: the call's usage (``None`` for a count made without a call, such as Anthropic's
+    token-counting endpoint)."""
 
     length: int
     epoch: int
     tokens: int
-    usage: Usage
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,7 @@ from abridged.runtime.events import ConversationEvent, Notice
 from abridged.runtime.history import load_history
 from abridged.runtime.queue import Inbound, Inbox
 from abridged.runtime.settings import ConversationSettings
+from abridged.runtime.sizing import Report
 from abridged.runtime.tools import ToolRegistry, clip_tool_message
 from abridged.store import SessionInfo, Store
 
@@ -77,15 +78,6 @@ class CallRecord:
     usage: Usage | None
     retry: bool = False
     ok: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class Report:
-    """The provider's size of the context of ``history[:length]`` in compaction ``epoch``."""
-
-    length: int
-    epoch: int
-    tokens: int
 
 
 class AbortedError(AbridgedError):

@@ -39,7 +39,8 @@ from abridged.runtime.recovery import (
     exact_tokens,
     with_retries,
 )
-from abridged.runtime.state import AbortedError, CallRecord, Partial, Report, new_id
+from abridged.runtime.sizing import Report
+from abridged.runtime.state import AbortedError, CallRecord, Partial, new_id
 from abridged.runtime.tools import ToolContext
 from abridged.store import NewMessage
 
@@ -365,7 +366,7 @@ class TurnLoop(Compacting):
             return
         stale = epoch != self._state.epoch
         if not stale:
-            self._report = Report(length, epoch, usage.context_tokens)
+            self._report = Report(length, epoch, usage.context_tokens, usage)
         self.counter.calibration = self.counter.calibration.update(
             usage.context_tokens, self._raw_estimate(context)
         )
