@@ -225,37 +225,9 @@ async def test_compact_passes_its_focus_to_the_summarizer(
     assert any(n.startswith("Compacted") for n in result.notifications)
 
 
-async def test_prune_replaces_old_tool_outputs_in_the_context_only(
-    store: Store, server: ProviderServer
-) -> None:
-    convo = await open_convo(store, server, tools=[build_log])
-    server.set_replies(
-        [
-            Reply(tool_calls=[("build_log", {"target": "a"})]),
-            Reply(tool_calls=[("build_log", {"target": "b"})]),
-            "built both",
-            *["ok"] * 4,
-        ]
-    )
-    await convo.send("Build a and b")
-    for i in range(4):
-        await convo.send(f"More {i}. {NOTE}")
-    result = await convo.send("/prune")
-    assert result.text.startswith("Tool outputs pruned")
-    await convo.send("Next")
-    sent = request_text(server.requests[-1])
-    assert "[tool output pruned" in sent and server.requests[-1].status == 200
-    stored = await store.stored_messages(convo.id)
-    outputs = [r.text for m in stored for r in m.message.tool_results]
-    assert outputs == [build_log.function("a"), build_log.function("b")]  # stored whole
-    assert (await convo.send("/prune")).text == "Nothing to prune."
-
-
-async def test_a_restart_after_a_prune_sends_the_same_bytes(
-    store: Store, server: ProviderServer
-) -> None:
-    """The pruned form of each message is stored (``pruned_outputs``): a conversation reopened
-    from the store sends the very request the one before the restart would have sent."""
+async def _two_builds_then_prune(store: Store, server: ProviderServer) -> Conversation:
+    """A conversation that read two big build logs, talked on, was pruned (``/prune``) and
+    sent "Next"."""
     convo = await open_convo(store, server, tools=[build_log])
     server.set_replies(
         [
@@ -270,6 +242,27 @@ async def test_a_restart_after_a_prune_sends_the_same_bytes(
         await convo.send(f"More {i}. {NOTE}")
     assert (await convo.send("/prune")).text.startswith("Tool outputs pruned")
     await convo.send("Next")
+    return convo
+
+
+async def test_prune_replaces_old_tool_outputs_in_the_context_only(
+    store: Store, server: ProviderServer
+) -> None:
+    convo = await _two_builds_then_prune(store, server)
+    sent = request_text(server.requests[-1])
+    assert "[tool output pruned" in sent and server.requests[-1].status == 200
+    stored = await store.stored_messages(convo.id)
+    outputs = [r.text for m in stored for r in m.message.tool_results]
+    assert outputs == [build_log.function("a"), build_log.function("b")]  # stored whole
+    assert (await convo.send("/prune")).text == "Nothing to prune."
+
+
+async def test_a_restart_after_a_prune_sends_the_same_bytes(
+    store: Store, server: ProviderServer
+) -> None:
+    """The pruned form of each message is stored (``pruned_outputs``): a conversation reopened
+    from the store sends the very request the one before the restart would have sent."""
+    convo = await _two_builds_then_prune(store, server)
     before = server.requests[-1].body
     assert "[tool output pruned" in request_text(server.requests[-1])
     await convo.close()
