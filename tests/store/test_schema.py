@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
+from abridged.core.model import Message
 from abridged.errors import SchemaVersionError, StoreError
 from abridged.store import Store, head_revision, upgrade
 from abridged.store.connect import ENV_VAR, resolve_url
@@ -123,7 +125,7 @@ async def test_foreign_tables_without_revision_are_refused(empty_url: str) -> No
 
 
 def test_head_revision_is_the_first_migration() -> None:
-    assert head_revision() == HEAD == "0002"
+    assert head_revision() == HEAD == "0003"
 
 
 async def test_sqlite_pragmas(tmp_path: Path) -> None:
@@ -202,5 +204,56 @@ async def test_a_database_at_the_first_revision_is_upgraded_keeping_its_rows(
         assert (await again.open_conversation(convo.id)).id == convo.id
         async with again.engine.connect() as conn:
             assert await conn.run_sync(lambda c: inspect(c).has_table("pruned_outputs"))
+    finally:
+        await again.close()
+
+
+async def test_0003_moves_carried_messages_and_file_operations_out_of_meta(
+    empty_url: str,
+) -> None:
+    """A summary written before 0003 kept them in ``meta``: the upgrade moves them to their
+    columns, and the store reads them back from there."""
+    from alembic import command
+
+    from abridged.store import migrate
+
+    store = Store(empty_url)
+    await store.open()
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 7)])
+
+    def to_0002(conn: Connection) -> None:
+        config = migrate._config()
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0002")
+
+    async with store.engine.begin() as conn:
+        await conn.run_sync(to_0002)
+        await conn.execute(
+            text(
+                "INSERT INTO summaries (id, conversation_id, text, meta, covers_to_seq, "
+                "created_at) VALUES ('s1', :c, 'old summary', :meta, 4, CURRENT_TIMESTAMP)"
+            ),
+            {
+                "c": convo.id,
+                "meta": json.dumps(
+                    {"sections": 2, "carried_seqs": [1], "file_ops": {"read": ["a.py"]}}
+                ),
+            },
+        )
+    await store.close()
+    assert await upgrade(empty_url) == "upgraded"
+    again = Store(empty_url)
+    try:
+        await again.open()
+        async with again.engine.connect() as conn:
+            row = (
+                (await conn.execute(text("SELECT meta, carried_seqs, file_ops FROM summaries")))
+                .mappings()
+                .one()
+            )
+        assert json.loads(row["meta"]) == {"sections": 2}
+        assert json.loads(row["carried_seqs"]) == [1]
+        assert json.loads(row["file_ops"]) == {"read": ["a.py"]}
     finally:
         await again.close()

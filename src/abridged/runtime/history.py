@@ -8,14 +8,14 @@ conversation's history is::
     system messages      the conversation's system prompt (not stored as messages)
     carried messages     messages before the cut sent verbatim anyway (the pinned first task,
                          the latest user message after the emergency path): their sequence
-                         numbers are in the summary's ``meta["carried_seqs"]``; the store reads
-                         them with the context (``Context.carried``)
+                         numbers are the summary's ``carried_seqs``; the store reads them with
+                         the context (``Context.carried``)
     tail                 the session's messages, in order
 
 and its state says: the summary, the cut at the tail, the carried indexes, the prune boundary
 and the pruned form of tail messages (``Context.pruned``: the very bytes sent before). A
 committed compaction stores the summary once, with ``carried_seqs`` and the file operations in
-its meta, and the child session carries from the first kept message's sequence number.
+its own columns, and the child session carries from the first kept message's sequence number.
 
 Commands and their outputs (``meta["kind"]`` ``command`` / ``command_output``) are stored but
 are never part of the model's context.
@@ -61,15 +61,6 @@ class Loaded:
     state: CompactionState
     context: Context
     queued: tuple[StoredMessage, ...]
-
-
-def _file_ops(meta: Any) -> FileOps:
-    ops = meta.get("file_ops") if hasattr(meta, "get") else None
-    if not isinstance(ops, dict):
-        return FileOps()
-    read = ops.get("read") or ()
-    modified = ops.get("modified") or ()
-    return FileOps(read=frozenset(map(str, read)), modified=frozenset(map(str, modified)))
 
 
 async def load_history(
@@ -145,10 +136,13 @@ def restore_state(
             usage_boundary=n,
             calls=calls,
         )
-    wanted = {int(s) for s in summary.meta.get("carried_seqs") or ()}
+    wanted = set(summary.carried_seqs)
     return CompactionState(
         summary=summary.text,
-        file_ops=_file_ops(summary.meta),
+        file_ops=FileOps(
+            read=frozenset(summary.file_ops.get("read", ())),
+            modified=frozenset(summary.file_ops.get("modified", ())),
+        ),
         cut=cut,
         through_id=history[cut - 1].id if cut > 0 else None,
         carried=tuple(i for i in range(head, cut) if seqs[i] in wanted),
@@ -182,8 +176,6 @@ def compaction_record(
         "modified": sorted(state.file_ops.modified),
     }
     meta: dict[str, Any] = {
-        "carried_seqs": carried,
-        "file_ops": ops,
         "summarizer": result.summarizer,
         "truncated": result.truncated,
         "trigger": result.plan.trigger,
@@ -195,7 +187,7 @@ def compaction_record(
         meta["fallback_reason"] = result.fallback_reason
     return CompactionRecord(
         cut_seq=seq_at(seqs, state.cut),
-        summary=StoredSummary(state.summary, meta),
+        summary=StoredSummary(state.summary, meta, carried_seqs=tuple(carried), file_ops=ops),
         trigger=result.plan.trigger,
         tokens_before=result.tokens_before,
         tokens_after=result.tokens_after,

@@ -158,17 +158,25 @@ def summary(row: RowMapping | None, prefix: str = "") -> StoredSummary | None:
     """A summary from a row (columns optionally prefixed, for joins); ``None`` when absent."""
     if row is None or row[prefix + "id"] is None:
         return None
-    meta = loads_object(
-        row[prefix + "meta"],
-        what="summary metadata",
-        conversation_id=row.get(prefix + "conversation_id"),
-        summary_id=row[prefix + "id"],
-    )
+    context = {
+        "conversation_id": row.get(prefix + "conversation_id"),
+        "summary_id": row[prefix + "id"],
+    }
+    meta = loads_object(row[prefix + "meta"], what="summary metadata", **context)
+    carried = loads_list(row[prefix + "carried_seqs"], what="summary carried messages", **context)
+    ops = loads_object(row[prefix + "file_ops"], what="summary file operations", **context)
+    try:
+        seqs = tuple(int(s) for s in carried)
+        files = {str(k): tuple(str(p) for p in v) for k, v in ops.items()}
+    except (TypeError, ValueError) as exc:
+        raise CorruptRowError(f"summary columns cannot be decoded: {exc}", **context) from exc
     return StoredSummary(
         text=row[prefix + "text"],
         meta=meta,
         id=row[prefix + "id"],
         covers_to_seq=int(row[prefix + "covers_to_seq"]),
+        carried_seqs=seqs,
+        file_ops=files,
     )
 
 

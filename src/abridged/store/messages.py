@@ -346,10 +346,10 @@ async def context_of(conn: AsyncConnection, conv: RowMapping, session_id: str) -
 async def _carried(
     conn: AsyncConnection, conversation_id: str, summary: StoredSummary | None
 ) -> tuple[StoredMessage, ...]:
-    """The messages before the cut the summary's compaction carried (``meta["carried_seqs"]``:
-    pinned steps, the latest user message after the emergency path), newest versions, in one
-    query; a carried message that is gone is left out."""
-    wanted = sorted({int(s) for s in (summary.meta.get("carried_seqs") or ())}) if summary else []
+    """The messages before the cut the summary's compaction carried (``carried_seqs``: pinned
+    steps, the latest user message after the emergency path), newest versions, in one query;
+    a carried message that is gone is left out."""
+    wanted = sorted(set(summary.carried_seqs)) if summary is not None else []
     if not wanted:
         return ()
     rows = (

@@ -248,6 +248,8 @@ async def insert_summary(
             conversation_id=conversation_id,
             text=summary.text,
             meta=codec.dumps(dict(summary.meta)),
+            carried_seqs=codec.dumps([int(s) for s in summary.carried_seqs]),
+            file_ops=codec.dumps({k: [str(p) for p in v] for k, v in summary.file_ops.items()}),
             covers_to_seq=covers_to_seq,
             embedding=codec.dumps(list(vector)) if vector is not None else None,
             embedder=embedder if vector is not None else None,

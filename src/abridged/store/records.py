@@ -24,14 +24,18 @@ _NO_PRUNED: Mapping[int, Message] = MappingProxyType({})
 class StoredSummary:
     """A summary: its text and metadata (sections, truncated flag, ...).
 
-    ``id`` and ``covers_to_seq`` (messages before this sequence number are covered) are set by
-    the store on the summaries it returns.
+    ``carried_seqs``: the messages before the cut sent verbatim with it (pinned steps, the
+    latest user message after the emergency path); ``file_ops``: the files read and modified up
+    to it (``{"read": [...], "modified": [...]}``). ``id`` and ``covers_to_seq`` (messages before
+    this sequence number are covered) are set by the store on the summaries it returns.
     """
 
     text: str
     meta: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     id: str | None = None
     covers_to_seq: int | None = None
+    carried_seqs: tuple[int, ...] = ()
+    file_ops: Mapping[str, Sequence[str]] = field(default_factory=lambda: _EMPTY)
 
     def to_message(self) -> Message:
         """The summary as the message that opens a context, the engine's own (header and
@@ -154,7 +158,7 @@ class Context:
     lineage from its carry-from sequence number on, in order; ``queued`` the messages waiting
     for delivery; ``pruned`` the pruned form of tail messages (sequence number -> the message
     as sent, see ``Store.set_prune_boundary``); ``carried`` the messages before the cut sent
-    verbatim anyway (the summary's ``carried_seqs``). ``version`` is what a compaction planned
+    verbatim anyway (``StoredSummary.carried_seqs``). ``version`` is what a compaction planned
     on this context must compare against.
     """
 

@@ -69,6 +69,11 @@ class SummaryRow(Base):
     )
     text: Mapped[str] = mapped_column(Text)
     meta: Mapped[str] = mapped_column(Text, default="{}")
+    # JSON: the sequence numbers of the messages before the cut sent verbatim with this summary
+    # (pinned steps; the latest user message after the emergency path), and the files read and
+    # modified up to it ({"read": [...], "modified": [...]}).
+    carried_seqs: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
+    file_ops: Mapped[str] = mapped_column(Text, default="{}", server_default="{}")
     covers_to_seq: Mapped[int] = mapped_column(BigInteger)
     embedding: Mapped[str | None] = mapped_column(Text)
     embedder: Mapped[str | None] = mapped_column(String(255))

@@ -53,6 +53,8 @@ class SearchOps(CompactionOps):
                 summaries.c.id,
                 summaries.c.text,
                 summaries.c.meta,
+                summaries.c.carried_seqs,
+                summaries.c.file_ops,
                 summaries.c.covers_to_seq,
                 summaries.c.embedding,
                 summaries.c.embedder,
