@@ -1,7 +1,9 @@
-"""Tests of the wire adapters: format detection, per-item reading, usage, tools, upper bound."""
+"""Tests of the caller formats: format detection, per-item reading (SDK objects too), usage,
+tools, upper bound."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -113,3 +115,81 @@ def test_the_upper_bound_holds_for_any_text(text: str) -> None:
     ]
     for message in messages:
         assert token_upper_bound(message) >= estimate_message_tokens(message)
+
+
+# -- SDK objects: what the official SDKs return, appended as they are --------------------------
+
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "read_log",
+        "description": "Read part of the log.",
+        "parameters": {"type": "object", "properties": {"part": {"type": "integer"}}},
+    },
+}
+
+
+def test_an_openai_agent_loop_appends_the_sdks_own_messages() -> None:
+    """``messages.append(resp.choices[0].message)``, as the OpenAI docs do: real HTTP to the
+    local provider, the SDK's objects in the list, the context sent back accepted."""
+    import openai
+
+    from abridged.runtime import ContextManager
+    from abridged.testing import ProviderServer, Reply
+
+    with ProviderServer(context_window=16_384, max_output=4_096) as server:
+        server.set_replies(
+            [Reply(tool_calls=[("read_log", {"part": k})]) for k in range(40)] + ["Found it."]
+        )
+        client = openai.OpenAI(base_url=server.base_url + "/v1", api_key="sk-test", max_retries=0)
+        cm = ContextManager(context_window=16_384, max_output_tokens=4_096, tools=[TOOL])
+        messages: list[Any] = [
+            {"role": "system", "content": "You are an operations agent."},
+            {"role": "user", "content": "Find out why the queue backs up."},
+        ]
+        while True:
+            ctx = cm.prepare(messages)
+            resp = client.chat.completions.create(
+                model="gpt-test", messages=ctx.messages, tools=[TOOL]
+            )
+            cm.record_usage(resp.usage)
+            message = resp.choices[0].message
+            messages.append(message)  # the SDK object itself
+            if not message.tool_calls:
+                break
+            for call in message.tool_calls:
+                log = f"INFO part {call.function.arguments} ok\n" * 300
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": log})
+        assert message.content == "Found it."
+        assert cm.state.compactions + len(cm.state.pruned) >= 1  # it did have to shrink
+        assert all(r.status == 200 for r in server.requests)
+        assert isinstance(messages[2], openai.types.chat.ChatCompletionMessage)
+        assert cm.history[2].tool_calls[0].name == "read_log"
+
+
+def test_anthropic_content_blocks_from_the_sdk_are_read() -> None:
+    """``{"role": "assistant", "content": resp.content}``, as the Anthropic docs do: the blocks
+    are the SDK's objects (text, tool use), read as the dicts they stand for."""
+    import anthropic
+
+    from abridged.testing import ProviderServer, Reply
+
+    with ProviderServer(context_window=16_384, max_output=4_096) as server:
+        server.set_replies([Reply("Reading it.", tool_calls=[("read_log", {"part": 1})])])
+        client = anthropic.Anthropic(base_url=server.base_url, api_key="sk-ant-test", max_retries=0)
+        resp = client.messages.create(
+            model="claude-test",
+            max_tokens=256,
+            messages=[{"role": "user", "content": "Read part 1."}],
+        )
+    item = {"role": "assistant", "content": resp.content}
+    assert detect_format([{"role": "user", "content": "Read part 1."}, item]) == (
+        "anthropic",
+        True,
+    )
+    (message,) = read_item("anthropic", item, 1, {})
+    assert message.text == "Reading it."
+    (call,) = message.tool_calls
+    assert call.name == "read_log" and json.loads(call.arguments) == {"part": 1}
+    # an SDK object that is a whole message reads the same as its dict
+    assert read_item("anthropic", resp, 1, {})[0].tool_calls == message.tool_calls

@@ -54,7 +54,8 @@ def detect_format(items: Sequence[Any], *, system: object = None) -> tuple[Forma
         return "abridged", True
     if system is not None:
         return "anthropic", True
-    for item in items:
+    for raw in items:
+        item = plain(raw)
         if not isinstance(item, Mapping):
             continue
         if item.get("role") in ("system", "developer", "tool") or "tool_calls" in item:
@@ -102,8 +103,36 @@ def _reindex(error: FormatError, index: int) -> FormatError:
     )
 
 
+def plain(value: Any) -> Any:
+    """``value`` with every SDK object in it (anything with pydantic's ``model_dump``, such as
+    ``resp.choices[0].message`` or the blocks of an Anthropic ``resp.content``) turned into the
+    dict it stands for; plain dicts and lists come back as they are (the same object) when they
+    hold none.
+
+    >>> plain({"role": "user", "content": "hi"})
+    {'role': 'user', 'content': 'hi'}
+    """
+    if isinstance(value, str | int | float | bool | Message) or value is None:
+        return value
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, Mapping):
+        return plain(dump(exclude_none=True))
+    if isinstance(value, Mapping):
+        changed = {k: plain(v) for k, v in value.items()}
+        if all(changed[k] is v for k, v in value.items()):
+            return value
+        return changed
+    if isinstance(value, list | tuple):
+        items = [plain(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items
+    return value
+
+
 def read_item(fmt: Format, item: Any, index: int, names: dict[str, str]) -> list[Message]:
-    """The messages of one item of the caller's list (Anthropic items may give several)."""
+    """The messages of one item of the caller's list (Anthropic items may give several); SDK
+    objects are read as the dicts they stand for (``plain``)."""
     if fmt == "abridged":
         if not isinstance(item, Message):
             raise FormatError(
@@ -113,6 +142,7 @@ def read_item(fmt: Format, item: Any, index: int, names: dict[str, str]) -> list
                 expected="abridged.core.model.Message",
             )
         return _named([item], names)
+    item = plain(item)
     try:
         if fmt == "openai":
             messages = messages_from_openai([item])

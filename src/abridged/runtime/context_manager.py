@@ -7,7 +7,7 @@
         ctx = cm.prepare(messages)                        # OpenAI or Anthropic dicts, or Messages
         reply = client.chat.completions.create(model=m, messages=ctx.messages, tools=tools)
         cm.record_usage(reply.usage)                      # the provider's count: ground truth
-        messages.append(reply.choices[0].message.model_dump(exclude_none=True))
+        messages.append(reply.choices[0].message)         # the SDK's object, or a dict
         ...                                               # run the tools, append their results
 
 You keep the whole history; ``prepare`` returns the context to send, in the same format, and what
