@@ -108,3 +108,27 @@ def test_the_sync_forms_refuse_a_store(tmp_path: Any) -> None:
         cm.prepare([{"role": "user", "content": "hi"}])
     with pytest.raises(SettingError, match="conversation_id"):
         make(conversation_id="c1")
+
+
+async def test_a_refused_edit_leaves_the_manager_usable(store: Store) -> None:
+    """The manager rolled its state back for the edit the store refused: with the stored
+    history again, it sends what the store holds, as a fresh manager does."""
+    cm = make(store=store, settings=EAGER_PRUNE)
+    live: list[dict[str, Any]] = []
+    for item in _mixed_session(60):
+        if item["role"] == "assistant" and live:
+            await cm.aprepare(live)
+        live.append(item)
+    assert cm.state.compactions >= 1
+    edited = [dict(i) for i in live]
+    edited[2] = {**edited[2], "content": "an edited first step"}
+    with pytest.raises(MessageValidationError):
+        await cm.aprepare(edited)
+    with pytest.raises(MessageValidationError):  # still refused when passed again
+        await cm.aprepare(edited)
+    again = json.dumps((await cm.aprepare(list(live))).messages)
+    fresh = make(store=store, conversation_id=cm.conversation_id, settings=EAGER_PRUNE)
+    assert again == json.dumps((await fresh.aprepare(list(live))).messages)
+    # reset() forgets the state in memory; the next call reads it from the store
+    cm.reset()
+    assert json.dumps((await cm.aprepare(list(live))).messages) == again

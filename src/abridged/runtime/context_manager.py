@@ -274,6 +274,7 @@ class ContextManager:
             if store is not None
             else None
         )
+        self._edited: int | None = None  # the first history index edited since the last call
         self._reset()
 
     def _reset(self) -> None:
@@ -348,8 +349,11 @@ class ContextManager:
             self._rollback(self._tracked.truncate(index))
 
     def reset(self) -> None:
-        """Forget the conversation (the calibration is kept)."""
+        """Forget the conversation (the calibration is kept); with a store, the next call reads
+        the stored conversation's state again."""
         self._reset()
+        if self._persisted is not None:
+            self._persisted.detach()
 
     # -- the calls ---------------------------------------------------------------------------
 
@@ -563,6 +567,8 @@ class ContextManager:
         change: Change = tracked.sync(messages, system)
         if change.edited is not None:
             self._rollback(change.edited)
+            edited = self._edited
+            self._edited = change.edited if edited is None else min(edited, change.edited)
         elif change.head:
             state = self._state
             through = state.through_id
@@ -811,7 +817,8 @@ class ContextManager:
         a stored conversation, another writer's compaction). Whether a state was adopted."""
         if self._persisted is None:
             return False
-        adopted = await self._persisted.sync(self._tracked.history, self._state)
+        edited, self._edited = self._edited, None
+        adopted = await self._persisted.sync(self._tracked.history, self._state, edited=edited)
         if adopted is None:
             return False
         self._set_state(adopted, push=True)

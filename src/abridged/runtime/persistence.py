@@ -55,13 +55,15 @@ class StoredConversation:
         self._session_id = ""
         self._stored = 0  # messages stored (after the system prompt)
         self._last_id: str | None = None  # the id of the last one, to notice an edit
+        self._recheck: int | None = None  # an edited stored message, checked until undone
 
     async def sync(
-        self, history: Sequence[Message], state: CompactionState
+        self, history: Sequence[Message], state: CompactionState, *, edited: int | None = None
     ) -> CompactionState | None:
         """Store what ``history`` holds beyond the stored messages; the state to adopt when the
         store's differs from ``state`` (the first call of a stored conversation, or another
-        writer compacted or pruned it), else ``None``.
+        writer compacted or pruned it), else ``None``. ``edited``: the first history index the
+        caller changed since the last call, if any.
 
         ``MessageValidationError`` when ``history`` does not continue the stored messages (an
         edited or shortened history: a stored conversation keeps every message).
@@ -69,6 +71,21 @@ class StoredConversation:
         store, cid = self.store, self.conversation_id
         head = head_length(history)
         body = history[head:]
+        if edited is not None and self._attached and edited - head < self._stored:
+            self._recheck = edited - head
+        if self._recheck is not None and cid is not None:
+            k = self._recheck
+            if k < len(body):
+                kept = await store.get_message(cid, k + 1, owner=self.owner)
+                if body[k].id != kept.message.id:
+                    self._attached = False  # the manager rolled back: read the state again
+                    raise MessageValidationError(
+                        f"message {head + k} was changed, but the stored conversation keeps "
+                        "every message (append only, or start a new conversation)",
+                        index=head + k,
+                        conversation_id=cid,
+                    )
+            self._recheck = None
         if cid is None:
             info = await store.create_conversation(owner=self.owner, model=self.model)
             self.conversation_id = cid = info.id
@@ -78,6 +95,7 @@ class StoredConversation:
             info = await store.open_conversation(cid, owner=self.owner)
         stored = info.next_seq - 1
         if stored > len(body):
+            self._attached = False
             raise MessageValidationError(
                 f"the history holds {len(body)} messages after the system prompt, the stored "
                 f"conversation {stored}: a stored conversation keeps every message (pass the "
@@ -149,8 +167,14 @@ class StoredConversation:
             context, history, _seqs(history), epoch=state.epoch + 1, calls=state.calls
         )
 
+    def detach(self) -> None:
+        """Forget what was read: the next ``sync`` reads the state from the store again (the
+        manager's own state was reset, or rolled back by an edit the store refused)."""
+        self._attached = False
+
     def _check(self, body: Sequence[Message], k: int, stored_id: str | None, head: int) -> None:
         if k < len(body) and stored_id is not None and body[k].id != stored_id:
+            self._attached = False  # the manager rolled its state back: read it again next time
             raise MessageValidationError(
                 f"message {head + k} differs from the stored conversation's message {k + 1}: "
                 "a stored conversation keeps every message (append only, or start a new "
