@@ -37,24 +37,24 @@ from abridged.core.tokens import (
     REPLY_PRIMING,
     TokenCounter,
     estimate_tools_tokens,
-    hybrid_context_tokens,
 )
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import (
     CompactionHooks,
     CompactionResult,
     build_context,
-    build_view,
 )
 from abridged.engine.context import CompactionState
 from abridged.engine.events import Event
 from abridged.errors import AbridgedError, SettingError
+from abridged.runtime.caller_formats import token_upper_bound
 from abridged.runtime.driver import SummarizerFactory, calibrated_budget
 from abridged.runtime.events import ConversationEvent, Notice
 from abridged.runtime.history import load_history
+from abridged.runtime.ledger import Ledger
 from abridged.runtime.queue import Inbound, Inbox
 from abridged.runtime.settings import ConversationSettings
-from abridged.runtime.sizing import Report
+from abridged.runtime.sizing import Report, Sizer
 from abridged.runtime.tools import ToolRegistry, clip_tool_message
 from abridged.store import SessionInfo, Store
 
@@ -148,7 +148,11 @@ class ConversationCore:
         self._state = CompactionState()
         self._version = 0
         self.session: SessionInfo | None = None
-        self._report: Report | None = None
+        # the context's size: the provider's last report plus the estimate since (the same
+        # Sizer as ContextManager's), over a ledger that follows ``_history``
+        self._sizer = Sizer(self.counter)
+        self._ledger = self._new_ledger()
+        self._sized_for: tuple[Any, ...] | None = None
         self.call_log: deque[CallRecord] = deque(maxlen=10_000)
         # the worker, the turn in progress, the background compaction
         self._inbox = Inbox()
@@ -290,25 +294,25 @@ class ConversationCore:
 
     def _size(self) -> int:
         """The provider's last report (of this epoch) plus the calibrated estimate since."""
-        view = build_view(self._history, self._state)
-        report = self._report
-        n = len(self._history)
-        if (
-            report is not None
-            and report.epoch == self._state.epoch
-            and self._state.cut <= report.length <= n
-        ):
-            position = view.position(report.length) if report.length < n else len(view.messages)
-            if position is not None:
-                # the reply right after the report counts by the provider's own output count
-                return hybrid_context_tokens(
-                    view.messages,
-                    position,
-                    report.tokens,
-                    calibration=self.counter.calibration,
-                    estimate=self.counter.message_tokens,
-                )
-        return self._estimate(view.messages)
+        state, history = self._state, self._history
+        self._sizer.tools_raw = self._tools_raw()
+        key = (state.epoch, state.cut, state.summary, state.carried, len(state.pruned))
+        if key != self._sized_for:
+            self._sizer.rebase(state, history, self._ledger)
+            self._sized_for = key
+        return self._sizer.exact(state, len(history), history, self._ledger)
+
+    def _set_report(self, report: Report | None) -> None:
+        """The provider's count of a context (``None``: forget it)."""
+        if report is None:
+            self._sizer.forget()
+        else:
+            self._sizer.report = report
+
+    def _new_ledger(self) -> Ledger:
+        ledger = Ledger(self.counter.message_tokens, token_upper_bound)
+        ledger.extend(self._history)
+        return ledger
 
     def _tool_cap(self, budget: Budget | None = None) -> int:
         cap = self._settings.tool_result_max_tokens
@@ -337,11 +341,14 @@ class ConversationCore:
         self._history, self._seqs, self._state = loaded.history, loaded.seqs, loaded.state
         self._version = loaded.context.version
         self.session = loaded.context.session
-        self._report = None
+        self._ledger = self._new_ledger()
+        self._sized_for = None
+        self._set_report(None)
 
     def _append(self, message: Message, seq: int | None) -> None:
         self._history.append(message)
         self._seqs.append(seq)
+        self._ledger.extend((message,))
 
     async def _interruptible(self, awaitable: Any) -> Any:
         """Await ``awaitable`` as the task ``abort`` cancels; ``AbortedError`` when it did."""

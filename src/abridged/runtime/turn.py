@@ -346,7 +346,7 @@ class TurnLoop(Compacting):
             context = build_context(self._history, self._state)
             exact = await self._interruptible(exact_tokens(self.model, context, self.tools.specs))
             if exact is not None:
-                self._report = Report(len(self._history), self._state.epoch, exact)
+                self._set_report(Report(len(self._history), self._state.epoch, exact))
                 self.counter.calibration = self.counter.calibration.update(
                     exact, self._raw_estimate(context)
                 )
@@ -366,7 +366,7 @@ class TurnLoop(Compacting):
             return
         stale = epoch != self._state.epoch
         if not stale:
-            self._report = Report(length, epoch, usage.context_tokens, usage)
+            self._set_report(Report(length, epoch, usage.context_tokens, usage))
         self.counter.calibration = self.counter.calibration.update(
             usage.context_tokens, self._raw_estimate(context)
         )
