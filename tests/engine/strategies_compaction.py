@@ -17,9 +17,9 @@ from abridged.engine.compaction import (
     CompactionSettings,
     CompactionState,
     build_context,
-    compact,
     context_tokens,
     plan_compaction,
+    run_compaction,
 )
 from tests.strategies import count_tokens
 
@@ -141,7 +141,9 @@ def replay(
             )
             if plan is None:
                 break
-            result = asyncio.run(compact(plan, summarizer, hooks=hooks, count_tokens=count_tokens))
+            result = asyncio.run(
+                run_compaction(plan, summarizer, hooks=hooks, count_tokens=count_tokens)
+            )
             results.append(result)
             state = result.state
             if not result.changed:

@@ -26,12 +26,12 @@ from abridged.engine.compaction import (
     CompactionSettings,
     CompactionState,
     build_context,
-    compact,
     compose_summary,
     context_tokens,
     plan_compaction,
     plan_emergency,
     rebase,
+    run_compaction,
 )
 from abridged.engine.events import (
     CompactionBackoff,
@@ -55,7 +55,7 @@ BUDGET = compute_budget(16_384, 4_096)  # input 11,264; trigger 9,011; target 5,
 
 
 def run(plan: CompactionPlan, summarizer: Any = None, **kwargs: Any) -> CompactionResult:
-    return asyncio.run(compact(plan, summarizer, count_tokens=count_tokens, **kwargs))
+    return asyncio.run(run_compaction(plan, summarizer, count_tokens=count_tokens, **kwargs))
 
 
 def plan_for(messages: Sequence[Message], **kwargs: Any) -> CompactionPlan:

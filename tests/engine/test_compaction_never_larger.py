@@ -21,8 +21,8 @@ from abridged.engine.compaction import (
     CompactionResult,
     CompactionSettings,
     CompactionState,
-    compact,
     plan_compaction,
+    run_compaction,
 )
 from abridged.engine.events import CompactionEnded
 from abridged.engine.summarize.prompts import render_sections
@@ -45,7 +45,7 @@ def _plan(messages: Sequence[Message], **kwargs: Any) -> CompactionPlan:
 
 
 def _run(plan: CompactionPlan, summarizer: Any = None, **kwargs: Any) -> CompactionResult:
-    return asyncio.run(compact(plan, summarizer, count_tokens=count_tokens, **kwargs))
+    return asyncio.run(run_compaction(plan, summarizer, count_tokens=count_tokens, **kwargs))
 
 
 def _ended(result: CompactionResult) -> CompactionEnded:

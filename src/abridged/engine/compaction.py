@@ -1,15 +1,15 @@
-"""The compactor: plan purely (``plan_compaction``), then summarize and commit (``compact``).
+"""The compactor: plan purely (``plan_compaction``), then summarize and commit (``run_compaction``).
 
 ::
 
     plan = plan_compaction(history, budget=budget, state=state)          # pure; None: nothing to do
     if plan is not None:
-        result = await compact(plan, summarizer, clock=time.monotonic)
+        result = await run_compaction(plan, summarizer, clock=time.monotonic)
         state = result.state                                      # the new state
     context = build_context(history, state)                       # what to send
 
-``compact`` runs the hooks (``before_compact`` may cancel an automatic compaction or supply its
-own summary; it cannot cancel a forced one; ``after_compact`` sees the result), asks the
+``run_compaction`` runs the hooks (``before_compact`` may cancel an automatic compaction or
+supply its own summary; it cannot cancel a forced one; ``after_compact`` sees the result), asks the
 summarizer (and, when it fails, the fallback: the extractive summarizer by default), redacts
 secrets from the summary, and returns a ``CompactionResult`` with the new state and the events.
 History is never dropped because a summary failed: without a summary the cut is not made.
@@ -70,13 +70,13 @@ __all__ = [
     "CompactionState",
     "build_context",
     "build_view",
-    "compact",
     "compose_summary",
     "context_length",
     "context_tokens",
     "plan_compaction",
     "plan_emergency",
     "rebase",
+    "run_compaction",
 ]
 
 
@@ -132,7 +132,7 @@ class CompactionResult:
       a hook's); ``truncated``: the summary was cut at its ceiling (it is kept);
       ``fallback_reason``: why the fallback summarizer made it.
     - ``reached_target``: the context is at or below the target; otherwise automatic compaction
-      backs off. ``duration``: seconds, by the clock passed to ``compact`` (0 without one).
+      backs off. ``duration``: seconds, by the clock passed to ``run_compaction`` (0 without one).
     - ``events``: what was reported, in order.
     """
 
@@ -275,7 +275,7 @@ async def _summarize_one(
 # -- compact -----------------------------------------------------------------------------------
 
 
-async def compact(
+async def run_compaction(
     plan: CompactionPlan,
     summarizer: Summarizer | None = None,
     *,
@@ -413,7 +413,7 @@ async def _make_summary(
 
 
 class _Run:
-    """One ``compact`` call in progress: its events, hooks and clock."""
+    """One ``run_compaction`` call in progress: its events, hooks and clock."""
 
     def __init__(
         self,

@@ -1,8 +1,8 @@
 """Compaction planning, pure: whether to compact, what to prune, where to cut, what to summarize.
 
 ``plan_compaction(history, budget=..., state=...)`` returns ``None`` when nothing needs doing,
-else a ``CompactionPlan`` that ``abridged.engine.compaction.compact`` carries out. Cheapest step
-first:
+else a ``CompactionPlan`` that ``abridged.engine.compaction.run_compaction`` carries out.
+Cheapest step first:
 
 1. **Prune** old tool outputs (``abridged.engine.prune``) from the prune boundary on, never in
    pinned steps. When that alone brings a ``tokens``-triggered context down to the target, the
@@ -77,8 +77,8 @@ _NO_PRUNED: Mapping[int, Message] = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class CompactionPlan:
-    """What a compaction will do; ``compact`` carries it out. Indexes are history indexes except
-    in ``prune`` and ``cut``, which are positions in the context (``state``'s layout).
+    """What a compaction will do; ``run_compaction`` carries it out. Indexes are history indexes
+    except in ``prune`` and ``cut``, which are positions in the context (``state``'s layout).
 
     - ``action``: ``prune`` (tool outputs only), ``summarize`` (cut and summarize, after
       pruning), ``nothing`` (the trigger fired but nothing can be cut or pruned: ``detail``

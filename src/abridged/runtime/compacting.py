@@ -1,7 +1,7 @@
 """Compaction inside a conversation: in the background, in the foreground, on an overflow.
 
 ``Compacting`` (a base of ``Conversation``) runs the engine's plans (``plan_compaction``,
-``plan_emergency``, ``compact``) on the conversation's history and commits them:
+``plan_emergency``, ``run_compaction``) on the conversation's history and commits them:
 
 - **in the background** (``_maybe_compact``, at every step boundary): the plan is made at once
   (pure, cheap) and carried out in an asyncio task, so that the summarizer's call never delays
@@ -45,11 +45,11 @@ from abridged.core.windows import with_notes
 from abridged.engine.compaction import (
     CompactionHooks,
     CompactionResult,
-    compact,
     context_length,
     plan_compaction,
     plan_emergency,
     rebase,
+    run_compaction,
 )
 from abridged.engine.events import Pruned
 from abridged.engine.plan import CompactionPlan
@@ -218,7 +218,7 @@ class Compacting(ConversationCore):
         when cancelled."""
         started = time.monotonic()
         try:
-            result = await compact(
+            result = await run_compaction(
                 plan,
                 self.summarizer(plan.budget),
                 hooks=self._hooks(),

@@ -48,7 +48,7 @@ from abridged.core.protocols import ChatModel, Summarizer, ToolSpec
 from abridged.core.tokens import TokenCounter, estimate_tools_tokens
 from abridged.core.turns import head_length
 from abridged.core.windows import ModelLimits
-from abridged.engine.compaction import CompactionHooks, CompactionResult, compact
+from abridged.engine.compaction import CompactionHooks, CompactionResult, run_compaction
 from abridged.engine.context import CompactionState, build_context
 from abridged.engine.events import Event, UsageUpdated
 from abridged.engine.plan import CompactionPlan, plan_compaction, plan_emergency
@@ -395,7 +395,7 @@ class ContextManager:
             return self._finish(messages, changed=changed)
         return await self._off_loop(self._finish, messages, changed=changed)
 
-    def compact(
+    def run_compaction(
         self,
         instructions: str | None = None,
         *,
@@ -760,7 +760,7 @@ class ContextManager:
         async def run(plan: CompactionPlan) -> CompactionResult:
             summarizer = self._summarizer(plan.budget)
             if not threaded:
-                result = await compact(
+                result = await run_compaction(
                     plan,
                     summarizer,
                     hooks=self.hooks,
@@ -770,7 +770,7 @@ class ContextManager:
                 )
                 self._commit(result)
                 return result
-            result = await compact(
+            result = await run_compaction(
                 plan,
                 off_loop(summarizer),
                 hooks=self.hooks,

@@ -88,7 +88,7 @@ def off_loop(summarizer: Summarizer) -> Summarizer:
 
 
 def off_loop_fallback(summarizer: Summarizer) -> Summarizer | None:
-    """The ``fallback`` to pass to ``compact`` with ``off_loop(summarizer)``: what ``compact``'s
+    """The ``fallback`` to pass to ``run_compaction`` with ``off_loop(summarizer)``: what its
     default gives (an extractive summary, none behind an extractive summarizer), in a worker
     thread."""
     if isinstance(summarizer, ExtractiveSummarizer | OffLoopSummarizer):
