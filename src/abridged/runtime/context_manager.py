@@ -395,7 +395,7 @@ class ContextManager:
             return self._finish(messages, changed=changed)
         return await self._off_loop(self._finish, messages, changed=changed)
 
-    def run_compaction(
+    def compact(
         self,
         instructions: str | None = None,
         *,
