@@ -95,3 +95,14 @@ def test_unknown_role_is_reported() -> None:
 def test_tool_result_with_error_flag_is_valid() -> None:
     msgs = [_call("a"), Message("tool", (ToolResult("a", "t", "boom", is_error=True),))]
     assert validate_messages(msgs) == []
+
+
+def test_deeply_nested_arguments_are_a_warning_not_a_crash() -> None:
+    deep = "[" * 5_000 + "]" * 5_000
+    messages = [
+        Message.user("go"),
+        Message.assistant("", tool_calls=[ToolCall("c1", "f", deep)]),
+        Message.tool("c1", "ok", name="f"),
+    ]
+    (issue,) = validate_messages(messages)
+    assert (issue.index, issue.field, issue.code) == (1, "parts[0].arguments", "invalid_arguments")

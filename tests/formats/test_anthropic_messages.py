@@ -23,6 +23,7 @@ from abridged.core.model import (
 )
 from abridged.errors import FormatError, SettingError
 from abridged.formats.anthropic_messages import (
+    RAW_ARGUMENTS_KEY,
     completion_from_anthropic,
     messages_from_anthropic,
     messages_to_anthropic,
@@ -809,3 +810,51 @@ def test_text_protocol_messages_are_never_merged_with_their_neighbours() -> None
     assert observation.role == "tool" and observation.meta["text_protocol"] is True
     _, out = messages_to_anthropic([task, step, observation, observation, Message.user("go on")])
     assert out == [*sent[1:4], sent[3], {"role": "user", "content": "go on"}]
+
+
+def test_lone_surrogates_are_read_and_kept() -> None:
+    # a valid JSON escape a provider or a tool can send: kept as given, never a crash
+    items = json.loads(
+        '[{"role": "user", "content": "a\\ud800b"},'
+        ' {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "f",'
+        ' "input": {"p": "\\udfff"}}]},'
+        ' {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1",'
+        ' "content": "\\udc00"}]}]'
+    )
+    messages = messages_from_anthropic(items)
+    assert messages[0].text == "a\ud800b"
+    assert messages[1].tool_calls[0].parsed_arguments() == {"p": "\udfff"}
+    assert messages[2].tool_results[0].text == "\udc00"
+    assert messages_to_anthropic(messages) == (None, items)
+    reply = completion_from_anthropic(
+        json.loads('{"role": "assistant", "content": [{"type": "text", "text": "\\ud800"}]}')
+    )
+    assert reply.text == "\ud800" and reply.fingerprint
+
+
+def test_deeply_nested_arguments_and_input() -> None:
+    deep = "[" * 5_000 + "]" * 5_000
+    messages = [
+        Message.user("go"),
+        Message.assistant("", tool_calls=[ToolCall("c1", "f", deep)]),
+        Message.tool("c1", "ok", name="f"),
+    ]
+    # kept verbatim in the wrapper (not an object); "raise" names the message instead
+    _, wire_messages = messages_to_anthropic(messages)
+    assert wire_messages[1]["content"][0]["input"] == {RAW_ARGUMENTS_KEY: deep}
+    assert messages_from_anthropic(wire_messages) == messages
+    with pytest.raises(FormatError) as raised:
+        messages_to_anthropic(messages, invalid_arguments="raise")
+    assert raised.value.index == 1
+    # an input object nested deeper than JSON can be written: a FormatError naming where
+    nested: dict[str, Any] = {}
+    inner = nested
+    for _ in range(5_000):
+        inner["a"] = {}
+        inner = inner["a"]
+    block = {"type": "tool_use", "id": "c1", "name": "f", "input": nested}
+    with pytest.raises(FormatError) as raised:
+        messages_from_anthropic(
+            [{"role": "user", "content": "go"}, {"role": "assistant", "content": [block]}]
+        )
+    assert raised.value.index == 1 and raised.value.context["field"].endswith(".input")

@@ -685,3 +685,22 @@ def test_pruned_text_protocol_messages_export_as_their_placeholder_text() -> Non
     for messages, sent in mini_swe_agent_sessions():
         pruned, expected = prune_observations(messages, sent)
         assert messages_to_openai(pruned) == expected
+
+
+def test_lone_surrogates_are_read_and_kept() -> None:
+    # a valid JSON escape a provider or a tool can send: kept as given, never a crash
+    items = json.loads(
+        '[{"role": "user", "content": "a\\ud800b"},'
+        ' {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",'
+        ' "function": {"name": "f", "arguments": "{\\"p\\": \\"\\\\udfff\\"}"}}]},'
+        ' {"role": "tool", "tool_call_id": "c1", "content": "\\udc00"}]'
+    )
+    messages = messages_from_openai(items)
+    assert messages[0].text == "a\ud800b"
+    assert messages[1].tool_calls[0].parsed_arguments() == {"p": "\udfff"}
+    assert messages[2].tool_results[0].text == "\udc00"
+    assert messages_to_openai(messages) == items
+    reply = completion_from_openai(
+        json.loads('{"choices": [{"message": {"role": "assistant", "content": "\\ud800"}}]}')
+    )
+    assert reply.text == "\ud800" and reply.fingerprint

@@ -577,3 +577,16 @@ def test_pruned_text_protocol_messages_export_as_their_placeholder_text() -> Non
     for messages, sent in mini_swe_agent_sessions():
         pruned, expected = prune_observations(messages, sent)
         assert messages_to_responses(pruned) == _as_items(messages, expected)
+
+
+def test_lone_surrogates_are_read_and_kept() -> None:
+    # a valid JSON escape a provider or a tool can send: kept as given, never a crash
+    items = json.loads(
+        '[{"role": "user", "content": "a\\ud800b"},'
+        ' {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{\\"p\\": 1}"},'
+        ' {"type": "function_call_output", "call_id": "c1", "output": "\\udc00"}]'
+    )
+    messages = messages_from_responses(items)
+    assert messages[0].text == "a\ud800b"
+    assert messages[2].tool_results[0].text == "\udc00"
+    assert messages_to_responses(messages) == items

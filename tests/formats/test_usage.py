@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from abridged.core.model import Usage
+from abridged.errors import FormatError
 from abridged.formats.usage import (
     usage_from_anthropic,
     usage_from_openai,
@@ -82,4 +87,22 @@ def test_round_trips(u: Usage) -> None:
         u.cache_read,
         u.cache_write,
         u.output,
+    )
+
+
+@pytest.mark.parametrize("reader", [usage_from_openai, usage_from_anthropic])
+@pytest.mark.parametrize("report", [[1, 2], ["input_tokens"], "tokens", 12, 1.5, (("a", 1),)])
+def test_a_usage_report_that_is_not_an_object_is_a_format_error(
+    reader: Callable[[Any], Usage | None], report: object
+) -> None:
+    with pytest.raises(FormatError) as raised:
+        reader(report)
+    assert raised.value.expected == "usage: a JSON object"
+
+
+def test_counts_out_of_range_are_zero() -> None:
+    huge = usage_from_openai({"prompt_tokens": float("inf"), "completion_tokens": float("nan")})
+    assert huge == Usage()
+    assert usage_from_anthropic({"input_tokens": float("-inf"), "output_tokens": 3}) == Usage(
+        output=3
     )

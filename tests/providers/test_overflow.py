@@ -675,3 +675,25 @@ def test_scrub_removes_given_secrets_and_key_shapes() -> None:
     assert "sk-ant-api03" not in scrub("bad key sk-ant-api03-AAAAAAAAAAAA")
     assert "supersecrettoken" not in scrub("Authorization: Bearer supersecrettoken")
     assert scrub("nothing secret", ["", None]) == "nothing secret"
+
+
+@pytest.mark.parametrize("word", ["quota", "overloaded", "rate limit", "tokens per minute"])
+def test_an_explicit_overflow_code_wins_over_words_in_the_body(word: str) -> None:
+    # the message can quote the prompt back, or name a tool, with any word in it
+    body = {
+        "error": {
+            "message": f"This request exceeds the context window (the {word} tool said: ...).",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }
+    info = is_context_overflow((400, body))
+    assert info is not None
+    # the same words without the code are still a near miss
+    body["error"]["code"] = None
+    assert is_context_overflow((400, body)) is None
+    # and a code that says rate limit or quota still vetoes
+    body["error"]["code"] = "context_length_exceeded"
+    body["error"]["type"] = "insufficient_quota"
+    assert is_context_overflow((400, body)) is None

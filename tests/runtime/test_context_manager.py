@@ -522,3 +522,15 @@ def test_tool_calls_with_text_stay_paired_in_abridged_format() -> None:
     assert ctx.format == "abridged" and is_paired(ctx.messages)
     assert ctx.messages[1].is_summary or any("[tool output pruned" in str(m) for m in ctx.messages)
     assert messages_to_openai(ctx.messages)
+
+
+def test_deeply_nested_tool_arguments_are_kept_verbatim_and_compacted() -> None:
+    # a model can emit arguments nested deeper than json can decode: kept unparsed, never a crash
+    deep = "[" * 5_000 + "]" * 5_000
+    items = openai_session(30)
+    items[2]["tool_calls"][0]["function"]["arguments"] = deep
+    items[-2]["tool_calls"][0]["function"]["arguments"] = deep
+    cm = make()
+    ctx = cm.prepare(items)
+    assert cm.state.compactions >= 1 and ctx.changed
+    assert ctx.messages[-2]["tool_calls"][0]["function"]["arguments"] == deep

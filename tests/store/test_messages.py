@@ -201,3 +201,24 @@ async def test_sql_injection_is_just_text(store: Store) -> None:
     assert texts((await store.load_context(convo.id)).to_messages())[0].startswith("');")
     async with store.engine.connect() as conn:
         assert (await conn.execute(text("SELECT count(*) FROM conversations"))).scalar() == 1
+
+
+async def test_lone_surrogates_are_stored_and_read_back_equal(store: Store) -> None:
+    # a lone surrogate is a valid JSON escape a provider or a tool can send: kept as given
+    odd = "before \ud800 middle \udfff after"
+    convo = await store.create_conversation()
+    batch = [
+        Message.user(odd, meta={"note": odd}),
+        Message.assistant(
+            odd,
+            reasoning=[Reasoning(odd, signature="sig", provider="anthropic")],
+            tool_calls=[ToolCall("c1", "read", '{"path": "\\ud800"}')],
+        ),
+        Message.tool("c1", odd, name="read"),
+    ]
+    await store.append(convo.id, batch[0])
+    await store.append_many(convo.id, batch[1:])
+    context = await store.load_context(convo.id)
+    assert [m.message for m in context.messages] == batch
+    assert context.messages[0].message.text == odd
+    assert [m.message.fingerprint for m in context.messages] == [m.fingerprint for m in batch]

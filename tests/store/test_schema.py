@@ -257,3 +257,17 @@ async def test_0003_moves_carried_messages_and_file_operations_out_of_meta(
         assert json.loads(row["file_ops"]) == {"read": ["a.py"]}
     finally:
         await again.close()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://u@127.0.0.1:1/db?password=hunter2",
+        "postgresql://u:hunter2@127.0.0.1:1/db?sslmode=require&sslpassword=hunter2",
+        "postgresql://127.0.0.1:1/db?user=u&password=hunter2&password=hunter2",
+    ],
+)
+def test_store_hides_a_password_given_as_a_query_parameter(url: str) -> None:
+    store = Store(url)
+    assert "hunter2" not in store.url
+    assert "127.0.0.1" in store.url and "***" in store.url

@@ -344,3 +344,20 @@ async def test_edit_under_a_summary_marks_resummarisation(store: Store) -> None:
         "m7",
         "m8",
     ]
+
+
+async def test_summary_with_lone_surrogates_is_stored_and_read_back_equal(store: Store) -> None:
+    # an extractive summary can quote a lone surrogate a tool sent; PostgreSQL's text rejects it
+    text = "quoted \ud800 and \udfff end"
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, [m for i in range(4) for m in turn(i)])
+    version = (await store.open_conversation(convo.id)).version
+    await store.commit_compaction(
+        convo.id,
+        CompactionRecord(cut_seq=10, summary=StoredSummary(text, {"sections": 1}), file_ops={}),
+        expected_version=version,
+    )
+    context = await store.load_context(convo.id)
+    assert context.summary is not None
+    assert context.summary.text == text
+    assert context.summary.meta == {"sections": 1}

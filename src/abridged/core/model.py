@@ -85,14 +85,18 @@ class ToolCall:
     kind: Literal["tool_call"] = field(default="tool_call", init=False, repr=False)
 
     def parsed_arguments(self) -> Any:
-        """The arguments decoded from JSON, or ``None`` when they are not valid JSON.
+        """The arguments decoded from JSON, or ``None`` when they are not valid JSON or nest
+        too deeply to decode (a model can emit ``[[[[...]]]]``): they are then kept verbatim,
+        unparsed, and ``arguments_valid`` is false.
 
         >>> ToolCall("c1", "read", '{"path": "a.py"}').parsed_arguments()
         {'path': 'a.py'}
+        >>> ToolCall("c1", "read", "[" * 100_000 + "]" * 100_000).parsed_arguments() is None
+        True
         """
         try:
             return json.loads(self.arguments)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             return None
 
     @property
@@ -260,7 +264,10 @@ class Message:
                 separators=(",", ":"),
                 sort_keys=True,
             )
-            cached = hashlib.blake2b(payload.encode("utf-8"), digest_size=16).hexdigest()
+            # ``surrogatepass`` keeps a lone surrogate (valid in JSON, sent by providers and tools)
+            # hashable and distinct from any other text, instead of raising.
+            data = payload.encode("utf-8", "surrogatepass")
+            cached = hashlib.blake2b(data, digest_size=16).hexdigest()
             object.__setattr__(self, "_fingerprint", cached)
         return cached
 
@@ -292,7 +299,7 @@ def assign_ids(messages: Sequence[Message], *, prefix: str = "m") -> list[Messag
         derived = message.id == "m" + message.fingerprint[:20]
         if derived or message.id in seen:
             digest = hashlib.blake2b(
-                (previous + message.fingerprint).encode(), digest_size=10
+                (previous + message.fingerprint).encode("utf-8", "surrogatepass"), digest_size=10
             ).hexdigest()
             message = message.replace(id=prefix + digest)
         seen.add(message.id)

@@ -75,7 +75,7 @@ def _arguments_from_input(value: Mapping[str, Any]) -> str:
 def _loads(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deeply to decode: not an object either
         return None
 
 
@@ -233,7 +233,7 @@ def _read_block(
         raise _err("tool_use block has no input object", i, "input: an object", f"{field}.input")
     try:
         arguments = _arguments_from_input(value)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, RecursionError) as e:
         raise _err(
             f"tool_use input cannot be written as JSON: {e}",
             i,

@@ -6,13 +6,29 @@ from collections.abc import Mapping
 from typing import Any
 
 from abridged.core.model import Usage
+from abridged.errors import FormatError
 
 
 def _int(value: Any) -> int:
     try:
         return max(0, int(value or 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # garbage, NaN, infinity: nothing reported
         return 0
+
+
+def _report(usage: object, format: str) -> Mapping[str, Any] | None:
+    """``usage`` when it is a report (a mapping), ``None`` when empty or absent (as before: an
+    empty list or string reports nothing); anything else is a ``FormatError``."""
+    if not usage:
+        return None
+    if not isinstance(usage, Mapping):
+        raise FormatError(
+            f"usage report is a {type(usage).__name__}, not an object",
+            format=format,
+            expected="usage: a JSON object",
+            field="usage",
+        )
+    return usage
 
 
 def _get(obj: Mapping[str, Any] | None, *path: str) -> Any:
@@ -34,8 +50,11 @@ def usage_from_openai(usage: Mapping[str, Any] | None) -> Usage | None:
     >>> usage_from_openai({"prompt_tokens": 100, "completion_tokens": 7,
     ...                    "prompt_tokens_details": {"cached_tokens": 64}})
     Usage(input=36, output=7, cache_read=64, cache_write=0, reasoning=0)
+
+    Raises ``FormatError`` when ``usage`` is not a mapping (a list, a string, a number).
     """
-    if not usage:
+    usage = _report(usage, "openai")
+    if usage is None:
         return None
     prompt = _int(usage.get("prompt_tokens", usage.get("input_tokens")))
     output = _int(usage.get("completion_tokens", usage.get("output_tokens")))
@@ -70,8 +89,11 @@ def usage_from_anthropic(usage: Mapping[str, Any] | None) -> Usage | None:
     >>> usage_from_anthropic({"input_tokens": 12, "output_tokens": 5,
     ...                       "cache_read_input_tokens": 900, "cache_creation_input_tokens": 40})
     Usage(input=12, output=5, cache_read=900, cache_write=40, reasoning=0)
+
+    Raises ``FormatError`` when ``usage`` is not a mapping (a list, a string, a number).
     """
-    if not usage:
+    usage = _report(usage, "anthropic")
+    if usage is None:
         return None
     return Usage(
         input=_int(usage.get("input_tokens")),

@@ -433,9 +433,14 @@ def is_context_overflow(error: Any) -> OverflowInfo | None:
         return None
     text, codes, numbers = _read(body)
     message = text or (f"HTTP {status}" if status is not None else "")
-    if _NOT_OVERFLOW.search(text) or any(_NOT_OVERFLOW.search(c) for c in codes):
+    if any(_NOT_OVERFLOW.search(c) for c in codes):
         return None
     if "rate_limit_exceeded" in codes or "insufficient_quota" in codes:
+        return None
+    # An explicit overflow code wins over words anywhere in the body (a prompt or a tool output
+    # quoted back may well mention "quota" or "overloaded").
+    explicit = any(c in _OVERFLOW_CODES for c in codes)
+    if not explicit and _NOT_OVERFLOW.search(text):
         return None
     for name, pattern, extract in _RULES:
         match = pattern.search(text)

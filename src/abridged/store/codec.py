@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -29,9 +30,53 @@ _USAGE_COLUMNS = (
 )
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
 def dumps(value: Any) -> str:
-    """Compact, stable JSON text."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    """Compact, stable JSON text.
+
+    A lone surrogate (valid in JSON, and sent by providers and tools) cannot be encoded as UTF-8,
+    so neither database takes it raw: it is written as its JSON escape (``\\ud800``), which
+    ``json.loads`` reads back to the same string. Everything else stays unescaped.
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return _LONE_SURROGATE.sub(_escape_surrogate, text)
+
+
+SURROGATES_KEY = "_abridged_lone_surrogates"
+"""The summary-metadata key recording the lone surrogates replaced in its stored text."""
+
+
+def text_for_storage(text: str, meta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A text column's value and its metadata, with each lone surrogate replaced by U+FFFD and
+    the replacement recorded (``[index, code point]`` pairs) so ``text_from_storage`` restores it:
+    databases store UTF-8, which cannot hold a lone surrogate."""
+    found = [[m.start(), ord(m.group())] for m in _LONE_SURROGATE.finditer(text)]
+    if not found:
+        return text, meta
+    return _LONE_SURROGATE.sub("\ufffd", text), {**meta, SURROGATES_KEY: found}
+
+
+def text_from_storage(text: str, meta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The text and metadata ``text_for_storage`` was given (a damaged record is ignored: the
+    text then keeps its U+FFFD replacements)."""
+    if SURROGATES_KEY not in meta:
+        return text, meta
+    meta = dict(meta)
+    found = meta.pop(SURROGATES_KEY)
+    chars = list(text)
+    try:
+        for index, code in found:
+            if chars[index] == "\ufffd" and 0xD800 <= code <= 0xDFFF:
+                chars[index] = chr(code)
+    except (TypeError, ValueError, IndexError):
+        return text, meta
+    return "".join(chars), meta
 
 
 def now() -> datetime:
@@ -170,8 +215,9 @@ def summary(row: RowMapping | None, prefix: str = "") -> StoredSummary | None:
         files = {str(k): tuple(str(p) for p in v) for k, v in ops.items()}
     except (TypeError, ValueError) as exc:
         raise CorruptRowError(f"summary columns cannot be decoded: {exc}", **context) from exc
+    text, meta = text_from_storage(row[prefix + "text"], meta)
     return StoredSummary(
-        text=row[prefix + "text"],
+        text=text,
         meta=meta,
         id=row[prefix + "id"],
         covers_to_seq=int(row[prefix + "covers_to_seq"]),

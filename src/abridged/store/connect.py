@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -73,9 +74,19 @@ def _safe(raw: str) -> str:
         return "<unparseable>"
 
 
+_SECRET_QUERY = re.compile(r"pass|pwd|secret|token|key", re.IGNORECASE)
+
+
 def safe_url(url: URL) -> str:
-    """The URL with its password hidden (for messages and logs)."""
-    return url.render_as_string(hide_password=True)
+    """The URL with its password hidden (for messages and logs), also when it is given as a
+    query parameter (``?password=...``, ``sslpassword``, ``token``, ``sslkey`` ...)."""
+    hidden = {
+        name: ("***" if isinstance(value, str) else tuple("***" for _ in value))
+        if _SECRET_QUERY.search(name)
+        else value
+        for name, value in url.query.items()
+    }
+    return url.set(query=hidden).render_as_string(hide_password=True).replace("%2A%2A%2A", "***")
 
 
 def create_engine(url: URL, **kwargs: Any) -> AsyncEngine:

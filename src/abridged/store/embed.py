@@ -65,7 +65,9 @@ class HashingEmbedder:
         """The unit-length vector of one text (all zeros for a text without words)."""
         vector = [0.0] * self._dimension
         for feature, value in self._features(text).items():
-            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+            digest = hashlib.blake2b(
+                feature.encode("utf-8", "surrogatepass"), digest_size=8
+            ).digest()
             index = int.from_bytes(digest[:4], "little") % self._dimension
             vector[index] += value if digest[4] & 1 else -value
         norm = math.sqrt(sum(v * v for v in vector))

@@ -242,12 +242,13 @@ async def insert_summary(
 ) -> str:
     """Store a summary once and return its id."""
     summary_id = new_id()
+    text, meta = codec.text_for_storage(summary.text, dict(summary.meta))
     await conn.execute(
         summaries.insert().values(
             id=summary_id,
             conversation_id=conversation_id,
-            text=summary.text,
-            meta=codec.dumps(dict(summary.meta)),
+            text=text,
+            meta=codec.dumps(meta),
             carried_seqs=codec.dumps([int(s) for s in summary.carried_seqs]),
             file_ops=codec.dumps({k: [str(p) for p in v] for k, v in summary.file_ops.items()}),
             covers_to_seq=covers_to_seq,

@@ -346,3 +346,16 @@ def test_any_conversation_fits_its_ceiling_with_its_sections_in_order(
     if ceiling >= 300 and any(user_request_text(m) for m in messages):
         assert "intent" in headings
     assert SUMMARIZER.build(request) == summary
+
+
+def test_deeply_nested_tool_arguments_are_summarized() -> None:
+    # a model can emit arguments nested deeper than json can decode: the summary still comes
+    deep = "[" * 5_000 + "]" * 5_000
+    messages = [
+        *_session(),
+        Message.assistant("Trying the tool.", tool_calls=[ToolCall("c9", "edit", deep)]),
+        Message.tool("c9", "edited", name="edit"),
+        Message.assistant("Done."),
+    ]
+    summary = _summarize(messages)
+    assert find_headings(summary.text) == list(SECTION_KEYS)

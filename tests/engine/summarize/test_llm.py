@@ -435,3 +435,16 @@ def test_a_tracked_file_is_not_taken_as_named_by_a_longer_one() -> None:
     text = render_sections({"files": "Modified: data.py"})
     fixed = ensure_files(text, FileOps(modified=frozenset({"a.py", "data.py"})))
     assert "Modified (tracked): a.py" in fixed
+
+
+async def test_the_start_of_a_reply_without_headings_is_redacted_in_the_fallback_reason() -> None:
+    # the reason is stored in the summary's metadata and shown in notices
+    key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8t"
+    reply = f"Error: invalid key {key} for the request"
+    # not even the head of the key (the quote is cut at 24 tokens, mid-key on old code)
+    assert key[:12] not in (failure_reason(reply, None) or "")
+    model = ScriptedModel([reply])
+    summarizer = LLMSummarizer(model, max_output_tokens=500, input_budget_tokens=20_000)
+    summary = await summarizer.summarize(_request(_session(), max_tokens=800))
+    assert summary.fallback_reason is not None and "section headings" in summary.fallback_reason
+    assert key[:12] not in summary.fallback_reason and "invalid key" in summary.fallback_reason

@@ -121,7 +121,8 @@ def failure_reason(text: str, finish_reason: str | None) -> str | None:
     if not text.strip():
         return "the model returned no text"
     if not find_headings(text):
-        first = truncate_tokens(" ".join(text.split()), 24)
+        # redacted before it is cut (no half secret survives), as it is stored and shown
+        first = truncate_tokens(" ".join(redact(text).split()), 24)
         return f"the reply has none of the section headings (an error or a refusal?): {first!r}"
     return None
 
