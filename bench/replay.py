@@ -77,7 +77,8 @@ def main() -> int:
         1 for s in data["steps"] if s["context_tokens"] > s_budget(sessions, s["session"])
     )
     met_time = total_s < TARGET_SECONDS
-    met_budget = totals["overflows"] == 0 and over_budget == 0
+    stopped = int(totals.get("stopped") or 0)
+    met_budget = totals["overflows"] == 0 and over_budget == 0 and stopped == 0
     k = format_token_size
     lines = [
         SECTION,
@@ -117,7 +118,7 @@ def main() -> int:
         f"Targets: whole set under {TARGET_SECONDS:.0f} s: {'met' if met_time else 'missed'} "
         f"({total_s:.1f} s); no context over the window or the input budget: "
         f"{'met' if met_budget else 'missed'} ({totals['overflows']} over the window, "
-        f"{over_budget} over the input budget).",
+        f"{over_budget} over the input budget, {stopped} sessions stopped).",
     ]
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
@@ -132,6 +133,7 @@ def main() -> int:
             "prunes": totals["prunes"],
             "overflows": totals["overflows"],
             "over_budget": over_budget,
+            "stopped": stopped,
             "max_context_tokens": totals["max_context_tokens"],
             "input_budget": budget["input_budget"],
             "load_seconds": round(load_s, 2),

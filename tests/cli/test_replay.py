@@ -184,3 +184,97 @@ def test_bad_arguments_exit_2(args: list[str], words: str) -> None:
     assert result.exit_code == 2, result.stderr
     assert words in " ".join(result.stderr.split())
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def _swebench_session(
+    path: Path, task_words: int, *, sessions: int = 1, name: str = "case"
+) -> Path:
+    """A small mini-swe-agent file in ``tmp_path``: a task of ``task_words`` words, three calls."""
+    lines = []
+    for n in range(sessions):
+        task = " ".join(f"word{i}" for i in range(task_words))
+        messages = [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": f"Fix the bug. {task}"},
+            {"role": "assistant", "content": "THOUGHT: look\n\n```bash\nls\n```"},
+            {"role": "user", "content": "a.py b.py"},
+            {"role": "assistant", "content": "THOUGHT: done\n\n```bash\necho done\n```"},
+        ]
+        lines.append(
+            json.dumps(
+                {
+                    "instance_id": f"{name}-{n}",
+                    "model": "google/gemini-3-pro-preview",
+                    "messages": messages,
+                }
+            )
+        )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_replay_that_cannot_proceed_says_stopped_and_exits_1(cli: Run, tmp_path: Path) -> None:
+    # the first task alone is larger than a 4k window's input budget: the replay stops at call 1
+    big = _swebench_session(tmp_path / "big.jsonl", 3_000)
+    out = cli("replay", big, "--window", "4k", "--json")
+    assert out.returncode == 1
+    assert "stopped" in out.stderr and "call 1" in out.stderr
+    data = json.loads(out.stdout)
+    (session,) = data["sessions"]
+    stopped = session["stopped"]
+    assert stopped["call"] == 1 and "minimal context" in stopped["reason"]
+    budget = session["budget"]
+    # the real budget of the 4k window, not zeros, and the sizes that did not fit
+    assert 0 < budget["input_budget"] == stopped["limit"] < stopped["tokens"]
+    assert stopped["window"] == 4_096
+    assert data["totals"]["stopped"] == 1
+    # prices come from the registry: a stopped call costs nothing, the total is still priced
+    assert data["totals"]["cost"] == 0
+    assert data["totals"]["input_tokens"] == 0  # the call that did not fit was not sent
+    text = cli("replay", big, "--window", "4k")
+    assert text.returncode == 1
+    words = " ".join(text.stdout.split())
+    assert "stopped" in words and "input budget 0" not in words
+    assert f"input budget {budget['input_budget'] / 1024:.1f}k" in words
+    assert "no prices known" not in words
+    # a context over the window is an error too
+    tiny = cli("replay", big, "--window", "1024")
+    assert tiny.returncode == 1 and "over the window" in tiny.stderr
+
+
+def test_whole_file_totals_count_stopped_sessions_and_keep_prices(cli: Run, tmp_path: Path) -> None:
+    mixed = tmp_path / "mixed.jsonl"
+    _swebench_session(tmp_path / "a.jsonl", 20, sessions=2)
+    _swebench_session(tmp_path / "b.jsonl", 3_000, name="big")
+    small = (tmp_path / "a.jsonl").read_text(encoding="utf-8")
+    mixed.write_text(small + (tmp_path / "b.jsonl").read_text(encoding="utf-8"))
+    out = cli("replay", mixed, "--window", "4k", "--json")
+    assert out.returncode == 1
+    data = json.loads(out.stdout)
+    totals = data["totals"]
+    assert totals["sessions"] == 3 and totals["stopped"] == 1
+    assert [s["stopped"] is None for s in data["sessions"]] == [True, True, False]
+    assert totals["cost"] is not None and totals["cost"] > 0
+    text = cli("replay", mixed, "--window", "4k")
+    words = " ".join(text.stdout.split())
+    assert "no prices known" not in words and "1 of 3 sessions stopped" in words
+
+
+def test_a_wrong_format_or_an_empty_file_is_an_error(cli: Run, tmp_path: Path) -> None:
+    out = cli("replay", CLAUDE_CODE, "--format", "codex")
+    assert out.returncode == 1 and out.stdout == ""
+    words = " ".join(out.stderr.split())
+    assert str(CLAUDE_CODE) in words and "codex" in words and "no message" in words
+    empty = tmp_path / "summaries.jsonl"
+    empty.write_text(json.dumps({"type": "summary", "summary": "x", "leafUuid": "l"}) + "\n")
+    out = cli("replay", empty)
+    assert out.returncode == 1 and "no message" in out.stderr and "Traceback" not in out.stderr
+    # a session of a multi-session file that holds no message, picked with --session
+    two = tmp_path / "two.jsonl"
+    sessions = [
+        {"instance_id": "a", "messages": [{"role": "user", "content": "hi"}]},
+        {"instance_id": "b", "messages": []},
+    ]
+    two.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
+    out = cli("replay", two, "--session", "2")
+    assert out.returncode == 1 and "session 2 (b) holds no message" in out.stderr

@@ -140,3 +140,41 @@ def test_converter_errors_name_the_line_of_the_entry(tmp_path: Path) -> None:
         load_transcripts(path)
     assert info.value.line == 4 and info.value.format == CODEX
     assert "name" in str(info.value)
+
+
+def test_a_sub_agent_file_loads_its_own_conversation(tmp_path: Path) -> None:
+    # subagents/agent-*.jsonl: every line is isSidechain, the sub-agent's own conversation
+    entries = [json.loads(line) for line in CLAUDE.read_text(encoding="utf-8").splitlines()]
+    side = [{**e, "isSidechain": True, "agentId": "a1b2"} for e in entries if "message" in e]
+    path = _write(tmp_path / "agent-a1b2.jsonl", side)
+    (t,) = load_transcripts(path)
+    assert t.source_format == CLAUDE_CODE and t.meta["sidechain"] is True
+    assert t.id == "agent-a1b2"
+    assert [m.role for m in t.messages][:3] == ["user", "assistant", "tool"]
+    # in a main session file the sub-agent's entries are still left out
+    (main,) = load_transcripts(CLAUDE)
+    assert "sidechain" not in main.meta
+
+
+@pytest.mark.parametrize(
+    ("lines", "fmt"),
+    [
+        # only bookkeeping entries: nothing the model saw
+        ([{"type": "summary", "summary": "x", "leafUuid": "l"}] * 2, None),
+        ([{"type": "summary", "summary": "x", "leafUuid": "l"}], CLAUDE_CODE),
+        # a Claude Code session read as a Codex rollout
+        (None, CODEX),
+        # a rollout with only metadata
+        ([{"type": "session_meta", "payload": {"id": "s"}}] * 2, None),
+    ],
+)
+def test_a_file_that_yields_no_message_is_an_error(
+    tmp_path: Path, lines: list[object] | None, fmt: str | None
+) -> None:
+    path = _write(tmp_path / "empty.jsonl", lines) if lines is not None else CLAUDE
+    for strict in (True, False):
+        with pytest.raises(FormatError) as info:
+            load_transcripts(path, fmt, strict=strict)
+        error = info.value
+        assert error.path == str(path) and "no message" in error.message
+        assert error.format == (fmt or detect_format(path))

@@ -27,7 +27,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from abridged.cli.common import BAD_INPUT, BAD_USAGE, CliError, fail, size, store_url
+from abridged.cli.common import (
+    BAD_INPUT,
+    BAD_USAGE,
+    CliError,
+    check_database,
+    fail,
+    size,
+    store_url,
+)
 from abridged.core.budget import format_token_size
 from abridged.errors import AbridgedError, ProviderError, SettingError
 
@@ -368,6 +376,7 @@ def run_chat(
         window = window or os.environ.get("ABRIDGED_WINDOW") or None
         context_window = size(window, "window")
         output = size(max_output, "max_output")
+        check_database(store_url(db))
         return asyncio.run(
             chat_main(
                 model=spec,

@@ -84,7 +84,10 @@ def load(path: Path, format: str | None, session: int | None = None) -> list[Tra
                 + ("s" if len(transcripts) != 1 else ""),
                 BAD_USAGE,
             )
-        return [transcripts[session - 1]]
+        chosen = transcripts[session - 1]
+        if not chosen.messages:
+            raise CliError(f"{path}: session {session} ({chosen.id}) holds no message")
+        return [chosen]
     return transcripts
 
 
@@ -187,6 +190,38 @@ def sqlite_path(url: str | None) -> Path | None:
         rest = url.split("://", 1)[1]
         return Path(rest[1:]) if rest.startswith("/") else Path(rest)
     return None
+
+
+def check_database(url: str | None, *, create_folder: bool = False) -> None:
+    """``CliError`` (exit 1) when the SQLite file ``url`` names cannot be opened for writing: a
+    directory, a folder that does not exist (created only with ``create_folder``: ``db
+    upgrade``), or a place where no file can be made (``/proc/x.db``). Checked before the store
+    opens it, so that the user gets one line, never a driver's traceback. ``None`` (the default
+    file, whose folder is the user's data directory) and other databases are left alone."""
+    if not url:
+        return
+    path = sqlite_path(url)
+    if path is None:
+        return
+    where = f"cannot use the database {path}"
+    if path.is_dir():
+        raise CliError(f"{where}: it is a directory")
+    folder = path.parent
+    if not folder.exists() and create_folder:
+        return
+    if not folder.is_dir():
+        what = "is not a directory" if folder.exists() else "does not exist (create it first)"
+        raise CliError(f"{where}: {folder} {what}")
+    try:
+        if path.exists():
+            with path.open("r+b"):
+                pass
+        else:
+            with path.open("xb"):
+                pass
+            path.unlink()
+    except OSError as exc:
+        raise CliError(f"{where}: {exc.strerror or exc}") from exc
 
 
 def plural(count: int, word: str) -> str:

@@ -6,7 +6,7 @@ import asyncio
 
 from rich.console import Console
 
-from abridged.cli.common import CliError, fail, store_url
+from abridged.cli.common import CliError, check_database, fail, store_url
 from abridged.errors import AbridgedError
 
 
@@ -17,6 +17,7 @@ def run_upgrade(db: str | None) -> int:
 
     url = store_url(db)
     try:
+        check_database(url, create_folder=True)
         where = safe_url(resolve_url(url))
         done = asyncio.run(upgrade(url))
         revision = head_revision()

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -36,7 +37,9 @@ from abridged.cli.common import (
     BAD_INPUT,
     CliError,
     Knobs,
+    check_database,
     fail,
+    join,
     limits_for,
     load,
     make_summarizer,
@@ -85,7 +88,7 @@ class _Session:
     steps: list[dict[str, Any]] = field(default_factory=list)
     compactions: list[dict[str, Any]] = field(default_factory=list)
     stored: dict[str, Any] = field(default_factory=dict)
-    stopped: str | None = None
+    stopped: dict[str, Any] | None = None
     seconds: float = 0.0
 
 
@@ -312,7 +315,17 @@ class Replayer:
         except ContextOverflowError as exc:
             call += 1
             tokens = int(exc.tokens or 0)
-            session.stopped = f"call {call}: {exc.message}"
+            # the budget the call was planned against (none recorded when call 1 stops)
+            session.budget = manager.budget
+            limit = exc.limit if exc.limit is not None else session.budget.input_budget
+            session.stopped = {
+                "call": call,
+                "reason": exc.message,
+                "tokens": tokens,
+                "limit": int(limit),
+                "window": limits.context_window,
+                "stage": exc.context.get("stage"),
+            }
             session.steps.append(
                 {
                     "session": transcript.id,
@@ -326,7 +339,7 @@ class Replayer:
                     "tokens_after": None,
                     "cached_tokens": 0,
                     "output_tokens": 0,
-                    "cost": None,
+                    "cost": _cost(limits.pricing, 0, 0, 0),  # nothing was sent
                     "recorded_context_tokens": None,
                     "over_budget": True,
                     "over_window": tokens > limits.context_window,
@@ -366,7 +379,8 @@ def _session_dict(session: _Session) -> dict[str, Any]:
     limits = session.limits
     budget = session.budget
     window = limits.context_window
-    input_tokens = sum(s["context_tokens"] for s in steps)
+    # a call that could not be made (``overflow``: the replay stopped there) sent nothing
+    input_tokens = sum(s["context_tokens"] for s in steps if s["action"] != "overflow")
     cached = sum(s["cached_tokens"] for s in steps)
     costs = [s["cost"] for s in steps]
     recorded = [s["recorded_context_tokens"] for s in steps if s["recorded_context_tokens"]]
@@ -389,6 +403,7 @@ def _session_dict(session: _Session) -> dict[str, Any]:
         else None,
         "recorded_input_tokens": sum(recorded) if recorded else None,
         "seconds": round(session.seconds, 3),
+        "stopped": 1 if session.stopped else 0,
     }
     return {
         "id": transcript.id,
@@ -438,6 +453,7 @@ def _sum_totals(sessions: list[dict[str, Any]], seconds: float) -> dict[str, Any
         "input_tokens",
         "cached_tokens",
         "output_tokens",
+        "stopped",
     )
     totals: dict[str, Any] = {k: sum(s["totals"][k] for s in sessions) for k in keys}
     totals["sessions"] = len(sessions)
@@ -449,8 +465,12 @@ def _sum_totals(sessions: list[dict[str, Any]], seconds: float) -> dict[str, Any
         if totals["input_tokens"]
         else 0.0
     )
-    costs = [s["totals"]["cost"] for s in sessions]
-    totals["cost"] = round(sum(costs), 6) if costs and None not in costs else None
+    # priced sessions are summed; the models without prices are named (``unpriced``)
+    costs = [s["totals"]["cost"] for s in sessions if s["totals"]["cost"] is not None]
+    totals["cost"] = round(sum(costs), 6) if costs else None
+    totals["unpriced"] = sorted(
+        {str(s["model"] or "unknown") for s in sessions if s["totals"]["cost"] is None}
+    )
     recorded = [s["totals"]["recorded_input_tokens"] for s in sessions]
     totals["recorded_input_tokens"] = sum(r for r in recorded if r) if any(recorded) else None
     totals["seconds"] = round(seconds, 3)
@@ -607,6 +627,15 @@ def _bar(tokens: int, window: int, trigger: int) -> Text:
     return text
 
 
+def describe_stopped(stopped: dict[str, Any]) -> str:
+    """``call 1: <reason> (needs 2.1k tokens; input budget 1.8k, window 4k)``."""
+    k = format_token_size
+    return (
+        f"call {stopped['call']}: {stopped['reason']} (needs {k(stopped['tokens'])} tokens; "
+        f"input budget {k(stopped['limit'])}, window {k(stopped['window'])})"
+    )
+
+
 def _money(value: float | None) -> str:
     if value is None:
         return "n/a"
@@ -693,6 +722,23 @@ def _facts(console: Console, data: dict[str, Any], report: Path | None = None) -
             style="bold red" if overflow else "green",
         ),
     )
+    if totals["stopped"]:
+        stopped = [s["stopped"] | {"id": s["id"]} for s in sessions if s["stopped"]]
+        if len(sessions) == 1:
+            what = describe_stopped(stopped[0])
+        else:
+            what = (
+                f"{totals['stopped']:,} of {plural(len(sessions), 'session')} stopped: "
+                + ", ".join(
+                    f"{s['id']} at call {s['call']} (needs {k(s['tokens'])} of {k(s['limit'])})"
+                    for s in stopped[:3]
+                )
+            )
+            if len(stopped) > 3:
+                what += f" and {len(stopped) - 3:,} more"
+            reasons = {s["reason"] for s in stopped}
+            what += f"; {next(iter(reasons))}" if len(reasons) == 1 else "; see --json"
+        facts.add_row("stopped", Text(what, style="bold red"))
     facts.add_row(
         "tokens sent",
         f"{k(totals['input_tokens'])} input, {k(totals['cached_tokens'])} of it from the cache "
@@ -703,11 +749,14 @@ def _facts(console: Console, data: dict[str, Any], report: Path | None = None) -
             else ""
         ),
     )
+    unpriced = join(totals["unpriced"])
     if totals["cost"] is not None:
-        facts.add_row("cost (estimate)", _money(totals["cost"]))
+        facts.add_row(
+            "cost (estimate)",
+            _money(totals["cost"]) + (f" (no prices known for {unpriced})" if unpriced else ""),
+        )
     else:
-        model = first["model"] or "the model"
-        facts.add_row("cost (estimate)", f"n/a: no prices known for {model} (pass --model)")
+        facts.add_row("cost (estimate)", f"n/a: no prices known for {unpriced} (pass --model)")
     stored = [s["stored"] for s in sessions]
     where = data["db"] or "a temporary SQLite store"
     consistent = totals["stored_consistent"]
@@ -772,7 +821,10 @@ def render(
                     highlight=False,
                 )
             if session["stopped"]:
-                console.print(f"  [red]stopped:[/] {session['stopped']}", highlight=False)
+                console.print(
+                    f"  [red]stopped:[/] {escape(describe_stopped(session['stopped']))}",
+                    highlight=False,
+                )
     else:
         table = Table(show_edge=False, box=None, header_style="bold", pad_edge=False)
         table.add_column("session", overflow="fold")
@@ -781,7 +833,10 @@ def render(
         for session in sessions:
             t = session["totals"]
             table.add_row(
-                session["id"],
+                Text(
+                    session["id"] + (" (stopped)" if session["stopped"] else ""),
+                    style="red" if session["stopped"] else "",
+                ),
                 str(t["calls"]),
                 str(t["prunes"]),
                 str(t["compactions"]),
@@ -813,6 +868,7 @@ def run_replay(
 ) -> int:
     """Run the command; returns the exit code (0 ok, 1 unreadable input or failure, 2 usage)."""
     try:
+        check_database(db)
         transcripts = load(path, format, session)
         data = asyncio.run(
             run_replay_async(
@@ -847,4 +903,23 @@ def run_replay(
         render(Console(), data, timeline=timeline, report=report)
     if report is not None and as_json:
         stderr().print(f"report written to {report}", highlight=False)
-    return 0
+    return _outcome(data)
+
+
+def _outcome(data: dict[str, Any]) -> int:
+    """0 when every session replayed within its window; else 1, with what went wrong on stderr."""
+    totals = data["totals"]
+    problems = []
+    if totals["stopped"]:
+        first = next(s for s in data["sessions"] if s["stopped"])
+        where = f"{first['id']} at " if len(data["sessions"]) > 1 else ""
+        problems.append(
+            f"the replay stopped in {totals['stopped']:,} of "
+            f"{plural(len(data['sessions']), 'session')} "
+            f"({where}{describe_stopped(first['stopped'])})"
+        )
+    if totals["overflows"]:
+        problems.append(f"{plural(totals['overflows'], 'context')} over the window")
+    if not problems:
+        return 0
+    return fail(CliError("; ".join(problems)))

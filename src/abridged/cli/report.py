@@ -278,7 +278,10 @@ def render_report(data: dict[str, Any]) -> str:
             f"{_timeline(steps)}</details>"
         )
         if session.get("stopped"):
-            parts.append(f"<p><b>Stopped:</b> {escape(session['stopped'])}</p>")
+            from abridged.cli.replay import describe_stopped  # noqa: PLC0415 - replay imports us
+
+            stopped = describe_stopped(session["stopped"])
+            parts.append(f"<p><b>Stopped:</b> {escape(stopped)}</p>")
         parts.append("</section>")
     parts.append(
         '<p class="sub">Made by <code>abridged replay</code>. Cache hits are estimated: the '

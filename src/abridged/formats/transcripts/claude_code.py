@@ -14,7 +14,9 @@ How the entries become messages:
 - Tool results come back as ``user`` entries holding ``tool_result`` blocks; the Anthropic
   converter turns them into ``tool`` messages named after their calls.
 - Entries of a sub-agent (``isSidechain``) and synthetic replies (model ``<synthetic>``: errors
-  Claude Code shows but never got from the model) are skipped.
+  Claude Code shows but never got from the model) are skipped. A sub-agent's own file
+  (``subagents/agent-*.jsonl``, every message entry a sidechain) is read as the sub-agent's
+  conversation: ``meta["sidechain"]`` is true and the id is the file's name.
 - Content blocks the core model has no place for (server tool results and the like) are kept as
   text holding their JSON, so that their tokens still count; ``meta["converted_blocks"]`` says
   how many.
@@ -36,6 +38,7 @@ from abridged.formats.transcripts.reading import (
     convert_messages,
     file_stem,
     jsonl_objects,
+    kind_of,
     reject_line,
 )
 from abridged.formats.transcripts.records import CLAUDE_CODE, Transcript, stats_from_messages
@@ -59,7 +62,7 @@ EXPECTED = "a Claude Code entry: an object with a 'type' (user, assistant, summa
 
 def looks_like_claude_code(obj: Mapping[str, Any]) -> bool:
     """Whether one JSON Lines object is a Claude Code entry."""
-    kind = obj.get("type")
+    kind = kind_of(obj)
     if kind in MESSAGE_ENTRIES:
         return isinstance(obj.get("message"), Mapping) and any(k in obj for k in ENTRY_KEYS)
     return kind in OTHER_ENTRIES and any(k in obj for k in ENTRY_KEYS)
@@ -96,7 +99,10 @@ def load_claude_code(path: str | Path, *, strict: bool = True) -> Transcript:
     converted = [0]
     open_id: str | None = None  # the assistant reply whose blocks are still arriving
     open_index = -1
-    for lineno, obj in jsonl_objects(p, CLAUDE_CODE, strict, skipped):
+    entries = list(jsonl_objects(p, CLAUDE_CODE, strict, skipped))
+    # a sub-agent's file holds only sidechain entries: its messages are the conversation
+    sidechain = _sidechain_only(entries)
+    for lineno, obj in entries:
         kind = obj.get("type")
         if not isinstance(kind, str):
             reject_line(
@@ -112,7 +118,7 @@ def load_claude_code(path: str | Path, *, strict: bool = True) -> Transcript:
                 skipped=skipped,
             )
             continue
-        if kind not in MESSAGE_ENTRIES or obj.get("isSidechain"):
+        if kind not in MESSAGE_ENTRIES or (obj.get("isSidechain") and not sidechain):
             continue
         message = obj.get("message")
         if not isinstance(message, Mapping) or "content" not in message:
@@ -134,7 +140,22 @@ def load_claude_code(path: str | Path, *, strict: bool = True) -> Transcript:
                 meta[name] = obj[key]
         if obj.get("gitBranch") and "git_branch" not in meta:
             meta["git_branch"] = obj["gitBranch"]
-        blocks = [_clean_block(b, converted) for b in _blocks(message.get("content"))]
+        raw = _blocks(message.get("content"))
+        if any(isinstance(b, Mapping) and kind_of(b) is None for b in raw):
+            reject_line(
+                FormatError(
+                    f"line {lineno}: a content block without a string 'type'",
+                    format=CLAUDE_CODE,
+                    path=str(p),
+                    line=lineno,
+                    field="message.content",
+                    expected="content blocks: objects with a string 'type'",
+                ),
+                strict=strict,
+                skipped=skipped,
+            )
+            continue
+        blocks = [_clean_block(b, converted) for b in raw]
         if kind == "assistant":
             model = message.get("model")
             if model == SYNTHETIC_MODEL:
@@ -169,9 +190,17 @@ def load_claude_code(path: str | Path, *, strict: bool = True) -> Transcript:
     if converted[0]:
         meta["converted_blocks"] = converted[0]
     meta["path"] = str(p)
-    tid = str(meta.get("session_id") or file_stem(p))
+    if sidechain:
+        meta["sidechain"] = True
+    tid = file_stem(p) if sidechain else str(meta.get("session_id") or file_stem(p))
     stats = stats_from_messages(messages).with_skipped(skipped)
     return Transcript(tid, tuple(messages), CLAUDE_CODE, meta, stats)
+
+
+def _sidechain_only(entries: list[tuple[int, dict[str, Any]]]) -> bool:
+    """Whether every message entry is a sub-agent's (and there is one)."""
+    kinds = [bool(obj.get("isSidechain")) for _, obj in entries if kind_of(obj) in MESSAGE_ENTRIES]
+    return bool(kinds) and all(kinds)
 
 
 def _convert(

@@ -32,6 +32,7 @@ from abridged.formats.transcripts.reading import (
     convert_messages,
     file_stem,
     jsonl_objects,
+    kind_of,
     reject_line,
 )
 from abridged.formats.transcripts.records import CODEX, Transcript, stats_from_messages
@@ -54,7 +55,7 @@ EXPECTED = (
 
 def looks_like_codex(obj: Mapping[str, Any]) -> bool:
     """Whether one JSON Lines object is a line of a Codex rollout (enveloped or legacy)."""
-    if obj.get("type") in RECORD_TYPES and isinstance(obj.get("payload"), Mapping):
+    if kind_of(obj) in RECORD_TYPES and isinstance(obj.get("payload"), Mapping):
         return True
     legacy_meta = "id" in obj and "timestamp" in obj and "instructions" in obj
     return legacy_meta and "type" not in obj and "role" not in obj
@@ -137,8 +138,22 @@ def load_codex(path: str | Path, *, strict: bool = True) -> Transcript:
     meta: dict[str, Any] = {}
     skipped_items = 0
     for lineno, obj in jsonl_objects(p, CODEX, strict, skipped):
-        kind = obj.get("type")
+        kind = kind_of(obj)
         payload = obj.get("payload")
+        if "type" in obj and kind is None:
+            reject_line(
+                FormatError(
+                    f"line {lineno}: 'type' is not a string",
+                    format=CODEX,
+                    path=str(p),
+                    line=lineno,
+                    field="type",
+                    expected=EXPECTED,
+                ),
+                strict=strict,
+                skipped=skipped,
+            )
+            continue
         if kind in RECORD_TYPES:
             if not isinstance(payload, Mapping):
                 reject_line(
@@ -174,6 +189,20 @@ def load_codex(path: str | Path, *, strict: bool = True) -> Transcript:
             )
             continue
         assert isinstance(payload, Mapping)
+        if kind == "response_item" and kind_of(payload) is None:
+            reject_line(
+                FormatError(
+                    f"line {lineno}: the item's 'type' is not a string",
+                    format=CODEX,
+                    path=str(p),
+                    line=lineno,
+                    field="payload.type",
+                    expected="a Responses item: an object with a string 'type'",
+                ),
+                strict=strict,
+                skipped=skipped,
+            )
+            continue
         if kind == "session_meta":
             meta.setdefault("session_id", payload.get("id"))
             for key in ("cwd", "cli_version", "model_provider", "originator"):

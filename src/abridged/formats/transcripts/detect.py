@@ -16,7 +16,9 @@ from abridged.formats.transcripts.reading import (
     EXPECT_MESSAGES,
     NON_SPACE,
     decode,
+    kind_of,
     messages_of,
+    parse_json,
 )
 from abridged.formats.transcripts.records import (
     ABRIDGED_JSON,
@@ -45,7 +47,7 @@ def _looks_anthropic(messages: Sequence[Any]) -> bool:
         for block in content:
             if not isinstance(block, Mapping):
                 continue
-            kind = block.get("type")
+            kind = kind_of(block)
             if kind in ANTHROPIC_BLOCKS or (kind in ("image", "document") and "source" in block):
                 return True
     return False
@@ -119,13 +121,13 @@ def detect(path: Path, strict: bool = True) -> Detected:
     more = NON_SPACE.search(text, line_end) is not None
     if more:
         try:
-            obj = json.loads(first)
+            obj = parse_json(first)
         except json.JSONDecodeError:
             obj = None
         if isinstance(obj, dict):
             return Detected(_jsonl_kind(obj, path, first_line))
     try:
-        doc = json.loads(text)
+        doc = parse_json(text)
     except json.JSONDecodeError as e:
         looks_jsonl = more and first.strip().startswith("{") and first.strip().endswith("}")
         if not looks_jsonl:
@@ -148,7 +150,7 @@ def detect(path: Path, strict: bool = True) -> Detected:
             ) from e
         for number, candidate in enumerate(text.split("\n"), 1):
             try:
-                obj = json.loads(candidate) if candidate.strip() else None
+                obj = parse_json(candidate) if candidate.strip() else None
             except json.JSONDecodeError:
                 continue
             if isinstance(obj, dict):

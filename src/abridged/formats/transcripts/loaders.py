@@ -153,7 +153,7 @@ def load_transcripts(
     p = Path(path)
     if format is None:
         detected = detect(p, strict)
-    elif format in FORMATS:
+    elif isinstance(format, str) and format in FORMATS:
         detected = Detected(format)
     else:
         raise FormatError(
@@ -162,6 +162,11 @@ def load_transcripts(
             path=str(p),
             expected="one of " + ", ".join(FORMATS),
         )
+    fmt = detected.format
+    return _with_messages(_load(p, detected, strict), p, fmt, given=format is not None)
+
+
+def _load(p: Path, detected: Detected, strict: bool) -> list[Transcript]:
     fmt = detected.format
     if fmt == SWEBENCH_JSONL:
         if detected.doc is not None:
@@ -175,6 +180,30 @@ def load_transcripts(
         return [load_codex(p, strict=strict)]
     doc = detected.doc if detected.doc is not None else read_json(p, fmt)
     return [DOC_LOADERS[fmt](doc, p)]
+
+
+def _with_messages(
+    transcripts: list[Transcript], p: Path, fmt: str, given: bool
+) -> list[Transcript]:
+    """The transcripts, or ``FormatError`` when the file yields no message at all (a file of
+    bookkeeping only, or a format that does not fit the content): never a silent empty load."""
+    if any(t.messages for t in transcripts):
+        return transcripts
+    hint = ""
+    if given:
+        try:
+            found = detect(p).format
+        except FormatError:
+            found = None
+        if found is not None and found != fmt:
+            hint = f"; the content looks like {found}"
+    raise FormatError(
+        f"no message in the file read as {fmt}{hint}",
+        format=fmt,
+        path=str(p),
+        sessions=len(transcripts),
+        expected="at least one message the model saw",
+    )
 
 
 def transcript_to_dict(transcript: Transcript) -> dict[str, Any]:

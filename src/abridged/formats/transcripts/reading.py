@@ -24,6 +24,21 @@ EXPECT_JSONL = "one JSON object per line"
 EXPECT_MESSAGES = "an object with a 'messages' list"
 
 
+def parse_json(text: str) -> Any:
+    """``json.loads``, with nesting too deep for the parser reported as a ``JSONDecodeError``
+    (what every caller already turns into a ``FormatError`` naming the line)."""
+    try:
+        return json.loads(text)
+    except RecursionError as e:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from e
+
+
+def kind_of(obj: Mapping[str, Any], key: str = "type") -> str | None:
+    """``obj[key]`` when it is a string, else ``None`` (a list must not reach a set lookup)."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else None
+
+
 def reject_line(error: FormatError, *, strict: bool, skipped: list[int]) -> None:
     """Raise ``error`` when reading strictly; otherwise record its line as skipped."""
     if strict:
@@ -45,7 +60,7 @@ def decode(data: bytes, fmt: str, path: str, line: int | None = None) -> str:
 def read_json(path: Path, fmt: str) -> Any:
     text = decode(path.read_bytes(), fmt, str(path))
     try:
-        return json.loads(text)
+        return parse_json(text)
     except json.JSONDecodeError as e:
         raise FormatError(
             f"invalid JSON: {e.msg}",
@@ -68,7 +83,7 @@ def jsonl_objects(
             try:
                 text = decode(raw, fmt, str(path), lineno)
                 try:
-                    obj = json.loads(text)
+                    obj = parse_json(text)
                 except json.JSONDecodeError as e:
                     raise FormatError(
                         f"line {lineno}: invalid JSON: {e.msg}",
