@@ -130,6 +130,23 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _holds_objects(item: Any) -> bool:
+    """Whether ``item`` is, or holds at its first two levels, something that is not plain JSON
+    (where the SDKs' objects sit: the item itself, or the blocks of its content); cheap, so that
+    plain dicts, the common case, are read without a copy."""
+    if not isinstance(item, Mapping):
+        return True
+    for value in item.values():
+        if value is None or isinstance(value, str | int | float | bool | Mapping):
+            continue
+        if not isinstance(value, list):
+            return True
+        for element in value:
+            if not isinstance(element, Mapping | str):
+                return True
+    return False
+
+
 def read_item(fmt: Format, item: Any, index: int, names: dict[str, str]) -> list[Message]:
     """The messages of one item of the caller's list (Anthropic items may give several); SDK
     objects are read as the dicts they stand for (``plain``)."""
@@ -142,7 +159,8 @@ def read_item(fmt: Format, item: Any, index: int, names: dict[str, str]) -> list
                 expected="abridged.core.model.Message",
             )
         return _named([item], names)
-    item = plain(item)
+    if _holds_objects(item):
+        item = plain(item)
     try:
         if fmt == "openai":
             messages = messages_from_openai([item])
