@@ -36,7 +36,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from abridged.core.budget import MIN_CONTEXT_WINDOW, Budget, format_token_size
 from abridged.core.model import Message
@@ -137,20 +137,22 @@ class Compacting(ConversationCore):
             on_event=self._engine_event,
         )
 
+    def _plan_args(self, size: int | None) -> dict[str, Any]:
+        """What every plan of this conversation is made with (the engine's keyword arguments),
+        read now, on the loop: a plan made in a worker thread sees this snapshot."""
+        return {
+            "budget": self.budget(),
+            "settings": self._settings.compaction,
+            "state": self._state,
+            "count_tokens": self._count,
+            "tools": self.tools.specs,
+            "context_tokens": self._size() if size is None else size,
+        }
+
     def _plan(
         self, *, manual: bool = False, focus: str | None = None, size: int | None = None
     ) -> CompactionPlan | None:
-        return plan_compaction(
-            self._history,
-            budget=self.budget(),
-            settings=self._settings.compaction,
-            state=self._state,
-            count_tokens=self._count,
-            tools=self.tools.specs,
-            focus=focus,
-            manual=manual,
-            context_tokens=self._size() if size is None else size,
-        )
+        return plan_compaction(self._history, **self._plan_args(size), focus=focus, manual=manual)
 
     async def _aplan(
         self,
@@ -165,14 +167,9 @@ class Compacting(ConversationCore):
             functools.partial(
                 plan_compaction,
                 tuple(self._history),
-                budget=self.budget(),
-                settings=self._settings.compaction,
-                state=self._state,
-                count_tokens=self._count,
-                tools=self.tools.specs,
+                **self._plan_args(size),
                 focus=focus,
                 manual=manual,
-                context_tokens=self._size() if size is None else size,
                 prune_only=prune_only,
             )
         )
@@ -181,17 +178,9 @@ class Compacting(ConversationCore):
         self, budget: Budget, context_tokens: int | None = None
     ) -> CompactionPlan:
         """``plan_emergency`` of the conversation in a worker thread, on a snapshot."""
+        args = {**self._plan_args(0), "budget": budget, "context_tokens": context_tokens}
         return await asyncio.to_thread(
-            functools.partial(
-                plan_emergency,
-                tuple(self._history),
-                budget=budget,
-                settings=self._settings.compaction,
-                state=self._state,
-                count_tokens=self._count,
-                tools=self.tools.specs,
-                context_tokens=context_tokens,
-            )
+            functools.partial(plan_emergency, tuple(self._history), **args)
         )
 
     def _due(self, size: int) -> bool:

@@ -418,28 +418,19 @@ class ContextManager:
         if messages is not None:
             await self._off_loop(self._sync, messages, system)
         await self._persist_messages()
-        plan = await self._off_loop(self._plan_manual, instructions, None, system)
+        plan = await self._off_loop(self._plan_manual, instructions)
         changed = await self._run(plan, threaded=True) if plan is not None else False
         # A usage reported next describes the context sent before this compaction (stale),
         # unless the caller prepares again: which one was sent, the manager cannot know.
         return await self._off_loop(self._finish, None, changed=changed, sending=False)
 
-    def _plan_manual(
-        self, instructions: str | None, messages: Sequence[Any] | None, system: Any
-    ) -> CompactionPlan | None:
-        if messages is not None:
-            self._sync(messages, system)
+    def _plan_manual(self, instructions: str | None) -> CompactionPlan | None:
         self._refresh_fixed(None)
         return plan_compaction(
             self._tracked.history,
-            budget=self._current_budget(),
-            settings=self.settings,
-            state=self._state,
-            count_tokens=self._count,
-            tools=self._tool_specs,
+            **self._engine_args(),
             focus=instructions,
             manual=True,
-            pinned=self._pins,
             context_tokens=self.context_tokens(),
         )
 
@@ -460,14 +451,7 @@ class ContextManager:
         tracked = self._tracked
         self._sizer.learn(self._state, tracked.history, tracked.ledger)
         return plan_emergency(
-            tracked.history,
-            budget=self._current_budget(),
-            settings=self.settings,
-            state=self._state,
-            count_tokens=self._count,
-            tools=self._tool_specs,
-            pinned=self._pins,
-            context_tokens=reported_tokens,
+            tracked.history, **self._engine_args(), context_tokens=reported_tokens
         )
 
     def record_usage(self, usage: Any) -> UsageUpdated | None:
@@ -567,8 +551,9 @@ class ContextManager:
         change: Change = tracked.sync(messages, system)
         if change.edited is not None:
             self._rollback(change.edited)
-            edited = self._edited
-            self._edited = change.edited if edited is None else min(edited, change.edited)
+            if self._persisted is not None:  # the store must hear of it (append-only)
+                edited = self._edited
+                self._edited = change.edited if edited is None else min(edited, change.edited)
         elif change.head:
             state = self._state
             through = state.through_id
@@ -739,17 +724,21 @@ class ContextManager:
         # far enough below every threshold: nothing needs estimating
         return not few or self._sizer.upper(self._state, self._tracked.ledger) >= limit
 
+    def _engine_args(self, budget: Budget | None = None) -> dict[str, Any]:
+        """What every plan of this conversation is made with (the engine's keyword arguments);
+        ``budget`` defaults to the current one."""
+        return {
+            "budget": budget if budget is not None else self._current_budget(),
+            "settings": self.settings,
+            "state": self._state,
+            "count_tokens": self._count,
+            "tools": self._tool_specs,
+            "pinned": self._pins,
+        }
+
     def _plan_call(self) -> CompactionPlan | None:
-        budget = self._current_budget()
         return plan_compaction(
-            self._tracked.history,
-            budget=budget,
-            settings=self.settings,
-            state=self._state,
-            count_tokens=self._count,
-            tools=self._tool_specs,
-            pinned=self._pins,
-            context_tokens=self.context_tokens(),
+            self._tracked.history, **self._engine_args(), context_tokens=self.context_tokens()
         )
 
     async def _run(self, plan: CompactionPlan, *, threaded: bool = False) -> bool:
@@ -835,15 +824,7 @@ class ContextManager:
         return adopted
 
     def _plan_emergency(self, budget: Budget) -> CompactionPlan:
-        return plan_emergency(
-            self._tracked.history,
-            budget=budget,
-            settings=self.settings,
-            state=self._state,
-            count_tokens=self._count,
-            tools=self._tool_specs,
-            pinned=self._pins,
-        )
+        return plan_emergency(self._tracked.history, **self._engine_args(budget))
 
     def _commit(self, result: CompactionResult) -> None:
         self._events.extend(result.events)
