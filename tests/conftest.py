@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.databases import Postgres, postgres_server
 
 # The CI machine is small and shared: no per-example deadline there.
 settings.register_profile(
@@ -29,3 +32,10 @@ def swebench_path() -> Path:
             pytest.fail(f"shared data missing: {SWEBENCH}")
         pytest.skip(f"shared data not found at {SWEBENCH}")
     return SWEBENCH
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres | str]:
+    """The PostgreSQL server of this run, or why there is none (each test using it then skips,
+    or fails under CI)."""
+    yield from postgres_server()

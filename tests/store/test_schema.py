@@ -125,7 +125,7 @@ async def test_foreign_tables_without_revision_are_refused(empty_url: str) -> No
 
 
 def test_head_revision_is_the_first_migration() -> None:
-    assert head_revision() == HEAD == "0003"
+    assert head_revision() == HEAD == "0004"
 
 
 async def test_sqlite_pragmas(tmp_path: Path) -> None:
@@ -166,7 +166,7 @@ def test_store_hides_the_password() -> None:
 
 
 def test_missing_postgres_skips_loudly_or_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
-    from .conftest import _no_postgres
+    from tests.databases import _no_postgres
 
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match=r"PostgreSQL NOT TESTED.*under CI"):

@@ -435,6 +435,99 @@ def db_upgrade(db: DbOption = None) -> None:
     raise typer.Exit(run_upgrade(db))
 
 
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8000,
+    db: DbOption = None,
+    workers: Annotated[
+        int, typer.Option(help="Worker processes (several: use PostgreSQL).", min=1)
+    ] = 1,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="A model conversations may use (repeatable; the first is the default), e.g. "
+            "openai/gpt-4.1-mini. Keys come from the server's environment.",
+        ),
+    ] = None,
+    window: Annotated[
+        int | None, typer.Option(help="Context window override in tokens (>= 1024).")
+    ] = None,
+    max_output: Annotated[int | None, typer.Option(help="Maximum output tokens override.")] = None,
+    tools: Annotated[
+        str | None,
+        typer.Option(help='Tools the conversations may call: "package.module:attribute".'),
+    ] = None,
+    no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--no-auth", help="No API keys: every request is tenant 'local' (loopback only)."
+        ),
+    ] = False,
+    lease_ttl: Annotated[
+        float, typer.Option(help="Seconds a turn lease lasts unless renewed.", min=1)
+    ] = 30.0,
+) -> None:
+    """Run the HTTP service and its web page (conversations, streaming, context meter,
+    compaction, tenants; several workers on PostgreSQL)."""
+    from abridged.cli.serve import run_serve  # noqa: PLC0415
+
+    raise typer.Exit(
+        run_serve(
+            host=host,
+            port=port,
+            db=db,
+            workers=workers,
+            models=model or [],
+            window=window,
+            max_output=max_output,
+            tools=tools,
+            no_auth=no_auth,
+            lease_ttl=lease_ttl,
+        )
+    )
+
+
+keys_app = typer.Typer(help="API keys of the HTTP service.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("create")
+def keys_create(
+    tenant: Annotated[str, typer.Option(help="The tenant the key acts for.")],
+    label: Annotated[str | None, typer.Option(help="A note to recognise the key by.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Make an API key and print it once (only its hash is stored)."""
+    from abridged.cli.serve import run_keys_create  # noqa: PLC0415
+
+    raise typer.Exit(run_keys_create(db, tenant, label))
+
+
+@keys_app.command("list")
+def keys_list(
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys.")] = None,
+    db: DbOption = None,
+) -> None:
+    """List the keys (ids, tenants, dates; never the keys)."""
+    from abridged.cli.serve import run_keys_list  # noqa: PLC0415
+
+    raise typer.Exit(run_keys_list(db, tenant))
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key's id (from keys list).")],
+    db: DbOption = None,
+) -> None:
+    """Revoke a key: requests with it get 401 (within 10 s on running workers)."""
+    from abridged.cli.serve import run_keys_revoke  # noqa: PLC0415
+
+    raise typer.Exit(run_keys_revoke(db, key_id))
+
+
 def main() -> None:
     """Entry point of the console script."""
     app()

@@ -97,10 +97,9 @@ def _slug(text: str) -> str:
 
 
 def _cost(pricing: Pricing | None, uncached: int, cached: int, output: int) -> float | None:
-    if pricing is None or pricing.input is None or pricing.output is None:
+    if pricing is None:
         return None
-    cache_price = pricing.cache_read if pricing.cache_read is not None else pricing.input
-    return (uncached * pricing.input + cached * cache_price + output * pricing.output) / 1e6
+    return pricing.cost(input=uncached, output=output, cache_read=cached)
 
 
 def _action(events: Sequence[Event]) -> tuple[str, int | None, int | None, bool]:

@@ -37,7 +37,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from abridged.core.model import Message, Reasoning, ToolResult
+from abridged.core.model import Message, Reasoning, ToolCall, ToolResult
 from abridged.errors import SettingError
 
 TokenCount: TypeAlias = Callable[[Message], int]
@@ -79,6 +79,20 @@ def is_reasoning_only(message: Message) -> bool:
 def is_pinned(message: Message) -> bool:
     """Whether ``message`` is pinned through its metadata (``meta["pinned"]`` is true)."""
     return bool(message.meta.get("pinned", False))
+
+
+def unanswered_tool_calls(messages: Sequence[Message]) -> list[ToolCall]:
+    """The tool calls of the last assistant message that calls tools and of what follows it
+    that have no result after them (a turn stopped between a call and its result).
+
+    >>> unanswered_tool_calls([Message.user("hi")])
+    []
+    """
+    start = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].tool_calls), None)
+    if start is None:
+        return []
+    answered = {r.call_id for m in messages[start:] for r in m.tool_results}
+    return [c for m in messages[start:] for c in m.tool_calls if c.id not in answered]
 
 
 def head_length(messages: Sequence[Message]) -> int:

@@ -75,6 +75,24 @@ class Pricing:
     cache_read: float | None = None
     cache_write: float | None = None
 
+    def cost(
+        self, *, input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0
+    ) -> float | None:
+        """The dollars of these token counts (uncached ``input``); ``None`` when the input or
+        output price is unknown. Cache prices default to the input price.
+
+        >>> Pricing(input=2.0, output=8.0).cost(input=1_000_000, output=500_000)
+        6.0
+        """
+        if self.input is None or self.output is None:
+            return None
+        read = self.cache_read if self.cache_read is not None else self.input
+        write = self.cache_write if self.cache_write is not None else self.input
+        dollars = (
+            input * self.input + output * self.output + cache_read * read + cache_write * write
+        )
+        return dollars / 1_000_000
+
 
 @dataclass(frozen=True, slots=True)
 class ModelLimits:

@@ -112,17 +112,14 @@ def _percent(part: int, whole: int) -> int:
 
 
 def _cost(totals: SessionTotals, pricing: Pricing | None) -> float | None:
-    if pricing is None or pricing.input is None or pricing.output is None:
+    if pricing is None:
         return None
-    read = pricing.cache_read if pricing.cache_read is not None else pricing.input
-    write = pricing.cache_write if pricing.cache_write is not None else pricing.input
-    dollars = (
-        totals.input * pricing.input
-        + totals.output * pricing.output
-        + totals.cache_read * read
-        + totals.cache_write * write
+    return pricing.cost(
+        input=totals.input,
+        output=totals.output,
+        cache_read=totals.cache_read,
+        cache_write=totals.cache_write,
     )
-    return dollars / 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

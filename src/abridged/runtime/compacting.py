@@ -431,6 +431,13 @@ class Compacting(ConversationCore):
             return None
         return await self._spawn(plan)
 
+    async def preview_compaction(self, focus: str | None = None) -> CompactionPlan | None:
+        """What ``compact_now`` would do, planned but not carried out (nothing is summarized,
+        stored or changed): the plan's ``tokens_before``, ``base_tokens_after`` (the context
+        after it, without the new summary) and ``summary_max_tokens`` give the before/after
+        breakdown. ``None`` when there is nothing to plan."""
+        return await self._aplan(manual=True, focus=focus)
+
     async def prune_now(self) -> Pruned | None:
         """Prune old tool outputs at once (what ``/prune`` runs): no summary, no minimum
         saving. ``None`` when there was nothing to prune."""

@@ -229,6 +229,25 @@ class Conversation(TurnLoop):
             yield event
         yield await asyncio.shield(item.future)
 
+    async def send_pending(self) -> TurnResult:
+        """Answer, in one turn, the user messages already stored with status ``queued`` (by
+        another process: the HTTP service stores a message before its turn may start). With
+        none queued it finishes an interrupted turn: the model is called on the history as
+        stored (tool calls left without a result get an error result first)."""
+        item = self._submit(None, stream=False)
+        return await asyncio.shield(item.future)
+
+    async def stream_pending(self) -> AsyncIterator[StreamItem]:
+        """``send_pending``, yielding the turn's events as ``stream`` does."""
+        item = self._submit(None, stream=True)
+        assert item.events is not None
+        while True:
+            event = await item.events.get()
+            if event is END:
+                break
+            yield event
+        yield await asyncio.shield(item.future)
+
     def request_compaction(self, focus: str | None = None) -> None:
         """Ask for a compaction (from a hook or a tool): it runs when the current turn ends, or
         at once (in the background) when no turn is in progress."""
@@ -273,12 +292,19 @@ class Conversation(TurnLoop):
             return Message.user(content, id=new_id())
         return Message("user", tuple(content), id=new_id())
 
-    def _submit(self, content: str | Message | Sequence[Part], *, stream: bool) -> Inbound:
+    def _submit(self, content: str | Message | Sequence[Part] | None, *, stream: bool) -> Inbound:
+        """Queue ``content`` for the worker (``None``: what the store holds queued)."""
         if self._closed:
             raise StoreError("the conversation is closed", conversation_id=self.id)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         events: asyncio.Queue[Any] | None = asyncio.Queue() if stream else None
+        if content is None:
+            pending = Inbound("user", future, events=events)
+            self._inbox.push(pending)
+            if self._worker is None or self._worker.done():
+                self._worker = asyncio.ensure_future(self._work())
+            return pending
         text = content.strip() if isinstance(content, str) else None
         if text is not None and _commands.is_command(text):
             item = Inbound("command", future, command=text, events=events)

@@ -28,7 +28,8 @@ END: Any = object()
 
 @dataclass(eq=False, slots=True)
 class Inbound:
-    """One thing sent to a conversation: a user ``message`` or a ``command`` line.
+    """One thing sent to a conversation: a user ``message`` or a ``command`` line (a user item
+    with no ``message`` asks for a turn over what the store holds queued).
 
     ``future`` gets the ``TurnResult``; ``events`` (when streaming) gets every event, then
     ``END``. ``stored`` is the task appending the message with status ``queued``.

@@ -237,6 +237,33 @@ class ConversationCore:
         """The context's size: the provider's last report plus the estimate of what followed."""
         return self._size()
 
+    async def reload(self) -> None:
+        """Read the conversation again from the store (another process changed it: a turn, a
+        compaction, a session switch). Call it between turns."""
+        await self._reload()
+
+    def reply_to(self, seq: int) -> tuple[bool, Message | None]:
+        """Whether the stored message ``seq`` was answered, and the final reply that answered
+        it: the first assistant message after it that calls no tool. A message older than the
+        current context counts as answered (``(True, None)``)."""
+        try:
+            index = self._seqs.index(seq)
+        except ValueError:
+            known = [s for s in self._seqs if s is not None]
+            return (bool(known) and seq < min(known), None)
+        for message in self._history[index + 1 :]:
+            if message.role == "assistant" and not message.tool_calls:
+                return True, message
+        return False, None
+
+    def reported_context(self) -> int | None:
+        """The provider's count of the last call's context when it still describes the start
+        of the current one (no prune or compaction since), else ``None``."""
+        report = self._sizer.report
+        if report is None or report.epoch != self._state.epoch:
+            return None
+        return report.tokens
+
     def estimate_tokens(self, messages: Sequence[Message]) -> int:
         """The calibrated estimate of a context of ``messages`` (tools and priming included)."""
         return self._estimate(messages)

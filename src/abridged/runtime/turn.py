@@ -23,8 +23,9 @@ import asyncio
 from collections.abc import Sequence
 
 from abridged.core.budget import Budget, format_token_size
-from abridged.core.model import Message, ToolCall, ToolResult, Usage
+from abridged.core.model import Message, Text, ToolCall, ToolResult, Usage
 from abridged.core.protocols import Completion
+from abridged.core.turns import unanswered_tool_calls
 from abridged.engine.compaction import build_context
 from abridged.engine.events import UsageUpdated
 from abridged.errors import ContextOverflowError, ProviderError, StoreError
@@ -44,7 +45,11 @@ from abridged.runtime.state import AbortedError, CallRecord, Partial, new_id
 from abridged.runtime.tools import ToolContext
 from abridged.store import NewMessage
 
-__all__ = ["TurnLoop"]
+__all__ = ["INTERRUPTED_RESULT", "TurnLoop"]
+
+INTERRUPTED_RESULT = (
+    "This tool call did not finish: the turn that made it was interrupted (its process stopped)."
+)
 
 
 class TurnLoop(Compacting):
@@ -75,12 +80,12 @@ class TurnLoop(Compacting):
         error: BaseException | None = None
         try:
             for item in batch:
-                if item.stored is None:
-                    assert item.message is not None
+                if item.stored is None and item.message is not None:
                     item.stored = asyncio.ensure_future(
                         self.store.append(self.id, item.message, owner=self.owner, status="queued")
                     )
             await asyncio.gather(*(i.stored for i in batch if i.stored is not None))
+            await self._close_interrupted_calls()
             delivered = await self.store.deliver(self.id, owner=self.owner)
             if self._summary_pending:
                 await self._refresh_summary()
@@ -112,6 +117,27 @@ class TurnLoop(Compacting):
                 self._maybe_compact()
             except Exception as exc:  # planning failed: reported, the conversation goes on
                 self._notice(f"Compaction check failed: {type(exc).__name__}: {exc}")
+
+    async def _close_interrupted_calls(self) -> None:
+        """Give every tool call left without a result (a process died in the middle of a turn)
+        an error result, stored, before anything follows it: the history stays paired."""
+        calls = unanswered_tool_calls(self._history)
+        if not calls:
+            return
+        results = [
+            ToolResult(
+                call.id,
+                call.name,
+                (Text(INTERRUPTED_RESULT),),
+                is_error=True,
+            )
+            for call in calls
+        ]
+        await self._store_tool_results(results, [])
+        self._notice(
+            f"{len(calls)} tool call(s) of an interrupted turn got an error result "
+            "(the process running them stopped)"
+        )
 
     async def _refresh_summary(self) -> None:
         """After ``/new``: adopt the previous session's summary once it is ready."""

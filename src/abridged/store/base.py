@@ -53,6 +53,8 @@ class StoreBase:
         self._ready_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
         self.background_errors: list[BaseException] = []
+        #: compare-and-swaps this store lost to another writer (each was re-read and retried)
+        self.cas_conflicts = 0
 
     @property
     def url(self) -> str:
@@ -129,6 +131,7 @@ class StoreBase:
                     row = await queries.read_conversation(conn, conversation_id, owner)
                     return await body(conn, row)
             except ConflictError as exc:
+                self.cas_conflicts += 1
                 if attempts == 1:
                     raise
                 last = exc

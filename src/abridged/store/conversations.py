@@ -79,6 +79,25 @@ class ConversationOps(StoreBase):
             rows = (await conn.execute(stmt)).mappings().all()
         return [codec.conversation_info(r) for r in rows]
 
+    async def update_settings(
+        self,
+        conversation_id: str,
+        settings: Mapping[str, Any],
+        *,
+        owner: str | None = None,
+    ) -> ConversationInfo:
+        """Replace a conversation's stored settings (not compaction state: the single writer's
+        version is left alone, so compactions planned before still commit)."""
+        await self.open()
+        encoded = codec.dumps(dict(settings))
+        async with transaction(self._engine) as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            await queries.set_conversation(
+                conn, conversation_id, settings=encoded, updated_at=codec.now()
+            )
+            row = await queries.read_conversation(conn, conversation_id, None)
+        return codec.conversation_info(row)
+
     async def delete_conversation(self, conversation_id: str, *, owner: str | None = None) -> None:
         """Delete a conversation with its sessions, messages, summaries and compactions, for
         real. Only ever on a person's request: no automatic operation calls this."""

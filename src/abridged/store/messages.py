@@ -175,6 +175,24 @@ class MessageOps(ConversationOps):
             )
         return codec.stored_message(row)
 
+    async def find_message(
+        self, conversation_id: str, message_id: str, *, owner: str | None = None
+    ) -> StoredMessage | None:
+        """The stored message with this message id (its newest version), queued or delivered;
+        ``None`` when the conversation has none (what makes a retried send idempotent)."""
+        await self.open()
+        stmt = (
+            select(messages)
+            .where(messages.c.conversation_id == conversation_id)
+            .where(messages.c.message_id == message_id)
+            .order_by(messages.c.version.desc())
+            .limit(1)
+        )
+        async with transaction(self._engine, "read") as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            row = (await conn.execute(stmt)).mappings().first()
+        return None if row is None else codec.stored_message(row)
+
     async def stored_messages(
         self,
         conversation_id: str,

@@ -1,5 +1,5 @@
-"""The database schema: conversations, sessions, summaries, messages, compactions and pruned
-outputs."""
+"""The database schema: conversations, sessions, summaries, messages, compactions, pruned
+outputs and API keys."""
 
 from __future__ import annotations
 
@@ -56,6 +56,10 @@ class ConversationRow(Base):
     resummarize_from: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(Stamp)
     updated_at: Mapped[datetime] = mapped_column(Stamp)
+    # The turn lease (one turn at a time across workers): who holds it and until when, in
+    # milliseconds since the epoch (an integer compares the same on both databases).
+    lease_holder: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_ms: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class SummaryRow(Base):
@@ -189,9 +193,23 @@ class PrunedOutputRow(Base):
     created_at: Mapped[datetime] = mapped_column(Stamp)
 
 
+class ApiKeyRow(Base):
+    """An API key of the HTTP service: only its SHA-256 is stored (the key is shown once)."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant: Mapped[str] = mapped_column(String(255), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    label: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+    revoked_at: Mapped[datetime | None] = mapped_column(Stamp)
+
+
 conversations: Table = Base.metadata.tables["conversations"]
 summaries: Table = Base.metadata.tables["summaries"]
 sessions: Table = Base.metadata.tables["sessions"]
 messages: Table = Base.metadata.tables["messages"]
 compactions: Table = Base.metadata.tables["compactions"]
 pruned_outputs: Table = Base.metadata.tables["pruned_outputs"]
+api_keys: Table = Base.metadata.tables["api_keys"]

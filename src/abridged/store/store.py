@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from abridged.store.keys import KeyOps
+from abridged.store.leases import LeaseOps
 from abridged.store.search import SearchOps
 
 
-class Store(SearchOps):
+class Store(SearchOps, LeaseOps, KeyOps):
     """Durable conversations on SQLite (default) or PostgreSQL, through one async API.
 
     >>> store = Store("/tmp/chat.db")  # doctest: +SKIP
@@ -14,14 +16,17 @@ class Store(SearchOps):
     >>> context = await store.load_context(convo.id)  # doctest: +SKIP
 
     Operations are grouped by what they act on: conversations (``create_conversation``,
-    ``open_conversation``, ``list_conversations``, ``delete_conversation``), messages
-    (``append``, ``append_many``, ``deliver``, ``edit_message``, ``get_message``,
-    ``stored_messages``, ``load_context``, ``history``), sessions (``new_session``, ``resume``,
-    ``list_sessions``, ``get_session``, ``finalize_session``, ``finalize_pending``,
-    ``delete_session``), the single writer (``compact``, ``commit_compaction``,
-    ``set_prune_boundary``, ``compactions``) and ``search``. Every operation that names a
-    conversation takes ``owner=``: when given, a conversation of another owner raises
-    ``OwnershipError`` and nothing is read or changed.
+    ``open_conversation``, ``list_conversations``, ``update_settings``,
+    ``delete_conversation``), messages (``append``, ``append_many``, ``deliver``,
+    ``edit_message``, ``get_message``, ``find_message``, ``stored_messages``, ``load_context``,
+    ``history``), sessions (``new_session``, ``resume``, ``list_sessions``, ``get_session``,
+    ``finalize_session``, ``finalize_pending``, ``delete_session``), the single writer
+    (``compact``, ``commit_compaction``, ``set_prune_boundary``, ``compactions``), ``search``,
+    the turn lease (``acquire_turn``, ``renew_turn``, ``release_turn``, ``turn_lease``) and the
+    service's API keys (``create_api_key``, ``tenant_for_key``, ``list_api_keys``,
+    ``revoke_api_key``). Every operation that names a conversation takes ``owner=``: when
+    given, a conversation of another owner raises ``OwnershipError`` and nothing is read or
+    changed.
     """
 
     async def __aenter__(self) -> Store:

@@ -1,0 +1,198 @@
+"""The FastAPI application: ``create_app(config)``; ``app_from_environment()`` for uvicorn's
+workers (``abridged serve`` writes the config to the environment)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from abridged.errors import (
+    AbridgedError,
+    ContentionError,
+    MessageValidationError,
+    NotFoundError,
+    OwnershipError,
+    ProviderError,
+    SchemaVersionError,
+    SettingError,
+    StoreError,
+)
+from abridged.providers.select import chat_model_from_string
+from abridged.server.auth import TenantResolver
+from abridged.server.config import ServiceConfig, load_tools
+from abridged.server.metrics import ServiceMetrics
+from abridged.server.routes import conversations, messages, page, replay, sessions, system
+from abridged.server.runner import ConversationPool, TurnBusyError, TurnRunner
+from abridged.server.service import Service
+from abridged.store import Store
+
+__all__ = ["app_from_environment", "create_app"]
+
+log = logging.getLogger("abridged.server")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class BodyLimit:
+    """Refuse request bodies over the limit with 413 (declared or as they stream in)."""
+
+    def __init__(self, app: ASGIApp, limit: int, upload_limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.upload_limit = upload_limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.upload_limit if scope.get("path") == "/v1/replay" else self.limit
+        for key, value in scope.get("headers", []):
+            if key == b"content-length" and value.isdigit() and int(value) > limit:
+                await _too_large(send, limit)
+                return
+        seen = 0
+        started = False
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise _BodyTooLargeError()
+            return message
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited, watch)
+        except _BodyTooLargeError:
+            if not started:
+                await _too_large(send, limit)
+
+
+class _BodyTooLargeError(Exception):
+    pass
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    body = b'{"detail":"the request body is larger than ' + str(limit).encode() + b' bytes"}'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _context(exc: AbridgedError) -> dict[str, Any]:
+    return {
+        k: v for k, v in getattr(exc, "context", {}).items() if isinstance(v, str | int | float)
+    }
+
+
+def _error_response(exc: AbridgedError) -> JSONResponse:
+    """Library errors as HTTP answers; another tenant's conversation reads as a missing one."""
+    if isinstance(exc, NotFoundError | OwnershipError):
+        cid = getattr(exc, "context", {}).get("conversation_id")
+        return JSONResponse({"detail": "no such conversation", "conversation_id": cid}, 404)
+    if isinstance(exc, TurnBusyError | ContentionError):
+        return JSONResponse({"detail": str(exc), **_context(exc)}, 409)
+    if isinstance(exc, SettingError | MessageValidationError):
+        return JSONResponse({"detail": str(exc), **_context(exc)}, 422)
+    if isinstance(exc, ProviderError):
+        return JSONResponse({"detail": str(exc)}, 502)
+    if isinstance(exc, SchemaVersionError | StoreError):
+        log.error("store error: %s", exc)
+        return JSONResponse({"detail": str(exc)}, 503)
+    log.error("error: %s", exc)
+    return JSONResponse({"detail": str(exc)}, 500)
+
+
+def create_app(config: ServiceConfig | None = None, *, store: Store | None = None) -> FastAPI:
+    """The service's application; ``store`` (else one at ``config.db``) is opened at startup
+    and closed at shutdown when the app made it."""
+    config = config if config is not None else ServiceConfig()
+    tools = load_tools(config.tools)
+    owned = store is None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        the_store = store if store is not None else Store(config.db)
+        await the_store.open()
+        metrics = ServiceMetrics()
+        pool = ConversationPool(the_store, config, tools, metrics, chat_model_from_string)
+        runner = TurnRunner(the_store, pool, config, metrics)
+        app.state.service = Service(
+            config=config,
+            store=the_store,
+            pool=pool,
+            runner=runner,
+            metrics=metrics,
+            tenants=TenantResolver(the_store, open_access=config.open_access),
+        )
+        app.state.tenants = app.state.service.tenants
+        try:
+            yield
+        finally:
+            await runner.close()
+            if owned:
+                await the_store.close()
+
+    app = FastAPI(
+        title="abridged",
+        summary="Long LLM conversations that stay inside the context window.",
+        version=_version(),
+        lifespan=lifespan,
+    )
+
+    @app.exception_handler(AbridgedError)
+    async def abridged_error(request: Request, exc: AbridgedError) -> JSONResponse:
+        return _error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            {
+                "where": ".".join(str(p) for p in e.get("loc", ())),
+                "problem": e.get("msg", ""),
+            }
+            for e in exc.errors()
+        ]
+        text = "; ".join(f"{p['where']}: {p['problem']}" for p in problems)
+        return JSONResponse({"detail": text, "errors": problems}, 422)
+
+    for module in (conversations, messages, sessions, replay, system, page):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit, limit=config.max_body_bytes, upload_limit=config.max_upload_bytes)
+    return app
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("abridged")
+    except PackageNotFoundError:
+        return "0"
+
+
+def app_from_environment() -> FastAPI:
+    """The application of the ``ABRIDGED_SERVE_*`` environment (uvicorn's ``factory``)."""
+    return create_app(ServiceConfig.from_env())

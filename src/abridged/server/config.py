@@ -1,0 +1,135 @@
+"""What the service runs with: database, models, tools, window, lease and limits.
+
+``abridged serve`` passes its options to every worker through the environment (uvicorn starts
+the workers), so a ``ServiceConfig`` is also read from and written to ``ABRIDGED_SERVE_*``
+variables. Provider keys are never part of it: the adapters read them from the server's own
+environment.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from abridged.errors import SettingError
+from abridged.runtime.tools import Tool, ToolRegistry
+
+__all__ = ["ENV_PREFIX", "ServiceConfig", "load_tools"]
+
+ENV_PREFIX = "ABRIDGED_SERVE_"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceConfig:
+    """The service's settings (each also an ``ABRIDGED_SERVE_<NAME>`` variable).
+
+    - ``db``: database URL or SQLite path (default: ``ABRIDGED_DB``, else the user's data dir).
+    - ``models``: the model strings a conversation may use (``chat_model_from_string`` forms);
+      the first is the default. Empty: conversations must name one and any is allowed.
+    - ``context_window`` / ``max_output_tokens``: override the model's limits (else resolved
+      from the provider or the registry).
+    - ``tools``: ``"module:attribute"`` naming a list of tools or a ``ToolRegistry`` the
+      conversations may call (default: none).
+    - ``lease_ttl`` (default 30 s, >= 1): how long a turn lease lasts unless renewed; a worker
+      that dies mid-turn holds its conversation at most this long.
+    - ``queue_timeout`` (default 600 s, > 0): how long a queued message waits for its turn.
+    - ``max_body_bytes`` (default 1 MiB, >= 1 KiB): a larger request body gets 413.
+    - ``max_upload_bytes`` (default 20 MiB, >= 1 KiB): the same for a transcript uploaded to
+      ``/v1/replay``.
+    - ``max_open`` (default 1000, >= 1): conversations kept open per worker (idle ones are
+      closed first when it is exceeded).
+    - ``open_access``: serve without API keys, every request as tenant ``local`` (for one
+      person on loopback; refused with ``--host`` other than a loopback address).
+    """
+
+    db: str | None = None
+    models: tuple[str, ...] = ()
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    tools: str | None = None
+    lease_ttl: float = 30.0
+    queue_timeout: float = 600.0
+    max_body_bytes: int = 1 << 20
+    max_upload_bytes: int = 20 << 20
+    max_open: int = 1000
+    open_access: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.context_window is not None and (
+            not isinstance(self.context_window, int) or self.context_window < 1024
+        ):
+            raise SettingError("context_window", self.context_window, "None or an integer >= 1024")
+        if self.max_output_tokens is not None and (
+            not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1
+        ):
+            raise SettingError("max_output_tokens", self.max_output_tokens, "None or >= 1")
+        if not isinstance(self.lease_ttl, int | float) or self.lease_ttl < 1:
+            raise SettingError("lease_ttl", self.lease_ttl, "a number of seconds >= 1")
+        if not isinstance(self.queue_timeout, int | float) or self.queue_timeout <= 0:
+            raise SettingError("queue_timeout", self.queue_timeout, "a number of seconds > 0")
+        if not isinstance(self.max_body_bytes, int) or self.max_body_bytes < 1024:
+            raise SettingError("max_body_bytes", self.max_body_bytes, "an integer >= 1024")
+        if not isinstance(self.max_upload_bytes, int) or self.max_upload_bytes < 1024:
+            raise SettingError("max_upload_bytes", self.max_upload_bytes, "an integer >= 1024")
+        if not isinstance(self.max_open, int) or self.max_open < 1:
+            raise SettingError("max_open", self.max_open, "an integer >= 1")
+
+    @property
+    def default_model(self) -> str | None:
+        """The model of a conversation created without one."""
+        return self.models[0] if self.models else None
+
+    def to_env(self) -> dict[str, str]:
+        """The variables that make ``from_env`` return this config."""
+        out: dict[str, str] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None or f.name == "extra":
+                continue
+            out[ENV_PREFIX + f.name.upper()] = json.dumps(
+                list(value) if isinstance(value, tuple) else value
+            )
+        return out
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ServiceConfig:
+        """The config the ``ABRIDGED_SERVE_*`` variables describe (defaults for the others)."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(ENV_PREFIX + f.name.upper())
+            if raw is None or f.name == "extra":
+                continue
+            try:
+                value = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise SettingError(ENV_PREFIX + f.name.upper(), raw, "JSON") from exc
+            values[f.name] = tuple(value) if f.name == "models" else value
+        return cls(**values)
+
+
+def load_tools(spec: str | None) -> ToolRegistry:
+    """The tools named by ``"module:attribute"`` (a list of tools or functions, or a
+    ``ToolRegistry``); an empty registry for ``None``."""
+    if not spec:
+        return ToolRegistry(())
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise SettingError("tools", spec, '"package.module:attribute"')
+    try:
+        value = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise SettingError("tools", spec, f"an importable attribute ({exc})") from exc
+    if isinstance(value, ToolRegistry):
+        return value
+    if isinstance(value, Tool) or callable(value):
+        value = [value]
+    try:
+        return ToolRegistry(list(value))
+    except TypeError as exc:
+        raise SettingError("tools", spec, "a list of tools or a ToolRegistry") from exc

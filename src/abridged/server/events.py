@@ -1,0 +1,109 @@
+"""What a turn streams to an HTTP client: each ``Conversation.stream`` item as a server-sent
+event (``event: <name>`` and one line of JSON), plus the service's own events (``queued``,
+``started``, ``meter``, ``answered``, ``error``, ``done``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from abridged.core.model import Usage, message_to_dict, usage_to_dict
+from abridged.core.protocols import ReasoningDelta, TextDelta, ToolCallDelta
+from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
+from abridged.runtime.overview import ContextOverview
+
+__all__ = ["encode_sse", "meter_payload", "stream_event"]
+
+
+def encode_sse(name: str, data: Any) -> bytes:
+    """One server-sent event."""
+    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def _plain(value: Any) -> Any:
+    """Engine events and their fields as JSON-able values."""
+    if isinstance(value, Usage):
+        return usage_to_dict(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def meter_payload(overview: ContextOverview) -> dict[str, Any]:
+    """The context ring's data: size, thresholds, colour, reported vs estimated."""
+    return {
+        "context_tokens": overview.total,
+        "window": overview.window,
+        "window_known": overview.window_known,
+        "input_budget": overview.input_budget,
+        "trigger": overview.trigger,
+        "target": overview.target,
+        "state": overview.state,
+        "share_of_trigger": round(overview.share_of_trigger, 4),
+        "reported": overview.reported,
+        "estimated": overview.estimated,
+        "breakdown": {
+            "system": overview.system,
+            "tools": overview.tools,
+            "summary": overview.summary,
+            "messages": overview.messages,
+        },
+    }
+
+
+def result_payload(result: TurnResult) -> dict[str, Any]:
+    """The turn's result without its events (they were streamed)."""
+    return {
+        "text": result.text,
+        "message_id": result.message.id if result.message is not None else None,
+        "messages": [message_to_dict(m) for m in result.messages],
+        "usage": usage_to_dict(result.usage),
+        "calls": result.calls,
+        "aborted": result.aborted,
+        "stopped": result.stopped,
+        "command": result.command,
+        "inputs": result.inputs,
+    }
+
+
+def stream_event(item: object) -> tuple[str, dict[str, Any]] | None:
+    """The event name and payload of one item of ``Conversation.stream`` (``None``: not
+    sent)."""
+    if isinstance(item, TextDelta):
+        return "text", {"text": item.text}
+    if isinstance(item, ReasoningDelta):
+        return "reasoning", {"text": item.text}
+    if isinstance(item, ToolCallDelta):
+        return "tool_call_delta", {
+            "index": item.index,
+            "id": item.id,
+            "name": item.name,
+            "arguments": item.arguments,
+        }
+    if isinstance(item, ToolStarted):
+        call = item.call
+        return "tool_started", {"id": call.id, "name": call.name, "arguments": call.arguments}
+    if isinstance(item, ToolFinished):
+        result = item.result
+        return "tool_finished", {
+            "call_id": result.call_id,
+            "name": result.name,
+            "is_error": result.is_error,
+            "text": item.text,
+        }
+    if isinstance(item, Notice):
+        payload: dict[str, Any] = {"text": item.text}
+        if item.event is not None:
+            payload["event"] = _plain(item.event)
+            payload["kind"] = item.event.kind
+        return "notice", payload
+    if isinstance(item, Retrying):
+        return "retrying", {"reason": item.reason, "detail": item.detail}
+    if isinstance(item, TurnResult):
+        return "result", result_payload(item)
+    return None

@@ -1,0 +1,97 @@
+"""Sessions of a conversation: list, show, new, clear, resume, search."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+
+from abridged.runtime.conversation import Conversation
+from abridged.server.auth import require_tenant
+from abridged.server.schemas import CommandResponse, ResumeRequest, SessionOut
+from abridged.server.service import Service, service_of
+from abridged.store import SessionInfo
+
+router = APIRouter(prefix="/v1/conversations", tags=["sessions"])
+
+Tenant = Annotated[str, Depends(require_tenant)]
+Svc = Annotated[Service, Depends(service_of)]
+
+
+def session_out(info: SessionInfo) -> SessionOut:
+    """The API form of a session."""
+    summary = info.final_summary or info.start_summary
+    totals = info.totals
+    return SessionOut(
+        id=info.id,
+        number=info.number,
+        reason=info.reason,
+        current=info.is_current,
+        parent_id=info.parent_id,
+        summary=summary.text if summary is not None else None,
+        messages=totals.messages if totals is not None else 0,
+        input_tokens=totals.input if totals is not None else 0,
+        output_tokens=totals.output if totals is not None else 0,
+        cache_read_tokens=totals.cache_read if totals is not None else 0,
+        created_at=info.created_at,
+    )
+
+
+@router.get("/{conversation_id}/sessions", response_model=list[SessionOut])
+async def list_sessions(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+    """Every session of the conversation, oldest first."""
+    return [session_out(s) for s in await svc.store.list_sessions(conversation_id, owner=tenant)]
+
+
+@router.get("/{conversation_id}/sessions/search", response_model=list[SessionOut])
+async def search_sessions(
+    conversation_id: str,
+    tenant: Tenant,
+    svc: Svc,
+    q: Annotated[str, Query(min_length=1, max_length=500)],
+    limit: Annotated[int, Query(ge=1, le=50)] = 5,
+) -> Any:
+    """Sessions whose summary best matches ``q``, best first."""
+    hits = await svc.store.search(q, conversation_id=conversation_id, owner=tenant, limit=limit)
+    sessions = {s.id: s for s in await svc.store.list_sessions(conversation_id, owner=tenant)}
+    return [session_out(sessions[h.session_id]) for h in hits if h.session_id in sessions]
+
+
+@router.get("/{conversation_id}/sessions/{session_id}", response_model=SessionOut)
+async def get_session(conversation_id: str, session_id: str, tenant: Tenant, svc: Svc) -> Any:
+    """One session."""
+    return session_out(await svc.store.get_session(conversation_id, session_id, owner=tenant))
+
+
+async def _command(svc: Service, tenant: str, conversation_id: str, line: str) -> CommandResponse:
+    await svc.store.open_conversation(conversation_id, owner=tenant)
+
+    async def action(convo: Conversation) -> CommandResponse:
+        result = await convo.send(line)
+        current = convo.session
+        return CommandResponse(
+            text=result.text, session=session_out(current) if current is not None else None
+        )
+
+    return await svc.runner.exclusive(tenant, conversation_id, action)
+
+
+@router.post("/{conversation_id}/sessions/new", response_model=CommandResponse)
+async def new_session(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+    """Start a new session from the current one's summary (made in the background)."""
+    return await _command(svc, tenant, conversation_id, "/new")
+
+
+@router.post("/{conversation_id}/sessions/clear", response_model=CommandResponse)
+async def clear_session(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+    """Start an empty session (the old one can be resumed)."""
+    return await _command(svc, tenant, conversation_id, "/clear")
+
+
+@router.post("/{conversation_id}/sessions/resume", response_model=CommandResponse)
+async def resume_session(
+    conversation_id: str, body: ResumeRequest, tenant: Tenant, svc: Svc
+) -> Any:
+    """Make an earlier session current again (by id, id prefix, #number or search words)."""
+    line = "/resume " + " ".join(body.session.split())
+    return await _command(svc, tenant, conversation_id, line)

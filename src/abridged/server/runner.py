@@ -1,0 +1,540 @@
+"""Turns over HTTP: the turn lease across workers, and the conversations each worker keeps open.
+
+A message sent to the service is stored at once with status ``queued`` (durable while it
+waits), then its turn waits for the conversation's **turn lease** (``Store.acquire_turn``: one
+turn at a time across every worker). The holder reads what changed in the store since it last
+ran this conversation, answers every queued message in one turn (``Conversation.
+stream_pending``), renews the lease while the turn runs and gives it back at the end. A worker
+that dies mid-turn stops renewing: its lease expires and the next sender takes it over; the
+interrupted turn's tool calls get error results, and a send retried with the same message id
+finishes that turn instead of storing the message twice.
+
+The turn runs in its own task, apart from the HTTP response: a client that goes away does not
+stop it (``abort`` does), and the lease is held until it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from abridged.core.budget import BudgetSettings
+from abridged.core.model import Message
+from abridged.core.protocols import ChatModel
+from abridged.core.windows import ModelLimits
+from abridged.engine.triggers import CompactionSettings
+from abridged.errors import AbridgedError, NotFoundError, OwnershipError, SettingError, StoreError
+from abridged.runtime.conversation import Conversation, ConversationSettings
+from abridged.runtime.events import Notice, ToolFinished, TurnResult
+from abridged.runtime.overview import context_overview
+from abridged.runtime.state import new_id
+from abridged.runtime.tools import ToolRegistry
+from abridged.server.config import ServiceConfig
+from abridged.server.events import meter_payload, stream_event
+from abridged.server.metrics import ServiceMetrics
+from abridged.store import ConversationInfo, Store, StoredMessage
+from abridged.store.leases import TurnLease
+
+__all__ = ["ConversationPool", "TurnBusyError", "TurnHandle", "TurnRunner", "api_settings"]
+
+T = TypeVar("T")
+
+#: The API's conversation settings and their defaults (``api_settings`` validates them).
+SETTING_DEFAULTS: dict[str, Any] = {
+    "auto_compact": True,
+    "prune": True,
+    "trigger": BudgetSettings().trigger_ratio,
+    "target": BudgetSettings().target_ratio,
+    "summarizer": "model",
+    "context_window": None,
+}
+
+
+class TurnBusyError(StoreError):
+    """Another turn of the conversation is running and the caller asked not to queue."""
+
+
+def api_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """The API settings of a conversation (stored ones over the defaults), checked by building
+    the runtime settings they make (``SettingError`` names the bad one)."""
+    merged = {**SETTING_DEFAULTS, **{k: v for k, v in values.items() if k in SETTING_DEFAULTS}}
+    runtime_settings(merged)
+    if merged["summarizer"] not in ("model", "extractive"):
+        raise SettingError("summarizer", merged["summarizer"], '"model" or "extractive"')
+    window = merged["context_window"]
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int)):
+        raise SettingError("context_window", window, "null or an integer >= 1024")
+    if window is not None and window < 1024:
+        raise SettingError("context_window", window, "null or an integer >= 1024")
+    return merged
+
+
+def runtime_settings(api: dict[str, Any]) -> ConversationSettings:
+    """The ``ConversationSettings`` of a conversation's API settings (debounce 0: messages that
+    arrive during a turn are batched by the queue in the store, not by waiting)."""
+    return ConversationSettings(
+        budget=BudgetSettings(
+            enabled=api["auto_compact"],
+            trigger_ratio=api["trigger"],
+            target_ratio=api["target"],
+        ),
+        compaction=CompactionSettings(prune_enabled=api["prune"]),
+        debounce=0.0,
+    )
+
+
+@dataclass(eq=False, slots=True)
+class _Open:
+    """A conversation this worker keeps open, and the store state it last saw."""
+
+    convo: Conversation
+    tenant: str
+    model: str | None
+    settings: dict[str, Any]
+    synced: tuple[int, int, str | None] | None = None
+    used: float = field(default_factory=time.monotonic)
+
+
+def _mark(info: ConversationInfo) -> tuple[int, int, str | None]:
+    return (info.version, info.next_seq, info.current_session_id)
+
+
+class ConversationPool:
+    """Open conversations of this worker, by id; reopened when their model or settings changed,
+    read again from the store when another worker changed them."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: ServiceConfig,
+        tools: ToolRegistry,
+        metrics: ServiceMetrics,
+        make_model: Callable[[str], ChatModel],
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.tools = tools
+        self.metrics = metrics
+        self._make_model = make_model
+        self._open: dict[str, _Open] = {}
+        self._models: dict[str, ChatModel] = {}
+        self._limits: dict[str, ModelLimits] = {}
+
+    def model(self, spec: str) -> ChatModel:
+        """The (shared) chat model of a model string."""
+        if spec not in self._models:
+            self._models[spec] = self._make_model(spec)
+        return self._models[spec]
+
+    async def _limits_of(self, spec: str, model: ChatModel) -> ModelLimits:
+        if spec not in self._limits:
+            from abridged.providers.limits import resolve_model_limits  # noqa: PLC0415
+
+            self._limits[spec] = await resolve_model_limits(
+                model.name, base_url=getattr(model, "base_url", None)
+            )
+        return self._limits[spec]
+
+    def get(self, conversation_id: str) -> Conversation | None:
+        """The open conversation, if this worker has it."""
+        entry = self._open.get(conversation_id)
+        return entry.convo if entry is not None else None
+
+    async def checkout(self, tenant: str, info: ConversationInfo) -> Conversation:
+        """The conversation ready for a turn: opened, or read again if the store moved on."""
+        settings = dict(info.settings)
+        entry = self._open.get(info.id)
+        if entry is not None and (
+            entry.tenant != tenant or entry.model != info.model or entry.settings != settings
+        ):
+            await self._close(info.id)
+            entry = None
+        if entry is None:
+            entry = _Open(await self._open_conversation(tenant, info), tenant, info.model, settings)
+            entry.synced = _mark(info)
+            self._open[info.id] = entry
+            await self._evict()
+        elif entry.synced != _mark(info) and not entry.convo.busy:
+            await entry.convo.reload()
+        entry.used = time.monotonic()
+        return entry.convo
+
+    async def mark_synced(self, conversation_id: str, *, owner: str) -> None:
+        """Remember the store state this worker's copy now matches (after its own turn)."""
+        entry = self._open.get(conversation_id)
+        if entry is not None:
+            info = await self.store.open_conversation(conversation_id, owner=owner)
+            entry.synced = _mark(info)
+
+    def forget(self, conversation_id: str) -> None:
+        """Reopen the conversation at its next use (its settings changed)."""
+        entry = self._open.pop(conversation_id, None)
+        if entry is not None:
+            task = asyncio.ensure_future(entry.convo.close())
+            task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+    async def _open_conversation(self, tenant: str, info: ConversationInfo) -> Conversation:
+        spec = info.model or self.config.default_model
+        if not spec:
+            raise SettingError("model", None, "a model for the conversation")
+        model = self.model(spec)
+        api = api_settings(dict(info.settings))
+        window = api["context_window"] or self.config.context_window
+        limits = None if window else await self._limits_of(spec, model)
+        system = info.settings.get("system")
+        return await Conversation.open(
+            self.store,
+            model,
+            system=system if isinstance(system, str) and system else None,
+            tools=self.tools,
+            conversation_id=info.id,
+            owner=tenant,
+            settings=runtime_settings(api),
+            summarizer="extractive" if api["summarizer"] == "extractive" else None,
+            limits=limits,
+            context_window=window,
+            max_output_tokens=self.config.max_output_tokens if window else None,
+            on_event=self.metrics.observe_event,
+        )
+
+    async def _close(self, conversation_id: str) -> None:
+        entry = self._open.pop(conversation_id, None)
+        if entry is not None:
+            with contextlib.suppress(Exception):
+                await entry.convo.close()
+
+    async def _evict(self) -> None:
+        excess = len(self._open) - self.config.max_open
+        if excess <= 0:
+            return
+        idle = sorted(
+            (e for e in self._open.values() if not e.convo.busy and not e.convo.compacting),
+            key=lambda e: e.used,
+        )
+        for entry in idle[:excess]:
+            await self._close(entry.convo.id)
+
+    async def close(self) -> None:
+        """Close every open conversation and the models' clients."""
+        for cid in list(self._open):
+            await self._close(cid)
+        for model in self._models.values():
+            client = getattr(model, "_client", None)
+            close = getattr(client, "close", None)
+            if callable(close):
+                with contextlib.suppress(Exception):
+                    await close()
+        self._models.clear()
+
+
+class TurnHandle:
+    """A turn started for one HTTP request: its events, in order, then ``None``."""
+
+    def __init__(self, conversation_id: str, message_id: str | None) -> None:
+        self.conversation_id = conversation_id
+        self.message_id = message_id
+        self.events: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+        self.result: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    def put(self, name: str, payload: dict[str, Any]) -> None:
+        """Give the reader one event."""
+        if name == "result":
+            self.result = payload
+        elif name == "error":
+            self.error = payload
+        self.events.put_nowait((name, payload))
+
+    async def stream(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """Every event until the turn's end."""
+        while True:
+            item = await self.events.get()
+            if item is None:
+                return
+            yield item
+
+    async def wait(self) -> None:
+        """Wait for the turn to end."""
+        if self.task is not None:
+            await asyncio.shield(self.task)
+
+
+class TurnRunner:
+    """Starts turns (and other operations that need the conversation to themselves) under the
+    turn lease; see the module docstring."""
+
+    def __init__(
+        self, store: Store, pool: ConversationPool, config: ServiceConfig, metrics: ServiceMetrics
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.config = config
+        self.metrics = metrics
+        self.worker = f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._running: dict[str, str] = {}  # conversation id -> lease holder of this worker
+
+    def _holder(self) -> str:
+        return f"{self.worker}:{uuid.uuid4().hex[:12]}"
+
+    def running_here(self, conversation_id: str) -> bool:
+        """Whether a turn of this conversation runs in this worker."""
+        return conversation_id in self._running
+
+    # -- the lease ---------------------------------------------------------------------------
+
+    async def _wait_lease(
+        self, tenant: str, conversation_id: str, holder: str, on_wait: Callable[[], None]
+    ) -> TurnLease:
+        deadline = time.monotonic() + self.config.queue_timeout
+        delay = 0.01
+        waited = False
+        while True:
+            lease = await self.store.acquire_turn(
+                conversation_id, holder, ttl=self.config.lease_ttl, owner=tenant
+            )
+            if lease is not None:
+                return lease
+            if not waited:
+                waited = True
+                self.metrics.lease_waits.inc()
+                on_wait()
+            if time.monotonic() >= deadline:
+                raise TurnBusyError(
+                    f"another turn kept the conversation for {self.config.queue_timeout:g} s",
+                    conversation_id=conversation_id,
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+    async def _renew(self, conversation_id: str, holder: str) -> None:
+        """Renew the lease while the turn runs; abort the turn when it was lost."""
+        period = self.config.lease_ttl / 3
+        while True:
+            await asyncio.sleep(period)
+            try:
+                renewed = await self.store.renew_turn(
+                    conversation_id, holder, ttl=self.config.lease_ttl
+                )
+            except Exception:  # a store hiccup: try again at the next period
+                continue
+            if renewed is None:
+                convo = self.pool.get(conversation_id)
+                if convo is not None:
+                    convo.abort()
+                return
+
+    async def exclusive(
+        self,
+        tenant: str,
+        conversation_id: str,
+        action: Callable[[Conversation], Awaitable[T]],
+        *,
+        queue: bool = True,
+    ) -> T:
+        """Run ``action`` on the conversation under its turn lease (waiting for a running turn,
+        or ``TurnBusyError`` when ``queue`` is false)."""
+        holder = self._holder()
+        if queue:
+            lease = await self._wait_lease(tenant, conversation_id, holder, lambda: None)
+        else:
+            lease = await self._try_lease(tenant, conversation_id, holder)
+        self._note_takeover(lease)
+        renew = asyncio.ensure_future(self._renew(conversation_id, holder))
+        self._running[conversation_id] = holder
+        try:
+            info = await self.store.open_conversation(conversation_id, owner=tenant)
+            convo = await self.pool.checkout(tenant, info)
+            result = await action(convo)
+            await self.pool.mark_synced(conversation_id, owner=tenant)
+            return result
+        finally:
+            self._running.pop(conversation_id, None)
+            renew.cancel()
+            with contextlib.suppress(Exception):
+                await self.store.release_turn(conversation_id, holder)
+            self.metrics.observe_store(self.store.cas_conflicts)
+
+    async def _try_lease(self, tenant: str, conversation_id: str, holder: str) -> TurnLease:
+        lease = await self.store.acquire_turn(
+            conversation_id, holder, ttl=self.config.lease_ttl, owner=tenant
+        )
+        if lease is None:
+            self.metrics.lease_conflicts.inc()
+            raise TurnBusyError(
+                "a turn of this conversation is running (send without ?queue=false to queue)",
+                conversation_id=conversation_id,
+            )
+        return lease
+
+    def _note_takeover(self, lease: TurnLease) -> None:
+        if lease.took_over_from is not None:
+            self.metrics.lease_takeovers.inc()
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    async def start_turn(
+        self,
+        tenant: str,
+        conversation_id: str,
+        message: Message,
+        *,
+        queue: bool = True,
+    ) -> TurnHandle:
+        """Store ``message`` (queued) and start its turn; the handle streams its events.
+
+        A message id already stored in the conversation is not stored again: the turn that
+        answers it is finished if it was interrupted, else its reply is returned.
+        ``TurnBusyError`` (nothing stored) when ``queue`` is false and a turn is running.
+        """
+        holder = self._holder()
+        lease = await self._try_lease(tenant, conversation_id, holder) if not queue else None
+        try:
+            stored = await self.store.find_message(conversation_id, message.id, owner=tenant)
+            if stored is None:
+                stored = await self.store.append(
+                    conversation_id, message, owner=tenant, status="queued"
+                )
+        except BaseException:
+            if lease is not None:
+                await self.store.release_turn(conversation_id, holder)
+            raise
+        handle = TurnHandle(conversation_id, message.id)
+        handle.task = asyncio.ensure_future(
+            self._drive(
+                handle,
+                tenant=tenant,
+                conversation_id=conversation_id,
+                holder=holder,
+                lease=lease,
+                stored=stored,
+            )
+        )
+        self._tasks.add(handle.task)
+        handle.task.add_done_callback(self._tasks.discard)
+        return handle
+
+    async def _drive(
+        self,
+        handle: TurnHandle,
+        *,
+        tenant: str,
+        conversation_id: str,
+        holder: str,
+        lease: TurnLease | None,
+        stored: StoredMessage,
+    ) -> None:
+        started = time.monotonic()
+        renew: asyncio.Future[None] | None = None
+        outcome = "error"
+        try:
+            if lease is None:
+                lease = await self._wait_lease(
+                    tenant,
+                    conversation_id,
+                    holder,
+                    lambda: handle.put("queued", {"message_id": stored.message.id}),
+                )
+            self._note_takeover(lease)
+            renew = asyncio.ensure_future(self._renew(conversation_id, holder))
+            self._running[conversation_id] = holder
+            self.metrics.active_turns.inc()
+            info = await self.store.open_conversation(conversation_id, owner=tenant)
+            convo = await self.pool.checkout(tenant, info)
+            handle.put(
+                "started",
+                {
+                    "message_id": stored.message.id,
+                    "took_over": lease.took_over_from is not None,
+                },
+            )
+            current = await self.store.find_message(
+                conversation_id, stored.message.id, owner=tenant
+            )
+            if current is not None and current.seq is not None:
+                answered, reply = convo.reply_to(current.seq)
+                if answered:
+                    handle.put(
+                        "answered",
+                        {
+                            "message_id": stored.message.id,
+                            "text": reply.text if reply is not None else "",
+                            "reply_id": reply.id if reply is not None else None,
+                        },
+                    )
+                    handle.put("meter", meter_payload(context_overview(convo)))
+                    outcome = "answered"
+                    return
+            outcome = await self._stream_turn(handle, convo)
+            await self.pool.mark_synced(conversation_id, owner=tenant)
+        except TurnBusyError as exc:
+            outcome = "timeout"
+            handle.put("error", _error_payload(exc, 409))
+        except AbridgedError as exc:
+            handle.put("error", _error_payload(exc, 500))
+        except Exception as exc:  # reported to the client, never a silent stop
+            handle.put(
+                "error", {"status": 500, "type": type(exc).__name__, "detail": str(exc)[:500]}
+            )
+        finally:
+            if renew is not None:
+                renew.cancel()
+                self.metrics.active_turns.dec()
+            if self._running.get(conversation_id) == holder:
+                del self._running[conversation_id]
+            if lease is not None:
+                with contextlib.suppress(Exception):
+                    await self.store.release_turn(conversation_id, holder)
+            self.metrics.turns.labels(outcome=outcome).inc()
+            self.metrics.turn_seconds.observe(time.monotonic() - started)
+            self.metrics.observe_store(self.store.cas_conflicts)
+            handle.put("done", {})
+            handle.events.put_nowait(None)
+
+    async def _stream_turn(self, handle: TurnHandle, convo: Conversation) -> str:
+        outcome = "ok"
+        async for item in convo.stream_pending():
+            event = stream_event(item)
+            if event is not None:
+                handle.put(*event)
+            if isinstance(item, TurnResult):
+                outcome = "aborted" if item.aborted else (item.stopped or "ok")
+            if isinstance(item, ToolFinished | TurnResult) or (
+                isinstance(item, Notice)
+                and item.event is not None
+                and item.event.kind in ("usage_updated", "compaction_ended", "pruned")
+            ):
+                handle.put("meter", meter_payload(context_overview(convo)))
+        return outcome
+
+    def abort(self, conversation_id: str) -> bool:
+        """Abort the turn of this conversation running in this worker; ``False`` if none."""
+        if conversation_id not in self._running:
+            return False
+        convo = self.pool.get(conversation_id)
+        return convo.abort() if convo is not None else False
+
+    async def close(self) -> None:
+        """Let every running turn finish (its lease is given back), then close the pool."""
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self.pool.close()
+
+
+def _error_payload(exc: AbridgedError, status: int) -> dict[str, Any]:
+    if isinstance(exc, NotFoundError | OwnershipError):
+        status = 404
+    return {"status": status, "type": type(exc).__name__, "detail": str(exc)}
+
+
+def user_message(content: str, message_id: str | None) -> Message:
+    """The user message of a send (a fresh id unless the client gave one)."""
+    return Message.user(content, id=message_id or new_id())

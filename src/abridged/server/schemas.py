@@ -1,0 +1,208 @@
+"""The JSON of the service's API: request bodies (validated: a wrong field gets a 422 naming
+it) and responses (published in ``/openapi.json``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CompactRequest",
+    "CompactResponse",
+    "ContextResponse",
+    "ConversationCreate",
+    "ConversationOut",
+    "MessageOut",
+    "SendMessage",
+    "SettingsPatch",
+]
+
+ID_PATTERN = r"^[A-Za-z0-9._:-]{1,64}$"
+MAX_TEXT = 200_000
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SettingsPatch(_Strict):
+    """Per-conversation settings; a field left out keeps its value.
+
+    - ``auto_compact`` (default true): automatic pruning and compaction.
+    - ``prune`` (default true): prune stale tool output before summarizing.
+    - ``trigger`` (default 0.8, in (0, 1]): compact when the context reaches this share of the
+      input budget; ``target`` (default 0.5, in (0, trigger)): compact down to this share.
+    - ``summarizer`` (default ``model``): the conversation's model, or ``extractive`` (no model
+      call).
+    - ``context_window`` (default null: the model's): override the window, >= 1024.
+    """
+
+    auto_compact: bool | None = None
+    prune: bool | None = None
+    trigger: float | None = Field(default=None, gt=0, le=1)
+    target: float | None = Field(default=None, gt=0, lt=1)
+    summarizer: Literal["model", "extractive"] | None = None
+    context_window: int | None = Field(default=None, ge=1024, le=100_000_000)
+
+
+class ConversationCreate(_Strict):
+    """A new conversation: its model (one the service allows; default the service's first),
+    system prompt, title and settings. ``id``: your own id (default: a random one)."""
+
+    id: str | None = Field(default=None, pattern=ID_PATTERN)
+    model: str | None = Field(default=None, min_length=1, max_length=255)
+    system: str | None = Field(default=None, max_length=MAX_TEXT)
+    title: str | None = Field(default=None, max_length=200)
+    settings: SettingsPatch | None = None
+
+
+class ConversationUpdate(_Strict):
+    """Rename a conversation or change its system prompt."""
+
+    title: str | None = Field(default=None, max_length=200)
+    system: str | None = Field(default=None, max_length=MAX_TEXT)
+
+
+class ConversationOut(BaseModel):
+    """A conversation."""
+
+    id: str
+    title: str | None
+    model: str | None
+    system: str | None
+    settings: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+class SendMessage(_Strict):
+    """A user message. ``id``: an idempotency key (a send retried with the same id is stored
+    once, and finishes the turn that answers it if that turn was interrupted)."""
+
+    content: str = Field(min_length=1, max_length=MAX_TEXT)
+    id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+class Breakdown(BaseModel):
+    """Tokens by part of the context."""
+
+    system: int
+    tools: int
+    summary: int
+    messages: int
+    total: int
+
+
+class ContextResponse(BaseModel):
+    """The context the next call would send (like Letta's context overview): ``reported`` of
+    ``tokens.total`` is the provider's own count, ``estimated`` abridged's estimate since."""
+
+    window: int
+    window_known: bool
+    input_budget: int
+    trigger: int
+    target: int
+    tokens: Breakdown
+    reported: int
+    estimated: int
+    messages: int
+    compactions: int
+    auto_compact: bool
+    state: Literal["green", "amber", "red", "grey"]
+
+
+class CompactRequest(_Strict):
+    """``dry_run``: plan only, change nothing. ``confirm``: required when more than half of
+    the context would be summarized away. ``focus``: what the summary should keep above all."""
+
+    dry_run: bool = False
+    confirm: bool = False
+    focus: str | None = Field(default=None, max_length=2_000)
+
+
+class CompactResponse(BaseModel):
+    """What a compaction did (or, in a dry run, would do)."""
+
+    dry_run: bool
+    action: str
+    detail: str | None = None
+    before: Breakdown
+    after: Breakdown
+    share_removed: float
+    needs_confirm: bool
+    summary: str | None = None
+    notice: str | None = None
+
+
+class MessageOut(BaseModel):
+    """A stored message with its statistics (``cost`` in dollars when prices are known)."""
+
+    seq: int | None
+    id: str
+    role: str
+    kind: str | None
+    text: str
+    message: dict[str, Any]
+    status: str
+    session_id: str
+    model: str | None
+    input_tokens: int | None
+    cached_tokens: int | None
+    output_tokens: int | None
+    ttft_ms: float | None
+    total_ms: float | None
+    cost: float | None
+    created_at: datetime
+
+
+class CompactionOut(BaseModel):
+    """A committed compaction: where it cut and the summary it made."""
+
+    id: str
+    trigger: str
+    cut_seq: int
+    tokens_before: int
+    tokens_after: int
+    summary: str
+    summarizer: str | None
+    duration_ms: float
+    created_at: datetime
+
+
+class TimelineOut(BaseModel):
+    """A conversation's messages and compactions (``cut_seq`` places a compaction before the
+    message of that sequence number)."""
+
+    messages: list[MessageOut]
+    compactions: list[CompactionOut]
+
+
+class SessionOut(BaseModel):
+    """A session of a conversation."""
+
+    id: str
+    number: int
+    reason: str
+    current: bool
+    parent_id: str | None
+    summary: str | None
+    messages: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    created_at: datetime
+
+
+class ResumeRequest(_Strict):
+    """The session to make current again: its id, an id prefix, ``#number`` or search words."""
+
+    session: str = Field(min_length=1, max_length=200)
+
+
+class CommandResponse(BaseModel):
+    """What a session command did, in words."""
+
+    text: str
+    session: SessionOut | None = None

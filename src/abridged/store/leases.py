@@ -1,0 +1,149 @@
+"""The turn lease: one turn at a time per conversation, across processes and machines.
+
+A worker that runs a turn holds the conversation's lease (``holder``, an expiry). Taking it is a
+compare-and-swap on the lease columns: it succeeds when nobody holds the lease, when the caller
+already holds it (a renewal), or when the holder's lease has expired (a takeover: its worker
+died or stalled). No lock is held across a model call: the lease is a row value, renewed by its
+holder while the turn runs.
+
+The swap is on the lease columns, not on ``conversations.version``: bumping the version would
+make every compaction planned before the renewal lose its own compare-and-swap, although
+nothing it depends on changed. Expiry uses the worker's clock (milliseconds since the epoch);
+workers on several machines need clocks within a fraction of the lease's time to live.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import and_, or_, select, update
+
+from abridged.errors import SettingError
+from abridged.store import queries
+from abridged.store.base import StoreBase
+from abridged.store.connect import transaction
+from abridged.store.schema import conversations
+
+__all__ = ["LeaseOps", "TurnLease"]
+
+
+def now_ms() -> int:
+    """The wall clock in milliseconds since the epoch (the lease's unit)."""
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnLease:
+    """A lease held: ``expires_ms`` (epoch milliseconds); ``took_over_from``: the holder whose
+    expired lease this one replaced (``None`` when the lease was free or already ours)."""
+
+    conversation_id: str
+    holder: str
+    expires_ms: int
+    took_over_from: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseState:
+    """Who holds a conversation's lease now (``holder`` ``None``: nobody, or expired)."""
+
+    holder: str | None
+    expires_ms: int | None
+
+
+class LeaseOps(StoreBase):
+    """Turn leases: ``acquire_turn``, ``renew_turn``, ``release_turn``, ``turn_lease``."""
+
+    async def acquire_turn(
+        self,
+        conversation_id: str,
+        holder: str,
+        *,
+        ttl: float = 30.0,
+        owner: str | None = None,
+    ) -> TurnLease | None:
+        """Take (or renew) the turn lease for ``ttl`` seconds; ``None`` when another holder's
+        lease has not expired. ``NotFoundError`` / ``OwnershipError`` as every operation."""
+        if not holder or len(holder) > 128:
+            raise SettingError("holder", holder, "a lease holder of 1 to 128 characters")
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
+            raise SettingError("ttl", ttl, "a number of seconds > 0")
+        await self.open()
+        now = now_ms()
+        expires = now + int(ttl * 1000)
+        async with transaction(self._engine, "write") as conn:
+            row = await queries.read_conversation(conn, conversation_id, owner)
+            previous = row["lease_holder"]
+            stale = previous is not None and previous != holder
+            result = await conn.execute(
+                update(conversations)
+                .where(conversations.c.id == conversation_id)
+                .where(
+                    or_(
+                        conversations.c.lease_holder.is_(None),
+                        conversations.c.lease_holder == holder,
+                        conversations.c.lease_expires_ms < now,
+                    )
+                )
+                .values(lease_holder=holder, lease_expires_ms=expires)
+            )
+            if result.rowcount != 1:
+                return None
+        return TurnLease(conversation_id, holder, expires, previous if stale else None)
+
+    async def renew_turn(
+        self, conversation_id: str, holder: str, *, ttl: float = 30.0
+    ) -> TurnLease | None:
+        """Extend a lease still held by ``holder``; ``None`` when it was lost (expired and
+        taken over): the caller must stop its turn."""
+        await self.open()
+        expires = now_ms() + int(ttl * 1000)
+        async with transaction(self._engine, "write") as conn:
+            result = await conn.execute(
+                update(conversations)
+                .where(
+                    and_(
+                        conversations.c.id == conversation_id,
+                        conversations.c.lease_holder == holder,
+                    )
+                )
+                .values(lease_expires_ms=expires)
+            )
+        if result.rowcount != 1:
+            return None
+        return TurnLease(conversation_id, holder, expires)
+
+    async def release_turn(self, conversation_id: str, holder: str) -> bool:
+        """Give the lease back (only if ``holder`` still holds it); whether it did."""
+        await self.open()
+        async with transaction(self._engine, "write") as conn:
+            result = await conn.execute(
+                update(conversations)
+                .where(
+                    and_(
+                        conversations.c.id == conversation_id,
+                        conversations.c.lease_holder == holder,
+                    )
+                )
+                .values(lease_holder=None, lease_expires_ms=None)
+            )
+        return bool(result.rowcount == 1)
+
+    async def turn_lease(self, conversation_id: str, *, owner: str | None = None) -> LeaseState:
+        """Who holds the lease now (an expired lease reads as free)."""
+        await self.open()
+        async with transaction(self._engine, "read") as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            row = (
+                await conn.execute(
+                    select(conversations.c.lease_holder, conversations.c.lease_expires_ms).where(
+                        conversations.c.id == conversation_id
+                    )
+                )
+            ).first()
+        assert row is not None
+        holder, expires = row
+        if holder is None or expires is None or int(expires) < now_ms():
+            return LeaseState(None, None)
+        return LeaseState(str(holder), int(expires))
