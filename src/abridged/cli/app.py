@@ -469,6 +469,9 @@ def serve(
     lease_ttl: Annotated[
         float, typer.Option(help="Seconds a turn lease lasts unless renewed.", min=1)
     ] = 30.0,
+    log_level: Annotated[
+        str, typer.Option(help="Log level of the JSON-lines log on stderr (debug..error).")
+    ] = "info",
 ) -> None:
     """Run the HTTP service and its web page (conversations, streaming, context meter,
     compaction, tenants; several workers on PostgreSQL)."""
@@ -486,6 +489,7 @@ def serve(
             tools=tools,
             no_auth=no_auth,
             lease_ttl=lease_ttl,
+            log_level=log_level,
         )
     )
 

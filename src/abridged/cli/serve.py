@@ -55,6 +55,7 @@ def run_serve(
     tools: str | None,
     no_auth: bool,
     lease_ttl: float,
+    log_level: str = "info",
 ) -> int:
     """Start the service; returns the exit status when it stops."""
     try:
@@ -85,6 +86,7 @@ def run_serve(
             tools=tools,
             open_access=no_auth,
             lease_ttl=lease_ttl,
+            log_level=log_level,
         )
         load_tools(config.tools)
         where = asyncio.run(_prepare(url))

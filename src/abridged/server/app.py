@@ -69,7 +69,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise _BodyTooLargeError()
+                    raise _BodyTooLargeError("the request body is too large", limit=limit)
             return message
 
         async def watch(message: Message) -> None:
@@ -85,7 +85,7 @@ class BodyLimit:
                 await _too_large(send, limit)
 
 
-class _BodyTooLargeError(Exception):
+class _BodyTooLargeError(AbridgedError):
     pass
 
 
@@ -194,5 +194,10 @@ def _version() -> str:
 
 
 def app_from_environment() -> FastAPI:
-    """The application of the ``ABRIDGED_SERVE_*`` environment (uvicorn's ``factory``)."""
-    return create_app(ServiceConfig.from_env())
+    """The application of the ``ABRIDGED_SERVE_*`` environment (uvicorn's ``factory``), its
+    logs as JSON lines on stderr."""
+    from abridged.server.logs import configure_logging  # noqa: PLC0415
+
+    config = ServiceConfig.from_env()
+    configure_logging(config.log_level)
+    return create_app(config)

@@ -42,6 +42,8 @@ class ServiceConfig:
       ``/v1/replay``.
     - ``max_open`` (default 1000, >= 1): conversations kept open per worker (idle ones are
       closed first when it is exceeded).
+    - ``log_level`` (default ``info``): the level of the JSON-lines log on stderr (``debug``,
+      ``info``, ``warning``, ``error``).
     - ``open_access``: serve without API keys, every request as tenant ``local`` (for one
       person on loopback; refused with ``--host`` other than a loopback address).
     """
@@ -56,6 +58,7 @@ class ServiceConfig:
     max_body_bytes: int = 1 << 20
     max_upload_bytes: int = 20 << 20
     max_open: int = 1000
+    log_level: str = "info"
     open_access: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -74,6 +77,8 @@ class ServiceConfig:
             raise SettingError("queue_timeout", self.queue_timeout, "a number of seconds > 0")
         if not isinstance(self.max_body_bytes, int) or self.max_body_bytes < 1024:
             raise SettingError("max_body_bytes", self.max_body_bytes, "an integer >= 1024")
+        if self.log_level not in ("debug", "info", "warning", "error"):
+            raise SettingError("log_level", self.log_level, "debug, info, warning or error")
         if not isinstance(self.max_upload_bytes, int) or self.max_upload_bytes < 1024:
             raise SettingError("max_upload_bytes", self.max_upload_bytes, "an integer >= 1024")
         if not isinstance(self.max_open, int) or self.max_open < 1:
