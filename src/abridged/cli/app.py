@@ -494,6 +494,47 @@ def serve(
     )
 
 
+@app.command()
+def proxy(
+    upstream: Annotated[
+        str,
+        typer.Option(
+            help="The provider's base URL, e.g. https://api.openai.com or "
+            "https://api.anthropic.com (a trailing /v1 is ignored)."
+        ),
+    ],
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8100,
+    db: DbOption = None,
+    workers: Annotated[
+        int, typer.Option(help="Worker processes (several: use PostgreSQL).", min=1)
+    ] = 1,
+    window: Annotated[
+        int | None, typer.Option(help="Context window override in tokens (>= 1024).")
+    ] = None,
+    max_output: Annotated[int | None, typer.Option(help="Maximum output tokens override.")] = None,
+    lease_ttl: Annotated[
+        float, typer.Option(help="Seconds a conversation's lease lasts unless renewed.", min=1)
+    ] = 30.0,
+) -> None:
+    """An OpenAI- and Anthropic-compatible proxy: apps keep their whole history, the provider
+    sees the context abridged would send (point the app's base URL here)."""
+    from abridged.cli.serve import run_proxy  # noqa: PLC0415
+
+    raise typer.Exit(
+        run_proxy(
+            upstream=upstream,
+            host=host,
+            port=port,
+            db=db,
+            workers=workers,
+            window=window,
+            max_output=max_output,
+            lease_ttl=lease_ttl,
+        )
+    )
+
+
 keys_app = typer.Typer(help="API keys of the HTTP service.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 

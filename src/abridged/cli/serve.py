@@ -196,3 +196,54 @@ def run_keys_revoke(db: str | None, key_id: str) -> int:
         return fail(CliError(str(exc)))
     Console(stderr=True).print(f"revoked {key_id}", highlight=False)
     return 0
+
+
+def run_proxy(
+    *,
+    upstream: str,
+    host: str,
+    port: int,
+    db: str | None,
+    workers: int,
+    window: int | None,
+    max_output: int | None,
+    lease_ttl: float,
+) -> int:
+    """Start the proxy; returns the exit status when it stops."""
+    try:
+        import uvicorn  # noqa: PLC0415
+
+        from abridged.server.proxy.config import ProxyConfig  # noqa: PLC0415
+    except ImportError:
+        return fail(CliError("the proxy needs the server extra: pip install 'abridged[server]'"))
+    if workers < 1:
+        return fail(CliError("--workers: at least 1", BAD_USAGE))
+    url = store_url(db)
+    try:
+        check_database(url)
+        config = ProxyConfig(
+            upstream=upstream,
+            db=url,
+            context_window=window,
+            max_output_tokens=max_output,
+            lease_ttl=lease_ttl,
+        )
+        where = asyncio.run(_prepare(url))
+    except AbridgedError as exc:
+        return fail(CliError(str(exc), BAD_USAGE if "upstream" in str(exc) else 1))
+    os.environ.update(config.to_env())
+    Console(stderr=True).print(
+        f"abridged proxy: http://{host}:{port}/v1 -> {config.upstream}/v1 ({workers} worker(s), "
+        f"{where})",
+        highlight=False,
+    )
+    uvicorn.run(
+        "abridged.server.proxy.app:proxy_app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+        timeout_graceful_shutdown=30,
+    )
+    return 0

@@ -1,0 +1,92 @@
+"""What the proxy runs with (each also an ``ABRIDGED_PROXY_<NAME>`` variable, for workers)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from abridged.errors import SettingError
+
+__all__ = ["PROXY_ENV_PREFIX", "ProxyConfig"]
+
+PROXY_ENV_PREFIX = "ABRIDGED_PROXY_"
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyConfig:
+    """The proxy's settings.
+
+    - ``upstream``: the provider's base URL, without ``/v1`` (``https://api.openai.com``,
+      ``https://api.anthropic.com``, ``http://localhost:8000`` for a local server).
+    - ``db``: the store (default ``ABRIDGED_DB``, else the user's file).
+    - ``context_window`` / ``max_output_tokens``: override the model's limits (else the
+      registry, then the upstream's ``/v1/models`` listing, then the conservative default).
+    - ``trigger`` (0.8) / ``target`` (0.5): shares of the input budget, as everywhere.
+    - ``timeout`` (default 600 s, > 0): the upstream's answer (streams: between two chunks).
+    - ``lease_ttl`` (default 30 s, >= 1) / ``queue_timeout`` (default 600 s, > 0): one request
+      per conversation at a time across workers, as the service's turns.
+    - ``max_open`` (default 1000, >= 1): conversations kept in memory per worker.
+    """
+
+    upstream: str
+    db: str | None = None
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    trigger: float = 0.8
+    target: float = 0.5
+    timeout: float = 600.0
+    lease_ttl: float = 30.0
+    queue_timeout: float = 600.0
+    max_open: int = 1000
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.upstream, str) or not self.upstream.startswith(
+            ("http://", "https://")
+        ):
+            raise SettingError("upstream", self.upstream, "an http:// or https:// base URL")
+        object.__setattr__(self, "upstream", self.upstream.rstrip("/").removesuffix("/v1"))
+        if self.context_window is not None and (
+            isinstance(self.context_window, bool)
+            or not isinstance(self.context_window, int)
+            or self.context_window < 1024
+        ):
+            raise SettingError("context_window", self.context_window, "None or an integer >= 1024")
+        if self.max_output_tokens is not None and (
+            not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1
+        ):
+            raise SettingError("max_output_tokens", self.max_output_tokens, "None or >= 1")
+        for name in ("timeout", "queue_timeout"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or value <= 0:
+                raise SettingError(name, value, "a number of seconds > 0")
+        if not isinstance(self.lease_ttl, int | float) or self.lease_ttl < 1:
+            raise SettingError("lease_ttl", self.lease_ttl, "a number of seconds >= 1")
+        if not isinstance(self.max_open, int) or self.max_open < 1:
+            raise SettingError("max_open", self.max_open, "an integer >= 1")
+
+    def to_env(self) -> dict[str, str]:
+        """The variables that make ``from_env`` return this config."""
+        return {
+            PROXY_ENV_PREFIX + f.name.upper(): json.dumps(getattr(self, f.name))
+            for f in fields(self)
+            if getattr(self, f.name) is not None
+        }
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ProxyConfig:
+        """The config the ``ABRIDGED_PROXY_*`` variables describe."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(PROXY_ENV_PREFIX + f.name.upper())
+            if raw is not None:
+                try:
+                    values[f.name] = json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    raise SettingError(PROXY_ENV_PREFIX + f.name.upper(), raw, "JSON") from exc
+        if "upstream" not in values:
+            raise SettingError("upstream", None, "the provider's base URL (--upstream)")
+        return cls(**values)

@@ -1,0 +1,161 @@
+"""The proxy's conversations: one store-backed ``ContextManager`` per conversation, kept open
+per worker, and a fork when a client's history stops continuing the stored one.
+
+A client sends its whole history with every request; the manager stores what is new and
+returns the context to send (``abridged.runtime.context_manager``), so a restart or another
+worker sends the same bytes. The stored conversation is append-only: when a client edits or
+truncates its history (a regenerated reply, an edited message), the request does not continue
+the stored messages, and the proxy **forks**: a new stored conversation holds the history as the
+client now sends it, and the identity points to it from then on. Nothing stored is lost; the
+fork starts without the earlier summary (it is made again when the fork needs one).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from abridged.core.budget import BudgetSettings
+from abridged.core.windows import ModelLimits
+from abridged.errors import MessageValidationError, NotFoundError, StoreError
+from abridged.runtime.context_manager import ContextManager, Prepared
+from abridged.server.proxy.config import ProxyConfig
+from abridged.server.proxy.identity import Identity
+from abridged.store import Store
+
+__all__ = ["ProxyConversations"]
+
+Api = Literal["openai-chat", "anthropic"]
+
+
+@dataclass(slots=True)
+class _Open:
+    manager: ContextManager
+    model: str
+    api: Api
+    used: float = field(default_factory=time.monotonic)
+
+
+class ProxyConversations:
+    """Managers by stored conversation id (see the module docstring)."""
+
+    def __init__(self, store: Store, config: ProxyConfig) -> None:
+        self.store = store
+        self.config = config
+        self._open: dict[str, _Open] = {}
+        self._limits: dict[str, ModelLimits] = {}
+
+    def manager_of(self, conversation_id: str) -> ContextManager | None:
+        """The open manager of a stored conversation, if this worker has one."""
+        entry = self._open.get(conversation_id)
+        return entry.manager if entry is not None else None
+
+    async def _limits_for(self, model: str, api_key: str | None) -> ModelLimits:
+        if model not in self._limits:
+            from abridged.providers.limits import resolve_model_limits  # noqa: PLC0415
+
+            self._limits[model] = await resolve_model_limits(
+                model, base_url=self.config.upstream + "/v1", api_key=api_key
+            )
+        return self._limits[model]
+
+    async def current(self, identity: Identity, model: str) -> str:
+        """The stored conversation an identity points to now (made on first sight)."""
+        try:
+            info = await self.store.open_conversation(
+                identity.conversation_id, owner=identity.owner
+            )
+        except NotFoundError:
+            try:
+                info = await self.store.create_conversation(
+                    identity.conversation_id,
+                    owner=identity.owner,
+                    model=model,
+                    settings={"proxy": {"source": identity.source}},
+                )
+            except StoreError:  # another worker made it first
+                info = await self.store.open_conversation(
+                    identity.conversation_id, owner=identity.owner
+                )
+        fork = info.settings.get("fork")
+        return fork if isinstance(fork, str) and fork else identity.conversation_id
+
+    async def _fork(self, identity: Identity, model: str) -> str:
+        base = await self.store.open_conversation(identity.conversation_id, owner=identity.owner)
+        count = int(base.settings.get("forks", 0) or 0) + 1
+        fork_id = f"{identity.conversation_id}-f{count}"
+        await self.store.create_conversation(
+            fork_id,
+            owner=identity.owner,
+            model=model,
+            settings={"proxy": {"source": identity.source, "fork_of": identity.conversation_id}},
+        )
+        await self.store.update_settings(
+            identity.conversation_id,
+            {**base.settings, "fork": fork_id, "forks": count},
+            owner=identity.owner,
+        )
+        return fork_id
+
+    async def _manager(
+        self, conversation_id: str, identity: Identity, api: Api, model: str, api_key: str | None
+    ) -> ContextManager:
+        entry = self._open.get(conversation_id)
+        if entry is not None and entry.model == model and entry.api == api:
+            entry.used = time.monotonic()
+            return entry.manager
+        window = self.config.context_window
+        limits = None if window else await self._limits_for(model, api_key)
+        manager = ContextManager(
+            limits,
+            context_window=window,
+            max_output_tokens=self.config.max_output_tokens if window else None,
+            model=model,
+            format="openai" if api == "openai-chat" else "anthropic",
+            budget=BudgetSettings(
+                trigger_ratio=self.config.trigger, target_ratio=self.config.target
+            ),
+            store=self.store,
+            conversation_id=conversation_id,
+            owner=identity.owner,
+        )
+        self._open[conversation_id] = _Open(manager, model, api)
+        self._evict()
+        return manager
+
+    def _evict(self) -> None:
+        excess = len(self._open) - self.config.max_open
+        if excess > 0:
+            for cid, _ in sorted(self._open.items(), key=lambda kv: kv[1].used)[:excess]:
+                del self._open[cid]
+
+    async def prepare(
+        self,
+        identity: Identity,
+        api: Api,
+        body: Mapping[str, Any],
+        api_key: str | None,
+    ) -> tuple[str, ContextManager, Prepared] | None:
+        """The context to send for a request's body: ``(stored conversation id, its manager,
+        the prepared context)``; ``None`` when abridged cannot read the history (the request
+        then goes upstream as it came, and the provider answers it)."""
+        model = str(body.get("model") or "unknown")
+        messages = body["messages"]
+        system = body.get("system") if api == "anthropic" else None
+        tools = body.get("tools") if isinstance(body.get("tools"), list) else None
+        cid = await self.current(identity, model)
+        manager = await self._manager(cid, identity, api, model, api_key)
+        try:
+            return cid, manager, await manager.aprepare(messages, system=system, tools=tools)
+        except MessageValidationError as exc:
+            if exc.context.get("conversation_id") is None:
+                return None  # the history itself is malformed: let the provider say so
+        self._open.pop(cid, None)
+        cid = await self._fork(identity, model)
+        manager = await self._manager(cid, identity, api, model, api_key)
+        try:
+            return cid, manager, await manager.aprepare(messages, system=system, tools=tools)
+        except MessageValidationError:
+            return None

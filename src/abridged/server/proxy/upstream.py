@@ -1,0 +1,141 @@
+"""Forwarding to the upstream provider: the request's headers (the client's key included, never
+stored or logged), the response streamed back chunk by chunk, and the usage report read from it
+on the way (JSON or server-sent events, OpenAI or Anthropic)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+import httpx
+
+from abridged.core.model import Usage
+from abridged.errors import AbridgedError
+from abridged.formats.usage import usage_from_anthropic, usage_from_openai
+
+__all__ = ["UsageTap", "forward_headers", "response_headers"]
+
+# Hop-by-hop and length/encoding headers are the proxy's own business on each side.
+_DROP_REQUEST = frozenset(
+    {
+        "host",
+        "content-length",
+        "connection",
+        "keep-alive",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "accept-encoding",
+    }
+)
+_DROP_RESPONSE = frozenset(
+    {
+        "content-length",
+        "content-encoding",
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "trailer",
+        "upgrade",
+    }
+)
+
+Api = Literal["openai-chat", "anthropic"]
+
+
+def forward_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The client's headers as sent upstream (its credentials kept; the proxy's own
+    ``x-abridged-*`` headers and hop-by-hop headers dropped)."""
+    out: dict[str, str] = {}
+    for name, value in headers:
+        lower = name.lower()
+        if lower in _DROP_REQUEST or lower.startswith("x-abridged"):
+            continue
+        out[lower] = value
+    return out
+
+
+def response_headers(response: httpx.Response) -> dict[str, str]:
+    """The upstream's response headers as passed to the client."""
+    return {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
+
+
+def _anthropic_usage(start: Mapping[str, Any] | None, delta: Mapping[str, Any] | None) -> Any:
+    merged: dict[str, Any] = dict(start or {})
+    if delta:
+        merged.update({k: v for k, v in delta.items() if v is not None})
+    return merged or None
+
+
+class UsageTap:
+    """Reads the usage report out of a response as its bytes pass through.
+
+    JSON bodies are parsed once at the end (``usage``); event streams are read line by line,
+    keeping only the events that carry usage (OpenAI's last chunk when the client asked for
+    ``stream_options.include_usage``; Anthropic's ``message_start`` and ``message_delta``).
+    """
+
+    def __init__(self, api: Api, *, streaming: bool, limit: int = 32 << 20) -> None:
+        self.api = api
+        self.streaming = streaming
+        self._limit = limit
+        self._body = bytearray()
+        self._rest = b""
+        self._openai: Mapping[str, Any] | None = None
+        self._start: Mapping[str, Any] | None = None
+        self._delta: Mapping[str, Any] | None = None
+
+    def feed(self, chunk: bytes) -> None:
+        """One chunk of the response body."""
+        if not self.streaming:
+            if len(self._body) + len(chunk) <= self._limit:
+                self._body += chunk
+            return
+        data = self._rest + chunk
+        lines = data.split(b"\n")
+        self._rest = lines.pop()
+        if len(self._rest) > self._limit:
+            self._rest = b""
+        for line in lines:
+            if line.startswith(b"data:") and b'"usage"' in line:
+                self._event(line[5:].strip())
+
+    def _event(self, raw: bytes) -> None:
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(event, dict):
+            return
+        if self.api == "openai-chat":
+            if isinstance(event.get("usage"), dict):
+                self._openai = event["usage"]
+            return
+        if event.get("type") == "message_start":
+            message = event.get("message")
+            if isinstance(message, dict) and isinstance(message.get("usage"), dict):
+                self._start = message["usage"]
+        elif isinstance(event.get("usage"), dict):
+            self._delta = event["usage"]
+
+    def usage(self) -> Usage | None:
+        """The usage reported, if the response held one."""
+        try:
+            if not self.streaming:
+                body = json.loads(bytes(self._body)) if self._body else None
+                report = body.get("usage") if isinstance(body, dict) else None
+                if not isinstance(report, dict):
+                    return None
+                if self.api == "openai-chat":
+                    return usage_from_openai(report)
+                return usage_from_anthropic(report)
+            if self.api == "openai-chat":
+                return usage_from_openai(self._openai) if self._openai else None
+            merged = _anthropic_usage(self._start, self._delta)
+            return usage_from_anthropic(merged) if merged else None
+        except (ValueError, TypeError, AttributeError, AbridgedError):
+            return None
