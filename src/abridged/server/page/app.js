@@ -1,0 +1,448 @@
+// The abridged service's page: conversations, streamed turns, the context ring, compaction.
+"use strict";
+
+const state = { id: null, streaming: false, conversations: [] };
+const $ = (id) => document.getElementById(id);
+
+// -- the API ---------------------------------------------------------------------------------
+
+function headers(extra) {
+  const h = Object.assign({ "Content-Type": "application/json" }, extra || {});
+  const key = localStorage.getItem("abridged-key");
+  if (key) h.Authorization = "Bearer " + key;
+  return h;
+}
+
+async function askKey() {
+  const dialog = $("key-dialog");
+  $("key-input").value = "";
+  dialog.showModal();
+  await new Promise((done) => dialog.addEventListener("close", done, { once: true }));
+  const key = $("key-input").value.trim();
+  if (key) localStorage.setItem("abridged-key", key);
+  return Boolean(key);
+}
+
+async function api(method, path, body, options) {
+  const init = { method, headers: headers() };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  let response = await fetch(path, init);
+  if (response.status === 401 && (await askKey())) {
+    init.headers = headers();
+    response = await fetch(path, init);
+  }
+  if ((options || {}).raw) return response;
+  const data = response.status === 204 ? null : await response.json();
+  if (!response.ok && !(options || {}).allow) {
+    throw new Error(typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail));
+  }
+  return { status: response.status, data };
+}
+
+// -- small helpers ---------------------------------------------------------------------------
+
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined && text !== null) node.textContent = text;
+  return node;
+}
+
+function k(tokens) {
+  if (tokens === null || tokens === undefined) return "–";
+  return tokens >= 1000 ? (tokens / 1024).toFixed(1).replace(/\.0$/, "") + "k" : String(tokens);
+}
+
+function ms(value) {
+  return value === null || value === undefined ? "–" : Math.round(value) + " ms";
+}
+
+function scrollDown() {
+  const t = $("timeline");
+  t.scrollTop = t.scrollHeight;
+}
+
+// -- conversations ---------------------------------------------------------------------------
+
+async function loadConversations() {
+  const q = $("search").value.trim();
+  const { data } = await api("GET", "/v1/conversations" + (q ? "?q=" + encodeURIComponent(q) : ""));
+  state.conversations = data;
+  const list = $("conversations");
+  list.replaceChildren();
+  for (const c of data) {
+    const item = el("li");
+    const button = el("button", c.id === state.id ? "conv current" : "conv", c.title || c.id.slice(0, 12));
+    button.type = "button";
+    button.dataset.testid = "conversation";
+    button.dataset.id = c.id;
+    button.addEventListener("click", () => openConversation(c.id));
+    item.append(button);
+    list.append(item);
+  }
+}
+
+async function newConversation() {
+  const { data } = await api("POST", "/v1/conversations", { title: "Conversation " + new Date().toLocaleTimeString() });
+  await loadConversations();
+  await openConversation(data.id);
+}
+
+async function openConversation(id) {
+  state.id = id;
+  location.hash = id;
+  for (const b of document.querySelectorAll("#session-controls button, #send, #input")) b.disabled = false;
+  const conv = state.conversations.find((c) => c.id === id);
+  $("title").textContent = conv ? conv.title || conv.id : id;
+  $("settings").hidden = true;
+  $("compact-panel").hidden = true;
+  for (const b of document.querySelectorAll(".conv")) b.classList.toggle("current", b.dataset.id === id);
+  await Promise.all([loadTimeline(), loadContext()]);
+}
+
+// -- the timeline ----------------------------------------------------------------------------
+
+function stats(m) {
+  const line = el("div", "stats");
+  line.dataset.testid = "stats";
+  const parts = [
+    "in " + k(m.input_tokens),
+    "cached " + k(m.cached_tokens),
+    "out " + k(m.output_tokens),
+    "first token " + ms(m.ttft_ms),
+    "total " + ms(m.total_ms),
+  ];
+  if (m.cost !== null && m.cost !== undefined) parts.push("$" + m.cost.toFixed(4));
+  line.textContent = parts.join(" · ");
+  return line;
+}
+
+function messageItem(m) {
+  const item = el("li", "msg " + m.role + (m.kind ? " " + m.kind : ""));
+  item.dataset.testid = "message";
+  item.dataset.role = m.role;
+  if (m.role === "tool") {
+    const results = (m.message.parts || []).filter((p) => p.type === "tool_result");
+    for (const r of results) {
+      const details = el("details", "tool");
+      details.dataset.testid = "tool-result";
+      details.append(el("summary", null, (r.is_error ? "✗ " : "✓ ") + (r.name || "tool") + " result"));
+      const text = (r.content || []).map((c) => c.text || "").join("\n");
+      details.append(el("pre", null, text.length > 4000 ? text.slice(0, 4000) + "…" : text));
+      item.append(details);
+    }
+    return item;
+  }
+  if (m.text) item.append(el("div", "text", m.text));
+  const calls = (m.message.parts || []).filter((p) => p.type === "tool_call");
+  for (const c of calls) {
+    const call = el("div", "tool-call", "→ " + c.name + " " + (typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments)));
+    call.dataset.testid = "tool-call";
+    item.append(call);
+  }
+  if (m.role === "assistant" && m.kind !== "command_output") item.append(stats(m));
+  return item;
+}
+
+function compactionItem(c) {
+  const item = el("li", "event compaction");
+  item.dataset.testid = "compaction";
+  const details = el("details");
+  details.append(el("summary", null, "Compacted " + k(c.tokens_before) + " → " + k(c.tokens_after) + " (" + c.trigger + ")"));
+  const card = el("pre", "summary-card", c.summary);
+  card.dataset.testid = "summary-card";
+  details.append(card);
+  item.append(details);
+  return item;
+}
+
+function noticeItem(text, kind) {
+  const item = el("li", "event notice " + (kind || ""), text);
+  item.dataset.testid = kind === "pruned" ? "prune" : "notice";
+  return item;
+}
+
+async function loadTimeline() {
+  const id = state.id;
+  const { data } = await api("GET", "/v1/conversations/" + id + "/messages");
+  if (id !== state.id) return;
+  const entries = [];
+  for (const m of data.messages) entries.push({ at: m.created_at, order: 0, node: messageItem(m) });
+  for (const c of data.compactions) entries.push({ at: c.created_at, order: 1, node: compactionItem(c) });
+  entries.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.order - b.order));
+  $("timeline").replaceChildren(...entries.map((e) => e.node));
+  scrollDown();
+}
+
+// -- the context ring ------------------------------------------------------------------------
+
+function showMeter(m) {
+  const share = m.trigger ? m.context_tokens / m.trigger : 0;
+  $("ring-front").setAttribute("stroke-dasharray", Math.min(100, Math.round(share * 100)) + " 100");
+  $("ring-wrap").dataset.state = m.state;
+  $("ring-label").textContent = Math.round(share * 100) + "%";
+  const b = m.breakdown || {};
+  $("ring-tip").textContent =
+    "Context " + k(m.context_tokens) + " of a " + k(m.window) + " window" +
+    (m.window_known ? "" : " (unknown: the conservative default)") +
+    "\ninput budget " + k(m.input_budget) + ", compaction at " + k(m.trigger) + ", down to " + k(m.target) +
+    "\nsystem " + k(b.system) + " · tools " + k(b.tools) + " · summary " + k(b.summary) + " · messages " + k(b.messages) +
+    "\nreported by the provider " + k(m.reported) + ", estimated since " + k(m.estimated);
+}
+
+async function loadContext() {
+  const id = state.id;
+  const { data } = await api("GET", "/v1/conversations/" + id + "/context");
+  if (id !== state.id) return;
+  showMeter({
+    context_tokens: data.tokens.total, window: data.window, window_known: data.window_known,
+    input_budget: data.input_budget, trigger: data.trigger, target: data.target, state: data.state,
+    reported: data.reported, estimated: data.estimated, breakdown: data.tokens,
+  });
+}
+
+// -- sending: the streamed turn --------------------------------------------------------------
+
+async function* events(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let name = "message";
+      let data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) name = line.slice(7);
+        else if (line.startsWith("data: ")) data += line.slice(6);
+      }
+      yield { name, data: data ? JSON.parse(data) : {} };
+    }
+  }
+}
+
+async function send(event) {
+  event.preventDefault();
+  const text = $("input").value.trim();
+  if (!text || !state.id || state.streaming) return;
+  $("input").value = "";
+  state.streaming = true;
+  $("send").disabled = true;
+  const timeline = $("timeline");
+  const mine = el("li", "msg user");
+  mine.dataset.testid = "message";
+  mine.append(el("div", "text", text));
+  timeline.append(mine);
+  let reply = null;
+  const replyText = () => {
+    if (!reply) {
+      reply = el("li", "msg assistant streaming");
+      reply.dataset.testid = "streaming-reply";
+      reply.append(el("div", "text"));
+      timeline.append(reply);
+    }
+    return reply.querySelector(".text");
+  };
+  try {
+    const response = await api("POST", "/v1/conversations/" + state.id + "/messages", { content: text }, { raw: true });
+    if (!response.ok) throw new Error((await response.json()).detail);
+    for await (const e of events(response)) {
+      if (e.name === "text") {
+        replyText().textContent += e.data.text;
+      } else if (e.name === "tool_started") {
+        reply = null;
+        const call = el("li", "event tool-call", "→ " + e.data.name + " " + e.data.arguments);
+        call.dataset.testid = "tool-started";
+        timeline.append(call);
+      } else if (e.name === "tool_finished") {
+        const done = el("li", "event tool-done", e.data.text);
+        done.dataset.testid = "tool-finished";
+        timeline.append(done);
+      } else if (e.name === "notice") {
+        if (e.data.kind && e.data.kind !== "usage_updated") timeline.append(noticeItem(e.data.text, e.data.kind));
+      } else if (e.name === "meter") {
+        showMeter(e.data);
+      } else if (e.name === "queued") {
+        timeline.append(noticeItem("Queued: another reply is in progress", "queued"));
+      } else if (e.name === "error") {
+        timeline.append(noticeItem("Error: " + e.data.detail, "error"));
+      }
+      scrollDown();
+    }
+    await loadTimeline();
+  } catch (error) {
+    timeline.append(noticeItem("Error: " + error.message, "error"));
+  } finally {
+    state.streaming = false;
+    $("send").disabled = false;
+  }
+}
+
+// -- compaction, prune, sessions, settings ---------------------------------------------------
+
+function previewTable(preview) {
+  const table = $("compact-table");
+  table.replaceChildren();
+  const head = el("tr");
+  for (const h of ["", "before", "after"]) head.append(el("th", null, h));
+  table.append(head);
+  for (const part of ["system", "tools", "summary", "messages", "total"]) {
+    const row = el("tr");
+    row.append(el("td", null, part), el("td", null, k(preview.before[part])), el("td", null, k(preview.after[part])));
+    table.append(row);
+  }
+}
+
+async function compactPreview() {
+  const { data } = await api("POST", "/v1/conversations/" + state.id + "/compact", { dry_run: true });
+  $("compact-panel").hidden = false;
+  previewTable(data);
+  const share = Math.round(100 * data.share_removed);
+  $("compact-text").textContent = data.action === "nothing"
+    ? "Nothing to compact: " + (data.detail || "")
+    : (data.needs_confirm
+      ? "This summarizes away " + share + "% of the context. Confirm to go ahead."
+      : "About " + share + "% of the context will be summarized.");
+  $("compact-confirm").disabled = data.action === "nothing";
+  $("compact-confirm").dataset.confirm = data.needs_confirm ? "1" : "";
+}
+
+async function compactConfirm() {
+  $("compact-confirm").disabled = true;
+  const { data } = await api("POST", "/v1/conversations/" + state.id + "/compact", { confirm: true });
+  $("compact-text").textContent = data.notice || "Compaction: " + data.action;
+  $("compact-panel").hidden = true;
+  await Promise.all([loadTimeline(), loadContext()]);
+}
+
+async function prune() {
+  const { data } = await api("POST", "/v1/conversations/" + state.id + "/prune", {});
+  $("timeline").append(noticeItem(data.notice || "Nothing to prune", "pruned"));
+  await loadContext();
+}
+
+async function sessionCommand(path, body) {
+  const { data } = await api("POST", "/v1/conversations/" + state.id + "/sessions/" + path, body || {});
+  await Promise.all([loadTimeline(), loadContext()]);
+  $("timeline").append(noticeItem(data.text, "session"));
+  scrollDown();
+}
+
+async function toggleSettings() {
+  const panel = $("settings");
+  panel.hidden = !panel.hidden;
+  if (panel.hidden) return;
+  const { data } = await api("GET", "/v1/conversations/" + state.id + "/settings");
+  const form = $("settings-form");
+  form.auto_compact.checked = data.auto_compact;
+  form.prune.checked = data.prune;
+  form.trigger.value = data.trigger;
+  form.target.value = data.target;
+  form.summarizer.value = data.summarizer;
+  $("settings-error").textContent = "";
+}
+
+async function saveSettings(event) {
+  event.preventDefault();
+  const form = $("settings-form");
+  const body = {
+    auto_compact: form.auto_compact.checked,
+    prune: form.prune.checked,
+    trigger: Number(form.trigger.value),
+    target: Number(form.target.value),
+    summarizer: form.summarizer.value,
+  };
+  const { status, data } = await api("PATCH", "/v1/conversations/" + state.id + "/settings", body, { allow: true });
+  if (status >= 400) {
+    $("settings-error").textContent = typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail);
+    return;
+  }
+  $("settings-error").textContent = "";
+  $("settings").hidden = true;
+  await loadContext();
+}
+
+// -- replay ----------------------------------------------------------------------------------
+
+async function replay(event) {
+  event.preventDefault();
+  const file = $("replay-file").files[0];
+  if (!file) return;
+  const window_ = encodeURIComponent($("replay-window").value.trim() || "16k");
+  $("replay-status").textContent = "Replaying " + file.name + "…";
+  const body = await file.arrayBuffer();
+  const h = headers({ "Content-Type": "application/octet-stream" });
+  const response = await fetch("/v1/replay?window=" + window_, { method: "POST", headers: h, body });
+  const data = await response.json();
+  if (!response.ok) {
+    $("replay-status").textContent = "Error: " + data.detail;
+    return;
+  }
+  $("replay-status").textContent = "Done in " + Number(data.totals.seconds || 0).toFixed(1) + " s";
+  const result = $("replay-result");
+  result.replaceChildren();
+  const table = el("table");
+  table.dataset.testid = "replay-table";
+  const head = el("tr");
+  for (const h2 of ["session", "calls", "prunes", "compactions", "largest context", "overflows"]) head.append(el("th", null, h2));
+  table.append(head);
+  for (const s of data.sessions) {
+    const t = s.totals || s;
+    const row = el("tr");
+    row.append(el("td", null, s.id || s.session || ""), el("td", null, t.calls), el("td", null, t.prunes),
+      el("td", null, t.compactions), el("td", null, k(t.max_context_tokens)), el("td", null, t.overflows));
+    table.append(row);
+  }
+  result.append(table);
+  const html = await fetch("/v1/replay?output=html&window=" + window_, { method: "POST", headers: h, body });
+  if (html.ok) {
+    const link = el("a", null, "Download the HTML report");
+    link.href = URL.createObjectURL(await html.blob());
+    link.download = "replay-report.html";
+    result.append(link);
+  }
+}
+
+// -- wiring ----------------------------------------------------------------------------------
+
+function wire() {
+  $("new-conversation").addEventListener("click", () => newConversation().catch(alertError));
+  $("search").addEventListener("input", () => loadConversations().catch(alertError));
+  $("composer").addEventListener("submit", send);
+  $("input").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) send(e);
+  });
+  $("compact").addEventListener("click", () => compactPreview().catch(alertError));
+  $("compact-confirm").addEventListener("click", () => compactConfirm().catch(alertError));
+  $("compact-cancel").addEventListener("click", () => { $("compact-panel").hidden = true; });
+  $("prune").addEventListener("click", () => prune().catch(alertError));
+  $("session-new").addEventListener("click", () => sessionCommand("new").catch(alertError));
+  $("session-clear").addEventListener("click", () => sessionCommand("clear").catch(alertError));
+  $("session-resume").addEventListener("click", () => {
+    const which = prompt("Resume which session? (#number, id or words)");
+    if (which) sessionCommand("resume", { session: which }).catch(alertError);
+  });
+  $("toggle-settings").addEventListener("click", () => toggleSettings().catch(alertError));
+  $("settings-form").addEventListener("submit", (e) => saveSettings(e).catch(alertError));
+  $("show-replay").addEventListener("click", () => { $("replay").hidden = false; });
+  $("replay-close").addEventListener("click", () => { $("replay").hidden = true; });
+  $("replay-form").addEventListener("submit", (e) => replay(e).catch(alertError));
+}
+
+function alertError(error) {
+  $("timeline").append(noticeItem("Error: " + error.message, "error"));
+}
+
+async function start() {
+  wire();
+  await loadConversations();
+  const wanted = location.hash.slice(1);
+  if (wanted && state.conversations.some((c) => c.id === wanted)) await openConversation(wanted);
+}
+
+start().catch(alertError);
