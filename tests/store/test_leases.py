@@ -1,0 +1,150 @@
+"""The turn lease: one holder at a time, renewals, expiry and takeover, on both databases."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from abridged.errors import NotFoundError, OwnershipError, SettingError
+from abridged.store import Store
+from abridged.store import leases as lease_module
+
+
+class Clock:
+    """The lease's wall clock, moved by the test."""
+
+    def __init__(self) -> None:
+        self.ms = 1_000_000
+
+    def __call__(self) -> int:
+        return self.ms
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    c = Clock()
+    monkeypatch.setattr(lease_module, "now_ms", c)
+    return c
+
+
+async def test_one_holder_renewals_and_release(store: Store, clock: Clock) -> None:
+    cid = (await store.create_conversation(owner="t")).id
+    first = await store.acquire_turn(cid, "w1", ttl=10, owner="t")
+    assert first is not None and first.took_over_from is None
+    assert first.expires_ms == clock.ms + 10_000
+    assert await store.acquire_turn(cid, "w2", ttl=10) is None
+    assert (await store.turn_lease(cid)).holder == "w1"
+    clock.ms += 5_000
+    renewed = await store.renew_turn(cid, "w1", ttl=10)
+    assert renewed is not None and renewed.expires_ms == clock.ms + 10_000
+    again = await store.acquire_turn(cid, "w1", ttl=10)  # the holder may take it again
+    assert again is not None and again.took_over_from is None
+    assert await store.release_turn(cid, "w2") is False
+    assert await store.release_turn(cid, "w1") is True
+    assert (await store.turn_lease(cid)).holder is None
+    assert await store.acquire_turn(cid, "w2", ttl=10) is not None
+
+
+async def test_an_expired_lease_is_taken_over_and_its_holder_told(
+    store: Store, clock: Clock
+) -> None:
+    cid = (await store.create_conversation()).id
+    assert await store.acquire_turn(cid, "dead", ttl=3) is not None
+    clock.ms += 2_999
+    assert await store.acquire_turn(cid, "next", ttl=3) is None
+    clock.ms += 2
+    assert (await store.turn_lease(cid)).holder is None  # expired reads as free
+    taken = await store.acquire_turn(cid, "next", ttl=3)
+    assert taken is not None and taken.took_over_from == "dead"
+    assert await store.renew_turn(cid, "dead", ttl=3) is None
+    assert await store.release_turn(cid, "dead") is False
+    assert (await store.turn_lease(cid)).holder == "next"
+
+
+async def test_owner_and_bad_arguments(store: Store, clock: Clock) -> None:
+    cid = (await store.create_conversation(owner="acme")).id
+    with pytest.raises(OwnershipError):
+        await store.acquire_turn(cid, "w", owner="globex")
+    with pytest.raises(NotFoundError):
+        await store.acquire_turn("nope", "w")
+    with pytest.raises(SettingError):
+        await store.acquire_turn(cid, "", ttl=1)
+    with pytest.raises(SettingError):
+        await store.acquire_turn(cid, "w", ttl=0)
+    assert (await store.turn_lease(cid)).holder is None
+
+
+async def test_concurrent_acquirers_exactly_one_wins(store: Store) -> None:
+    cid = (await store.create_conversation()).id
+    won = await asyncio.gather(*(store.acquire_turn(cid, f"w{i}", ttl=30) for i in range(20)))
+    winners = [w for w in won if w is not None]
+    assert len(winners) == 1
+    assert (await store.turn_lease(cid)).holder == winners[0].holder
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["acquire", "renew", "release", "tick"]),
+        st.sampled_from(["a", "b", "c"]),
+        st.integers(min_value=0, max_value=4_000),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=OPS)
+def test_never_two_live_holders(
+    store_url_for_properties: str, ops: list[tuple[str, str, int]]
+) -> None:
+    """Against a model of the lease (a fake clock): whatever the order of acquisitions,
+    renewals, releases and the passing of time, at most one holder is live, and the store
+    agrees with the model at every step."""
+
+    async def run() -> None:
+        clock = Clock()
+        original = lease_module.now_ms
+        lease_module.now_ms = clock  # type: ignore[assignment]
+        store = Store(store_url_for_properties)
+        try:
+            cid = (await store.create_conversation()).id
+            holder: str | None = None
+            expires = 0
+            for op, who, ms in ops:
+                live = holder if holder is not None and expires >= clock.ms else None
+                if op == "tick":
+                    clock.ms += ms
+                elif op == "acquire":
+                    got = await store.acquire_turn(cid, who, ttl=2)
+                    assert (got is not None) == (live in (None, who))
+                    if got is not None:
+                        assert got.took_over_from == (holder if holder not in (None, who) else None)
+                        holder, expires = who, clock.ms + 2_000
+                elif op == "renew":
+                    got = await store.renew_turn(cid, who, ttl=2)
+                    assert (got is not None) == (holder == who)
+                    if got is not None:
+                        expires = clock.ms + 2_000
+                else:
+                    released = await store.release_turn(cid, who)
+                    assert released == (holder == who)
+                    if released:
+                        holder = None
+                now_live = holder if holder is not None and expires >= clock.ms else None
+                assert (await store.turn_lease(cid)).holder == now_live
+        finally:
+            lease_module.now_ms = original
+            await store.close()
+
+    asyncio.run(run())
+
+
+@pytest.fixture
+def store_url_for_properties(db_url: str) -> str:
+    return db_url
