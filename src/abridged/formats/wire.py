@@ -18,6 +18,7 @@ __all__ = [
     "completion",
     "content_form",
     "default_form",
+    "encodable",
     "fail",
     "file_data",
     "file_data_value",
@@ -305,3 +306,23 @@ def text_protocol_wire(message: Message) -> dict[str, Any] | None:
     if not message.meta.get("text_protocol"):
         return None
     return messages_to_text_protocol([message])[0]
+
+
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def encodable(value: Any) -> Any:
+    """``value`` (a request body: dicts, lists, strings) with every lone surrogate replaced by
+    U+FFFD, the only change that lets it be sent as UTF-8; what is stored keeps the original.
+    Called only when encoding the body as it is failed, so a normal call pays nothing.
+
+    >>> encodable({"content": ["ok", "bad \\ud800"]})["content"][1] == "bad \\ufffd"
+    True
+    """
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {k: encodable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [encodable(v) for v in value]
+    return value

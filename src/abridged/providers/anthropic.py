@@ -80,6 +80,7 @@ from abridged.providers.streaming import (
     import_sdk,
     mapping_errors,
     safe_url,
+    send_encodable,
     timed_completion,
     tool_choice_for_anthropic,
 )
@@ -574,7 +575,7 @@ class AnthropicChatModel(StreamingModel):
         timer = Timer()
         assembler = _Assembler()
         with self._mapping_errors():
-            stream = await self._client.messages.create(**body)
+            stream = await send_encodable(self._client.messages.create, body)
         try:
             with self._mapping_errors():
                 async for raw in stream:
@@ -609,7 +610,7 @@ class AnthropicChatModel(StreamingModel):
             in ("model", "messages", "system", "tools", "thinking", "tool_choice", "extra_headers")
         }
         with self._mapping_errors():
-            result = await self._client.messages.count_tokens(**counted)
+            result = await send_encodable(self._client.messages.count_tokens, counted)
         tokens = getattr(result, "input_tokens", None)
         if tokens is None and isinstance(result, Mapping):
             tokens = result.get("input_tokens")

@@ -72,6 +72,7 @@ from abridged.providers.streaming import (
     import_sdk,
     mapping_errors,
     safe_url,
+    send_encodable,
     timed_completion,
     tool_dicts_openai,
 )
@@ -502,7 +503,7 @@ class OpenAIChatModel(StreamingModel):
         timer = Timer()
         assembler = ChatStreamAssembler()
         with self._mapping_errors():
-            stream = await self._client.chat.completions.create(**body)
+            stream = await send_encodable(self._client.chat.completions.create, body)
         try:
             with self._mapping_errors():
                 async for chunk in stream:
@@ -533,7 +534,7 @@ class OpenAIChatModel(StreamingModel):
         calls: dict[int, int] = {}  # output_index -> tool call index
         final: Mapping[str, Any] | None = None
         with self._mapping_errors():
-            stream = await self._client.responses.create(**body)
+            stream = await send_encodable(self._client.responses.create, body)
         try:
             with self._mapping_errors():
                 async for raw in stream:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
@@ -39,6 +39,7 @@ __all__ = [
     "mapping_errors",
     "normalise_finish",
     "safe_url",
+    "send_encodable",
     "timed_completion",
     "tool_choice_for_anthropic",
     "tool_dicts_openai",
@@ -182,6 +183,17 @@ def mapping_errors(
         if mapped is e:
             raise
         raise mapped from None
+
+
+async def send_encodable(create: Callable[..., Awaitable[Any]], body: Mapping[str, Any]) -> Any:
+    """``create(**body)``; when the body cannot be encoded as UTF-8 (a lone surrogate from a
+    user or a tool), again with those replaced by U+FFFD (``abridged.formats.wire.encodable``)."""
+    try:
+        return await create(**body)
+    except UnicodeEncodeError:
+        from abridged.formats.wire import encodable  # noqa: PLC0415
+
+        return await create(**encodable(dict(body)))
 
 
 async def close_stream(stream: Any) -> None:

@@ -61,32 +61,28 @@ class BodyLimit:
                 await _too_large(send, limit)
                 return
         seen = 0
-        started = False
+        refused = False
 
         async def limited() -> Message:
-            nonlocal seen
+            # Past the limit the client gets 413 at once, and the application sees the client
+            # go away (raising here would become the framework's 400 "cannot parse the body").
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise _BodyTooLargeError("the request body is too large", limit=limit)
+                    refused = True
+                    await _too_large(send, limit)
+                    return {"type": "http.disconnect"}
             return message
 
         async def watch(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+            if not refused:  # after a 413, whatever the application answers is dropped
+                await send(message)
 
-        try:
-            await self.app(scope, limited, watch)
-        except _BodyTooLargeError:
-            if not started:
-                await _too_large(send, limit)
-
-
-class _BodyTooLargeError(AbridgedError):
-    pass
+        await self.app(scope, limited, watch)
 
 
 async def _too_large(send: Send, limit: int) -> None:

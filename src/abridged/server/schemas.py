@@ -4,9 +4,9 @@ it) and responses (published in ``/openapi.json``)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 
 __all__ = [
     "CompactRequest",
@@ -77,11 +77,31 @@ class ConversationOut(BaseModel):
     updated_at: datetime
 
 
+def _message_text(value: object) -> str:
+    """Text of 1 to ``MAX_TEXT`` characters, lone surrogates included: a valid JSON escape
+    that a client or a tool may send (pydantic's own ``str`` refuses them; abridged keeps them
+    and replaces them only where they must be encoded)."""
+    if not isinstance(value, str):
+        raise ValueError("Input should be a valid string")
+    if not value:
+        raise ValueError("String should have at least 1 character")
+    if len(value) > MAX_TEXT:
+        raise ValueError(f"String should have at most {MAX_TEXT} characters")
+    return value
+
+
+MessageText = Annotated[
+    Any,
+    PlainValidator(_message_text),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TEXT}),
+]
+
+
 class SendMessage(_Strict):
     """A user message. ``id``: an idempotency key (a send retried with the same id is stored
     once, and finishes the turn that answers it if that turn was interrupted)."""
 
-    content: str = Field(min_length=1, max_length=MAX_TEXT)
+    content: MessageText
     id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._:-]{1,128}$")
 
 

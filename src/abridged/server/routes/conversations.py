@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from abridged.core.model import Message, message_to_dict
 from abridged.engine.plan import CompactionPlan
 from abridged.errors import SettingError
+from abridged.formats.wire import encodable
 from abridged.runtime.conversation import Conversation
 from abridged.runtime.history import is_command
 from abridged.runtime.overview import ContextOverview, context_overview, meter_state
@@ -201,7 +202,8 @@ async def export_conversation(
     body = _export_messages(
         [s.message for s in stored], system if isinstance(system, str) else None, format
     )
-    return {"conversation_id": conversation_id, "format": format, **_as_dict(body)}
+    # JSON leaves as UTF-8: a lone surrogate kept in the store is sent as U+FFFD
+    return encodable({"conversation_id": conversation_id, "format": format, **_as_dict(body)})
 
 
 def _as_dict(body: dict[str, Any] | list[dict[str, Any]]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from abridged.core.model import message_to_dict
 from abridged.core.windows import Pricing
 from abridged.errors import AbridgedError
+from abridged.formats.wire import encodable
 from abridged.runtime.history import is_command
 from abridged.server.auth import require_tenant
 from abridged.server.events import encode_sse
@@ -71,13 +72,15 @@ async def send_message(
     answered = next((p for n, p in events if n == "answered"), None)
     meter = next((p for n, p in reversed(events) if n == "meter"), None)
     notices = [p for n, p in events if n == "notice"]
-    return {
-        "message_id": handle.message_id,
-        "result": handle.result,
-        "answered": answered,
-        "meter": meter,
-        "notices": notices,
-    }
+    return encodable(
+        {
+            "message_id": handle.message_id,
+            "result": handle.result,
+            "answered": answered,
+            "meter": meter,
+            "notices": notices,
+        }
+    )
 
 
 def message_out(stored: StoredMessage, pricing: Pricing | None) -> MessageOut:
@@ -100,8 +103,8 @@ def message_out(stored: StoredMessage, pricing: Pricing | None) -> MessageOut:
         id=message.id,
         role=message.role,
         kind=kind if isinstance(kind, str) else None,
-        text=message.text,
-        message=message_to_dict(message),
+        text=encodable(message.text),
+        message=encodable(message_to_dict(message)),
         status=stored.status,
         session_id=stored.session_id,
         model=stored.model,
