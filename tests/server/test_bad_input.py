@@ -10,6 +10,8 @@ import pytest
 
 from tests.server.conftest import RunningService
 
+JSON = {"content-type": "application/json"}
+
 
 def _state(client: httpx.Client) -> Any:
     conversations = client.get("/v1/conversations").json()
@@ -30,7 +32,7 @@ def _state(client: httpx.Client) -> Any:
         ("POST", "/v1/conversations", {"json": {"colour": "red"}}, 422, "colour"),
         ("POST", "/v1/conversations", {"json": {"id": "bad id/with slash"}}, 422, "id"),
         ("POST", "/v1/conversations", {"json": {"model": "nobody/knows"}}, 422, "model"),
-        ("POST", "/v1/conversations", {"content": b"{not json", "headers": {"content-type": "application/json"}}, 422, "JSON"),
+        ("POST", "/v1/conversations", {"content": b"{not json", "headers": JSON}, 422, "JSON"),
         ("POST", "{c}/messages", {"json": {}}, 422, "content"),
         ("POST", "{c}/messages", {"json": {"content": ""}}, 422, "content"),
         ("POST", "{c}/messages", {"json": {"content": ["a"]}}, 422, "content"),
@@ -41,12 +43,12 @@ def _state(client: httpx.Client) -> Any:
         ("GET", "{c}/export?format=xml", {}, 422, "format"),
         ("GET", "/v1/conversations?limit=0", {}, 422, "limit"),
         ("GET", "/v1/conversations/" + "x" * 300, {}, 404, "no such conversation"),
-        ("POST", "/v1/conversations/missing/messages", {"json": {"content": "x"}}, 404, "no such conversation"),
+        ("POST", "/v1/conversations/nope/messages", {"json": {"content": "x"}}, 404, "no such"),
         ("POST", "/v1/replay", {"content": b"   "}, 422, "empty"),
         ("POST", "/v1/replay", {"content": b"this is not a transcript"}, 422, ""),
     ],
 )  # fmt: skip
-def test_bad_requests_say_what_is_wrong_and_change_nothing(
+def test_bad_requests_say_what_is_wrong_and_change_nothing(  # noqa: PLR0917
     service: RunningService,
     method: str,
     path: str,
