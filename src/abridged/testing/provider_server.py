@@ -129,7 +129,7 @@ class RecordedRequest:
     the whole input (cached or not), ``cached_tokens`` the part read from the prompt cache,
     ``cache_write_tokens`` the part written to it (Anthropic). ``status`` is the HTTP status sent
     and ``error`` the error body sent (``None`` on success). ``response`` is the JSON body sent,
-    or the list of event data of a stream.
+    or the list of event data of a stream. ``raw_body``: the request's bytes as received.
     """
 
     index: int
@@ -150,6 +150,7 @@ class RecordedRequest:
     output_tokens: int = 0
     response: Any = None
     aborted: bool = False
+    raw_body: bytes = b""
 
     @property
     def error_message(self) -> str | None:
@@ -323,7 +324,9 @@ class ProviderServer:
             else:
                 error = openai_error(f"Invalid URL ({method} {path})", status=404)
             return _Answer(error.status, error.body, delay=False)
-        record = RecordedRequest(index=-1, api=api, path=path, headers=_redact(headers), body=None)
+        record = RecordedRequest(
+            index=-1, api=api, path=path, headers=_redact(headers), body=None, raw_body=raw
+        )
         try:
             record.body = json.loads(raw.decode("utf-8")) if raw else None
         except (UnicodeDecodeError, ValueError) as e:

@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 
 from abridged.core.budget import format_token_size
 from abridged.providers.overflow import is_context_overflow
-from abridged.runtime.context_manager import ContextManager, Prepared
+from abridged.runtime.context_manager import Prepared
 from abridged.server.lease import TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
 from abridged.server.proxy.config import ProxyConfig
@@ -102,7 +102,7 @@ def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> Fast
         )
         app.state.store = the_store
         app.state.client = client
-        app.state.conversations = ProxyConversations(the_store, config)
+        app.state.conversations = ProxyConversations(the_store, config, on_fork=metrics.forks.inc)
         app.state.worker = f"proxy:{uuid.uuid4().hex[:8]}"
         try:
             yield
@@ -203,7 +203,18 @@ def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> Fast
             metrics.added.observe(time.perf_counter() - started)
             response = await send(request, content)
             if response.status_code >= 400:
-                response = await recover(request, response, manager, body, api)
+                error = await response.aread()
+                await response.aclose()
+                info = is_context_overflow((response.status_code, error.decode("utf-8", "replace")))
+                if info is None:  # any other error goes back to the client as it came
+                    await stack.aclose()
+                    return Response(
+                        error, status_code=response.status_code, headers=response_headers(response)
+                    )
+                # "too long": the emergency path, then the one retry
+                metrics.overflow_retries.inc()
+                recovered = await manager.arecover_overflow(info.tokens)
+                response = await send(request, _encode(body, recovered, api))
             streaming = response.headers.get("content-type", "").startswith("text/event-stream")
             tap = UsageTap(api, streaming=streaming)
 
@@ -226,24 +237,6 @@ def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> Fast
         except BaseException:
             await stack.aclose()
             raise
-
-    async def recover(
-        request: Request,
-        response: httpx.Response,
-        manager: ContextManager,
-        body: dict[str, Any],
-        api: Api,
-    ) -> httpx.Response:
-        """An upstream "too long": the emergency path, then the one retry; any other error
-        goes back to the client as it came."""
-        error = await response.aread()
-        info = is_context_overflow((response.status_code, error.decode("utf-8", "replace")))
-        if info is None:
-            return _replay(response, error)
-        await response.aclose()
-        metrics.overflow_retries.inc()
-        prepared = await manager.arecover_overflow(info.tokens)
-        return await send(request, _encode(body, prepared, api))
 
     @app.post("/v1/chat/completions", include_in_schema=False)
     async def chat_completions(request: Request) -> Response:
@@ -282,13 +275,6 @@ async def _finish(response: httpx.Response, after: Any) -> None:
     finally:
         if after is not None:
             await after()
-
-
-def _replay(response: httpx.Response, body: bytes) -> httpx.Response:
-    """A read upstream response that can be relayed again (its body already in memory)."""
-    return httpx.Response(
-        response.status_code, headers=response.headers, content=body, request=response.request
-    )
 
 
 def _unreachable(exc: httpx.HTTPError) -> JSONResponse:

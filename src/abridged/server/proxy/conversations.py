@@ -13,7 +13,7 @@ fork starts without the earlier summary (it is made again when the fork needs on
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,9 +41,12 @@ class _Open:
 class ProxyConversations:
     """Managers by stored conversation id (see the module docstring)."""
 
-    def __init__(self, store: Store, config: ProxyConfig) -> None:
+    def __init__(
+        self, store: Store, config: ProxyConfig, *, on_fork: Callable[[], object] = lambda: None
+    ) -> None:
         self.store = store
         self.config = config
+        self._on_fork = on_fork
         self._open: dict[str, _Open] = {}
         self._limits: dict[str, ModelLimits] = {}
 
@@ -97,6 +100,7 @@ class ProxyConversations:
             {**base.settings, "fork": fork_id, "forks": count},
             owner=identity.owner,
         )
+        self._on_fork()
         return fork_id
 
     async def _manager(

@@ -1,0 +1,412 @@
+"""The proxy over real HTTP: the official SDKs -> ``abridged proxy`` (under uvicorn) -> the local
+provider with an 8k window. Long tool sessions stay inside the window while the app keeps its
+whole history; small requests pass through byte for byte; errors pass back; an overflow is
+recovered once; a restart sends the same bytes; an edited history forks."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx
+import openai
+import pytest
+import uvicorn
+
+from abridged.core.validate import validate_messages
+from abridged.server.proxy.app import create_proxy_app
+from abridged.server.proxy.config import ProxyConfig
+from abridged.testing import ProviderServer, RecordedRequest, Reply
+from tests.server.conftest import free_port
+
+WINDOW = 8_192
+KEY = "sk-proxy-test-0123456789abcdef"
+TOOLS_OPENAI = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read_record",
+            "description": "Read a record.",
+            "parameters": {"type": "object", "properties": {"key": {"type": "string"}}},
+        },
+    }
+]
+TOOLS_ANTHROPIC = [
+    {
+        "name": "read_record",
+        "description": "Read a record.",
+        "input_schema": {"type": "object", "properties": {"key": {"type": "string"}}},
+    }
+]
+
+
+def record(key: str) -> str:
+    """A tool output of about 600 tokens."""
+    return f"record {key}\n" + "\n".join(
+        f"{i:03d} {key} alpha bravo charlie delta echo foxtrot golf" for i in range(60)
+    )
+
+
+def always_a_tool_call(request: RecordedRequest) -> Reply:
+    n = sum(1 for m in request.messages for _ in m.tool_results)
+    return Reply("", tool_calls=[("read_record", {"key": f"k{n}"})])
+
+
+@pytest.fixture
+def provider() -> Iterator[ProviderServer]:
+    with ProviderServer(
+        context_window=WINDOW, max_output=1_024, replies=always_a_tool_call
+    ) as server:
+        yield server
+
+
+@contextmanager
+def proxying(config: ProxyConfig) -> Iterator[str]:
+    """The proxy app under uvicorn in a thread; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_proxy_app(config), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the proxy did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def config_for(provider: ProviderServer, db: Path, **changes: Any) -> ProxyConfig:
+    values: dict[str, Any] = {
+        "upstream": provider.base_url,
+        "db": str(db),
+        "context_window": WINDOW,
+        "max_output_tokens": 1_024,
+    }
+    values.update(changes)
+    return ProxyConfig(**values)
+
+
+def openai_steps(
+    client: openai.OpenAI, history: list[dict[str, Any]], steps: int, start: int = 0
+) -> None:
+    """An agent loop that keeps its whole history, streaming every other call."""
+    for step in range(start, start + steps):
+        if step % 2 == 0:
+            calls: dict[int, dict[str, str]] = {}
+            stream = client.chat.completions.create(
+                model="gpt-test", messages=history, tools=TOOLS_OPENAI, stream=True
+            )
+            for chunk in stream:
+                for choice in chunk.choices:
+                    for tc in choice.delta.tool_calls or []:
+                        call = calls.setdefault(tc.index, {"id": "", "name": "", "args": ""})
+                        call["id"] = tc.id or call["id"]
+                        if tc.function is not None:
+                            call["name"] += tc.function.name or ""
+                            call["args"] += tc.function.arguments or ""
+            message: dict[str, Any] = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": c["id"],
+                        "type": "function",
+                        "function": {"name": c["name"], "arguments": c["args"]},
+                    }
+                    for c in calls.values()
+                ],
+            }
+        else:
+            reply = client.chat.completions.create(
+                model="gpt-test", messages=history, tools=TOOLS_OPENAI
+            )
+            message = reply.choices[0].message.model_dump(exclude_none=True)
+        history.append(message)
+        for call in message["tool_calls"]:
+            key = json.loads(call["function"]["arguments"])["key"]
+            history.append({"role": "tool", "tool_call_id": call["id"], "content": record(key)})
+
+
+def _prefix_breaks(requests: list[RecordedRequest]) -> int:
+    """How often a request's messages do not start with the previous request's (bytes)."""
+    breaks = 0
+    for before, after in zip(requests, requests[1:], strict=False):
+        old, new = before.body["messages"], after.body["messages"]
+        if json.dumps(new[: len(old)]) != json.dumps(old):
+            breaks += 1
+    return breaks
+
+
+def test_a_200_step_openai_session_fits_through_the_proxy_and_fails_direct(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Read every record."},
+    ]
+    with proxying(config_for(provider, tmp_path / "p.db")) as base:
+        client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+        openai_steps(client, history, 200)
+        metrics = httpx.get(base + "/metrics").text
+    requests = provider.requests
+    assert len(requests) == 200
+    assert all(r.status == 200 and r.error is None for r in requests)
+    assert all(validate_messages(r.messages) == [] for r in requests)
+    assert max(r.prompt_tokens for r in requests) <= WINDOW - 1_024
+    rewritten = float(
+        next(
+            line.split()[-1]
+            for line in metrics.splitlines()
+            if line.startswith('abridged_proxy_requests_total{action="rewritten"')
+        )
+    )
+    assert rewritten > 100
+    # the prefix sent changes only at a prune or a compaction: a small share of the calls
+    assert 0 < _prefix_breaks(requests) < 60
+    direct = openai.OpenAI(base_url=provider.base_url + "/v1", api_key=KEY, max_retries=0)
+    with pytest.raises(openai.BadRequestError, match="maximum context length"):
+        direct.chat.completions.create(model="gpt-test", messages=history, tools=TOOLS_OPENAI)
+
+
+def test_an_anthropic_session_through_the_proxy(provider: ProviderServer, tmp_path: Path) -> None:
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Read every record."}]
+    with proxying(config_for(provider, tmp_path / "a.db")) as base:
+        client = anthropic.Anthropic(base_url=base, api_key=KEY, max_retries=0)
+        for step in range(60):
+            kwargs: dict[str, Any] = {
+                "model": "claude-test",
+                "max_tokens": 512,
+                "system": "You are an agent.",
+                "messages": history,
+                "tools": TOOLS_ANTHROPIC,
+            }
+            if step % 2:
+                reply = client.messages.create(**kwargs)
+            else:
+                with client.messages.stream(**kwargs) as stream:
+                    reply = stream.get_final_message()
+            history.append(
+                {
+                    "role": "assistant",
+                    "content": [b.model_dump(exclude_none=True) for b in reply.content],
+                }
+            )
+            results = [
+                {"type": "tool_result", "tool_use_id": b.id, "content": record(str(b.input))}
+                for b in reply.content
+                if b.type == "tool_use"
+            ]
+            history.append({"role": "user", "content": results})
+    requests = provider.requests
+    assert len(requests) == 60 and all(r.status == 200 for r in requests)
+    assert all(validate_messages(r.messages) == [] for r in requests)
+    assert max(r.prompt_tokens for r in requests) <= WINDOW - 512
+
+
+def _raw_post(base: str, body: dict[str, Any], **headers: str) -> httpx.Response:
+    return httpx.post(
+        base + "/v1/chat/completions",
+        content=json.dumps(body).encode(),
+        headers={"authorization": f"Bearer {KEY}", "content-type": "application/json", **headers},
+        timeout=60,
+    )
+
+
+def test_small_requests_pass_byte_for_byte_and_errors_pass_back(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    body = {"model": "gpt-test", "messages": [{"role": "user", "content": "hello  there"}]}
+    big = {
+        "model": "gpt-test",
+        "messages": [{"role": "user", "content": record(str(i)) * 3} for i in range(12)],
+    }
+    with proxying(config_for(provider, tmp_path / "b.db")) as base:
+        answer = _raw_post(base, body)
+        assert answer.status_code == 200
+        assert provider.requests[-1].raw_body == json.dumps(body).encode()
+        assert answer.headers["x-abridged-conversation-id"].startswith("px-")
+        # switched off: even a request too big goes as it came, and the overflow comes back
+        off = _raw_post(base, big, **{"x-abridged": "off"})
+        assert off.status_code == 400 and "maximum context length" in off.text
+        assert provider.requests[-1].raw_body == json.dumps(big).encode()
+        # another error passes back unchanged
+        provider.set_replies(
+            [Reply(error=(429, {"error": {"message": "slow down", "type": "rate"}}))]
+        )
+        limited = _raw_post(base, {**body, "messages": [{"role": "user", "content": "again"}]})
+        assert limited.status_code == 429 and limited.json()["error"]["message"] == "slow down"
+        models = httpx.get(base + "/v1/models", headers={"authorization": f"Bearer {KEY}"})
+        assert models.status_code == 200 and "data" in models.json()
+        meter = httpx.get(
+            base + "/abridged/conversations/" + answer.headers["x-abridged-conversation-id"]
+        )
+        assert meter.status_code == 200 and "of 8k" in meter.text
+
+
+def test_an_overflow_is_recovered_once(provider: ProviderServer, tmp_path: Path) -> None:
+    """The proxy believes in a 32k window; the provider has 8k: its overflow error runs the
+    emergency path and one retry, which fits."""
+    big = {
+        "model": "gpt-test",
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            *({"role": "user", "content": record(str(i))} for i in range(14)),
+        ],
+    }
+    with proxying(config_for(provider, tmp_path / "o.db", context_window=32_768)) as base:
+        answer = _raw_post(base, big)
+        metrics = httpx.get(base + "/metrics").text
+    assert answer.status_code == 200, answer.text
+    assert [r.status for r in provider.requests] == [400, 200]
+    assert "abridged_proxy_overflow_retries_total 1.0" in metrics
+
+
+def test_streaming_chunks_arrive_as_they_are_sent(provider: ProviderServer, tmp_path: Path) -> None:
+    provider.set_replies(lambda r: Reply("one two three four five six seven eight"))
+    provider.stream_delay = 0.05
+    body = {"model": "gpt-test", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+
+    def first_and_last(url: str) -> tuple[float, float]:
+        start = time.perf_counter()
+        first = last = 0.0
+        with httpx.stream("POST", url, json=body, headers={"authorization": f"Bearer {KEY}"}) as r:
+            for line in r.iter_lines():
+                if line.startswith("data:"):
+                    last = time.perf_counter() - start
+                    first = first or last
+        return first, last
+
+    with proxying(config_for(provider, tmp_path / "s.db")) as base:
+        direct = first_and_last(provider.base_url + "/v1/chat/completions")
+        proxied = first_and_last(base + "/v1/chat/completions")
+    assert proxied[1] - proxied[0] > 0.2  # chunks spread over time, not buffered to the end
+    assert proxied[0] - direct[0] < 0.05
+
+
+def _session(db: Path, steps: int, restart_at: int | None) -> list[bytes]:
+    """The upstream bodies of one session (a provider of its own: the same ids every time)."""
+    with ProviderServer(context_window=WINDOW, max_output=1_024, replies=always_a_tool_call) as up:
+        history: list[dict[str, Any]] = [{"role": "user", "content": "Read every record."}]
+        config = config_for(up, db)
+        done = 0
+        while done < steps:
+            run = steps - done if restart_at is None or done >= restart_at else restart_at - done
+            with proxying(config) as base:
+                client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+                openai_steps(client, history, run, start=done)
+            done += run
+        return [r.raw_body for r in up.requests]
+
+
+def test_a_restarted_proxy_sends_the_same_bytes(tmp_path: Path) -> None:
+    straight = _session(tmp_path / "one.db", 40, None)
+    restarted = _session(tmp_path / "two.db", 40, 23)
+    assert len(straight) == len(restarted) == 40
+    # up to the restart and the first request after it: the very same bytes
+    assert straight[:24] == restarted[:24]
+    # later ones make the same decisions; the token counts written into new prune placeholders
+    # may differ (the learned calibration is not stored yet: see the proxy's docs)
+    shape = [[m["role"] for m in json.loads(b)["messages"]] for b in straight]
+    assert shape == [[m["role"] for m in json.loads(b)["messages"]] for b in restarted]
+    assert straight[-1] != straight[-2][: len(straight[-1])]  # compacted: not a plain history
+
+
+def test_identity_headers_keys_and_forks(provider: ProviderServer, tmp_path: Path) -> None:
+    provider.set_replies(lambda r: Reply("ok"))
+    opening = [{"role": "user", "content": "same start"}]
+    with proxying(config_for(provider, tmp_path / "i.db")) as base:
+        a = _raw_post(base, {"model": "m", "messages": opening}, **{"x-abridged-conversation": "A"})
+        b = _raw_post(base, {"model": "m", "messages": opening}, **{"x-abridged-conversation": "B"})
+        assert a.headers["x-abridged-conversation-id"] != b.headers["x-abridged-conversation-id"]
+        plain = _raw_post(base, {"model": "m", "messages": opening})
+        other_key = httpx.post(
+            base + "/v1/chat/completions",
+            json={"model": "m", "messages": opening},
+            headers={"authorization": "Bearer sk-someone-else-000000000000"},
+        )
+        assert (
+            plain.headers["x-abridged-conversation-id"]
+            != other_key.headers["x-abridged-conversation-id"]
+        )
+        # the same conversation, continued, then edited: a fork, the first kept
+        grown = [
+            *opening,
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "more"},
+        ]
+        same = _raw_post(base, {"model": "m", "messages": grown})
+        assert (
+            same.headers["x-abridged-conversation-id"]
+            == plain.headers["x-abridged-conversation-id"]
+        )
+        edited = [
+            *opening,
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "less"},
+        ]
+        forked = _raw_post(base, {"model": "m", "messages": edited})
+        assert forked.status_code == 200
+        assert forked.headers["x-abridged-conversation-id"].startswith(
+            plain.headers["x-abridged-conversation-id"] + "-f"
+        )
+        metrics = httpx.get(base + "/metrics").text
+    assert "abridged_proxy_forks_total 1.0" in metrics
+    assert provider.requests[-1].headers.get("authorization") is not None
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("i.db*"))
+    assert KEY.encode() not in stored and b"sk-someone-else" not in stored
+
+
+def test_the_proxy_command_starts_answers_and_stops(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    provider.set_replies(lambda r: Reply("hello from upstream"))
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "abridged", "proxy", "--upstream", provider.base_url,
+         "--window", "8192", "--db", str(tmp_path / "cmd.db"), "--port", str(port)],
+        env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, max_retries=0)
+        reply = client.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": "hi"}]
+        )
+        assert reply.choices[0].message.content == "hello from upstream"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert proc.returncode in (0, -signal.SIGTERM)
+    bad = subprocess.run(
+        [sys.executable, "-m", "abridged", "proxy", "--upstream", "ftp://x"],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "http://" in bad.stderr
