@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from tests.server.conftest import service_config, serving, tool_replies  # noqa: E402
+from tests.server.test_page import BROWSER_ARGS, CHROMIUM  # noqa: E402
 
 from abridged.testing import ProviderServer  # noqa: E402
-from tests.server.conftest import serving, service_config, tool_replies  # noqa: E402
-from tests.server.test_page import BROWSER_ARGS, CHROMIUM  # noqa: E402
 
 OUT = ROOT / "docs" / "service-page.png"
 

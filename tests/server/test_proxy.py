@@ -5,6 +5,7 @@ recovered once; a restart sends the same bytes; an edited history forks."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import threading
@@ -142,7 +143,7 @@ def openai_steps(
 def _prefix_breaks(requests: list[RecordedRequest]) -> int:
     """How often a request's messages do not start with the previous request's (bytes)."""
     breaks = 0
-    for before, after in zip(requests, requests[1:], strict=False):
+    for before, after in itertools.pairwise(requests):
         old, new = before.body["messages"], after.body["messages"]
         if json.dumps(new[: len(old)]) != json.dumps(old):
             breaks += 1
