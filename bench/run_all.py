@@ -17,7 +17,17 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 # In the order they are meant to be read; a missing script is reported, not skipped silently.
-BENCHMARKS = ["tokens", "store", "overhead", "scale", "retention", "cache", "replay", "startup"]
+BENCHMARKS = [
+    "tokens",
+    "store",
+    "overhead",
+    "scale",
+    "retention",
+    "cache",
+    "replay",
+    "startup",
+    "service",
+]
 TAKES_DATA = {"tokens", "retention", "cache", "replay"}
 
 

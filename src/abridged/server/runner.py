@@ -351,7 +351,9 @@ class TurnRunner:
         renew = asyncio.ensure_future(self._renew(conversation_id, holder))
         self._running[conversation_id] = holder
         try:
-            info = await self.store.open_conversation(conversation_id, owner=tenant)
+            info = lease.conversation or await self.store.open_conversation(
+                conversation_id, owner=tenant
+            )
             convo = await self.pool.checkout(tenant, info)
             result = await action(convo)
             await self.pool.mark_synced(conversation_id, owner=tenant)
@@ -435,6 +437,7 @@ class TurnRunner:
         started = time.monotonic()
         renew: asyncio.Future[None] | None = None
         outcome = "error"
+        fresh = lease is None  # the lease (and the conversation read with it) taken just now
         try:
             if lease is None:
                 lease = await self._wait_lease(
@@ -447,7 +450,10 @@ class TurnRunner:
             renew = asyncio.ensure_future(self._renew(conversation_id, holder))
             self._running[conversation_id] = holder
             self.metrics.active_turns.inc()
-            info = await self.store.open_conversation(conversation_id, owner=tenant)
+            # read with the lease just taken (one transaction less); else read now
+            info = (lease.conversation if fresh else None) or await self.store.open_conversation(
+                conversation_id, owner=tenant
+            )
             convo = await self.pool.checkout(tenant, info)
             handle.put(
                 "started",

@@ -15,14 +15,15 @@ workers on several machines need clocks within a fraction of the lease's time to
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import and_, or_, select, update
 
-from abridged.errors import SettingError
-from abridged.store import queries
+from abridged.errors import NotFoundError, SettingError
+from abridged.store import codec, queries
 from abridged.store.base import StoreBase
 from abridged.store.connect import transaction
+from abridged.store.records import ConversationInfo
 from abridged.store.schema import conversations
 
 __all__ = ["LeaseOps", "TurnLease"]
@@ -36,12 +37,15 @@ def now_ms() -> int:
 @dataclass(frozen=True, slots=True)
 class TurnLease:
     """A lease held: ``expires_ms`` (epoch milliseconds); ``took_over_from``: the holder whose
-    expired lease this one replaced (``None`` when the lease was free or already ours)."""
+    expired lease this one replaced (``None`` when the lease was free or already ours);
+    ``conversation``: the conversation as read when the lease was taken (``acquire_turn``), so
+    that the holder need not read it again."""
 
     conversation_id: str
     holder: str
     expires_ms: int
     took_over_from: str | None = None
+    conversation: ConversationInfo | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +74,36 @@ class LeaseOps(StoreBase):
         if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
             raise SettingError("ttl", ttl, "a number of seconds > 0")
         await self.open()
-        now = now_ms()
-        expires = now + int(ttl * 1000)
         async with transaction(self._engine, "write") as conn:
-            row = await queries.read_conversation(conn, conversation_id, owner)
+            # The row is read locked (SQLite's write transaction already is): a lease released
+            # between an unlocked read and the update would otherwise count as a takeover.
+            row = (
+                (
+                    await conn.execute(
+                        select(conversations)
+                        .where(conversations.c.id == conversation_id)
+                        .with_for_update()
+                    )
+                )
+                .mappings()
+                .first()
+            )
+            if row is None:
+                raise NotFoundError("no such conversation", conversation_id=conversation_id)
+            queries.check_owner(row, owner)
+            # the clock read once the row is ours: waiting for a connection or for the lock must
+            # not shorten the lease (it could be granted already expired, and taken over)
+            now = now_ms()
+            expires = now + int(ttl * 1000)
             previous = row["lease_holder"]
-            stale = previous is not None and previous != holder
+            previous_expiry = row["lease_expires_ms"]
+            stale = (
+                previous is not None
+                and previous != holder
+                and (previous_expiry is None or int(previous_expiry) < now)
+            )
+            if previous is not None and previous != holder and not stale:
+                return None  # another holder's live lease (the row is locked: no update needed)
             result = await conn.execute(
                 update(conversations)
                 .where(conversations.c.id == conversation_id)
@@ -90,7 +118,13 @@ class LeaseOps(StoreBase):
             )
             if result.rowcount != 1:
                 return None
-        return TurnLease(conversation_id, holder, expires, previous if stale else None)
+        return TurnLease(
+            conversation_id,
+            holder,
+            expires,
+            previous if stale else None,
+            codec.conversation_info(row),  # the update changed only the lease columns
+        )
 
     async def renew_turn(
         self, conversation_id: str, holder: str, *, ttl: float = 30.0

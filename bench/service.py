@@ -1,0 +1,606 @@
+"""Benchmark: what the HTTP service adds to a turn, and how many streaming conversations one
+worker holds.
+
+    .venv/bin/python bench/service.py [--turns 30] [--latency-ms 20] [--levels 10,25,50,100,200,400]
+                                      [--stream-latency-ms 1000] [--stream-turns 3] [--json]
+                                      [--no-results] [--results PATH]
+
+The model is ``abridged.testing.ProviderServer`` in a process of its own (Chat Completions,
+streamed), answering a scripted conversation: every user message gets two tool calls
+(``read_record`` of the demo tools, 8 lines each) and then a short text, so a turn is three model
+calls; the window (128k) is never reached: nothing is compacted. Two paths run the same script
+in the same run:
+
+- **direct**: ``abridged.runtime.Conversation`` in this process on a SQLite file, each turn
+  ``async for _ in convo.stream(text)``, with the settings the service gives a conversation;
+- **HTTP**: ``abridged serve`` (one worker, a subprocess, its own SQLite file, ``--no-auth``,
+  default log level), each turn a ``POST /v1/conversations/{id}/messages`` read as server-sent
+  events until the stream ends (the lease given back), by ``httpx`` from this process.
+
+**Added latency**: the two paths take turns (direct turn *i*, then HTTP turn *i*) on one
+conversation each, ``--turns`` turns, the model answering after ``--latency-ms``; the added
+latency of turn *i* is its HTTP time minus its direct time: p50 and p99 (the first HTTP turn
+includes the worker opening the conversation). Target: p50 <= 5 ms.
+
+**Concurrent streams**: at each level N of ``--levels``, N conversations (made beforehand)
+each run a warm-up turn (the worker opens the conversation; not counted) and ``--stream-turns``
+turns back to back through the one worker, starts spread over one turn's time so that about N
+streams are open at every moment. The model answers after ``--stream-latency-ms`` (default
+1 s a call, a turn about 3 s: a real model's pace) from a second provider process: with 20 ms
+a call, every stream would ask for turns back to back and a worker's CPU (the ``CPU per turn``
+line of the table, ``worker_cpu_ms_per_turn``) would cap the level, not what HTTP adds. A
+turn's added latency is its time minus the direct time of the same turn index on that model
+(measured alone, just before the level); a level is held when no turn failed and the p99
+added latency is under 50 ms. Levels stop at the first one missed. Target: >= 200 streams.
+
+The table goes to stdout and to the ``## service`` section of ``bench/RESULTS.md``; with
+``--json`` the last line is one JSON object: ``added_latency_p50_ms``,
+``added_latency_p99_ms``, ``concurrent_streams`` (the largest level held, 0 if none), the
+CPU time of a turn in each path (``direct_cpu_ms_per_turn``, ``worker_cpu_ms_per_turn``) and
+the per-level figures. The exit code is 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from results import RESULTS, write_section  # noqa: E402
+
+SECTION = "## service"
+WINDOW = 131_072
+MAX_OUTPUT = 1_024
+TOOLS = "abridged.testing.tools:TOOLS"
+TOOL_STEPS = 2
+RECORD_LINES = 8
+ANSWER = (
+    "Done: both records read. The first lists the open items, the second the owners; "
+    "nothing in them conflicts, so the plan stands as written."
+)
+P99_LIMIT_MS = 50.0
+TARGET_P50_MS = 5.0
+TARGET_STREAMS = 200
+DEFAULT_LEVELS = (10, 25, 50, 100, 200, 400)
+ENV_KEY = "ABRIDGED_API_KEY"
+
+
+# -- the model -------------------------------------------------------------------------------
+
+
+def scripted_reply(record: Any) -> Any:
+    """Two tool calls after each user message, then a short text."""
+    from abridged.testing import Reply
+
+    messages = record.messages
+    since_user = 0
+    for m in reversed(messages):
+        if m.role == "user" and not m.tool_results:
+            break
+        if m.role == "tool" or m.tool_results:
+            since_user += 1
+    if since_user < TOOL_STEPS:
+        key = f"r{len(messages)}"
+        return Reply("", tool_calls=[("read_record", {"key": key, "lines": RECORD_LINES})])
+    return Reply(ANSWER)
+
+
+def provider_main(latency_ms: float) -> int:
+    """``--provider``: serve the script; print the base URL, and at stdin's end what was
+    recorded (one JSON line)."""
+    from abridged.testing import ProviderServer
+
+    with ProviderServer(
+        context_window=WINDOW,
+        max_output=MAX_OUTPUT,
+        replies=scripted_reply,
+        latency=latency_ms / 1000,
+    ) as provider:
+        sys.stdout.write(provider.base_url + "\n")
+        sys.stdout.flush()
+        sys.stdin.read()
+        requests = provider.requests
+        rejected = [r.error_message for r in requests if r.error is not None]
+        sys.stdout.write(json.dumps({"requests": len(requests), "rejected": rejected}) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+@dataclass
+class Process:
+    """A child process of this benchmark."""
+
+    popen: subprocess.Popen[str]
+    url: str
+    log: IO[str] | None = None
+
+    def stop(self) -> str:
+        """Stop it; what it printed last."""
+        out = ""
+        if self.popen.stdin is not None:
+            self.popen.stdin.close()
+            if self.popen.stdout is not None:
+                out = self.popen.stdout.read()
+        else:
+            self.popen.send_signal(2)  # SIGINT: uvicorn shuts down
+        try:
+            self.popen.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+        if self.log is not None:
+            self.log.close()
+        return out
+
+
+def start_provider(latency_ms: float) -> Process:
+    """The provider in its own process."""
+    popen = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--provider", str(latency_ms)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert popen.stdout is not None
+    url = popen.stdout.readline().strip()
+    if not url.startswith("http"):
+        popen.kill()
+        raise RuntimeError("the provider process did not start")
+    return Process(popen, url)
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_service(db: Path, models: list[str], log_path: Path) -> Process:
+    """``abridged serve`` with one worker on ``db``; waits until it is ready."""
+    import httpx
+
+    port = free_port()
+    command = [sys.executable, "-m", "abridged", "serve", "--port", str(port), "--db", str(db)]
+    for model in models:
+        command += ["--model", model]
+    command += ["--window", str(WINDOW), "--max-output", str(MAX_OUTPUT), "--tools", TOOLS]
+    command += ["--no-auth"]
+    log = log_path.open("w", encoding="utf-8")
+    popen = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        if popen.poll() is not None:
+            log.close()
+            raise RuntimeError(f"abridged serve exited: {log_path.read_text()[-2000:]}")
+        try:
+            if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                return Process(popen, url, log)
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            popen.kill()
+            raise RuntimeError("abridged serve did not become ready")
+        time.sleep(0.1)
+
+
+# -- the two paths ---------------------------------------------------------------------------
+
+
+def _text(turn: int) -> str:
+    return f"Task {turn}: read the two records for this step and report."
+
+
+class Direct:
+    """One conversation through ``abridged.runtime.Conversation`` on SQLite."""
+
+    def __init__(self, db: Path, model: str) -> None:
+        self.db = db
+        self.spec = model
+        self.store: Any = None
+        self.convo: Any = None
+        self.cpu = 0.0
+
+    async def open(self) -> None:
+        from abridged.providers.select import chat_model_from_string
+        from abridged.runtime import Conversation
+        from abridged.server.config import load_tools
+        from abridged.server.runner import api_settings, runtime_settings
+        from abridged.store import Store
+
+        self.store = Store(str(self.db))
+        await self.store.open()
+        api = api_settings({"summarizer": "extractive"})
+        self.convo = await Conversation.open(
+            self.store,
+            chat_model_from_string(self.spec),
+            tools=load_tools(TOOLS),
+            owner="local",
+            settings=runtime_settings(api),
+            summarizer="extractive",
+            context_window=WINDOW,
+            max_output_tokens=MAX_OUTPUT,
+        )
+
+    async def turn(self, index: int) -> float:
+        """One turn; its seconds (and its CPU time in ``cpu``)."""
+        cpu = time.process_time()
+        started = time.perf_counter()
+        result = None
+        async for item in self.convo.stream(_text(index)):
+            result = item
+        took = time.perf_counter() - started
+        self.cpu += time.process_time() - cpu
+        if getattr(result, "text", None) != ANSWER:
+            raise RuntimeError(f"direct turn {index} ended with {result!r}")
+        return took
+
+    async def close(self) -> None:
+        await self.convo.close()
+        await self.store.close()
+
+
+class TurnFailedError(RuntimeError):
+    """A turn over HTTP did not end with its result."""
+
+
+async def http_turn(client: Any, cid: str, index: int) -> float:
+    """One turn over HTTP, read to the end of its stream; its seconds."""
+    body = bytearray()
+    started = time.perf_counter()
+    async with client.stream(
+        "POST", f"/v1/conversations/{cid}/messages", json={"content": _text(index)}
+    ) as response:
+        async for chunk in response.aiter_raw():
+            body += chunk
+    took = time.perf_counter() - started
+    if response.status_code != 200:
+        raise TurnFailedError(f"HTTP {response.status_code}: {bytes(body[:300])!r}")
+    if b"event: result\n" not in body or b"event: error\n" in body:
+        raise TurnFailedError(f"turn {index} of {cid}: {bytes(body[-300:])!r}")
+    return took
+
+
+async def new_conversation(client: Any, model: str) -> str:
+    made = await client.post(
+        "/v1/conversations", json={"model": model, "settings": {"summarizer": "extractive"}}
+    )
+    if made.status_code != 201:
+        raise RuntimeError(f"could not make a conversation: {made.status_code} {made.text}")
+    return str(made.json()["id"])
+
+
+def _client(url: str, streams: int = 10) -> Any:
+    import httpx
+
+    limits = httpx.Limits(max_connections=streams + 10, max_keepalive_connections=streams + 10)
+    return httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(300, connect=30), limits=limits)
+
+
+def _pct(values: list[float], q: float) -> float:
+    """The q-quantile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user and system, every thread) a process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Paired:
+    """The added-latency part: seconds of each turn on both paths, and CPU seconds."""
+
+    direct_s: list[float]
+    http_s: list[float]
+    direct_cpu_s: float
+    worker_cpu_s: float
+
+
+async def added_latency(url: str, worker: int, direct_db: Path, model: str, turns: int) -> Paired:
+    """Direct and HTTP seconds of each turn, interleaved (after one warm-up turn each)."""
+    warm = Direct(direct_db.with_suffix(".warm.db"), model)
+    await warm.open()
+    direct = Direct(direct_db, model)
+    await direct.open()
+    direct_s: list[float] = []
+    http_s: list[float] = []
+    worker_cpu = 0.0
+    async with _client(url) as client:
+        await warm.turn(0)
+        await http_turn(client, await new_conversation(client, model), 0)
+        cid = await new_conversation(client, model)
+        for i in range(turns):
+            direct_s.append(await direct.turn(i))
+            before = process_cpu(worker)
+            http_s.append(await http_turn(client, cid, i))
+            worker_cpu += process_cpu(worker) - before
+    await warm.close()
+    await direct.close()
+    return Paired(direct_s, http_s, direct.cpu, worker_cpu)
+
+
+@dataclass
+class Level:
+    """What one concurrency level measured."""
+
+    streams: int
+    added_ms: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    peak_open: int = 0
+    seconds: float = 0.0
+    baseline_ms: list[float] = field(default_factory=list)
+    completed: int = 0  # every turn that ended with its result, the warm-ups too
+
+    @property
+    def turns(self) -> int:
+        return len(self.added_ms)
+
+    def p(self, q: float) -> float | None:
+        return round(_pct(self.added_ms, q), 1) if self.added_ms else None
+
+    @property
+    def held(self) -> bool:
+        p99 = self.p(0.99)
+        return not self.failures and p99 is not None and p99 < P99_LIMIT_MS
+
+
+async def run_level(url: str, model: str, streams: int, baseline: list[float]) -> Level:
+    """``streams`` conversations, each a warm-up turn then ``len(baseline)`` turns, back to
+    back."""
+    level = Level(streams)
+    open_now = 0
+    async with _client(url, streams) as client:
+        made = await asyncio.gather(*(new_conversation(client, model) for _ in range(streams)))
+        spread = baseline[0]
+        rng = random.Random(streams)
+
+        async def one(cid: str) -> None:
+            nonlocal open_now
+            await asyncio.sleep(rng.uniform(0, spread))
+            try:  # the worker opens the conversation: a warm-up turn, not counted
+                await http_turn(client, cid, -1)
+                level.completed += 1
+            except Exception as exc:
+                level.failures.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+                return
+            for i, alone in enumerate(baseline):
+                open_now += 1
+                level.peak_open = max(level.peak_open, open_now)
+                try:
+                    took = await http_turn(client, cid, i)
+                except Exception as exc:
+                    level.failures.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+                    return
+                finally:
+                    open_now -= 1
+                level.completed += 1
+                level.added_ms.append((took - alone) * 1000)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(cid) for cid in made))
+        level.seconds = time.perf_counter() - started
+    return level
+
+
+async def direct_baseline(db: Path, model: str, turns: int) -> list[float]:
+    """The direct seconds of each turn on the slower model, alone."""
+    direct = Direct(db, model)
+    await direct.open()
+    try:
+        await direct.turn(-1)  # warm-up: the same turn shape, not counted
+        return [await direct.turn(i) for i in range(turns)]
+    finally:
+        await direct.close()
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+
+def _levels(text: str) -> list[int]:
+    try:
+        levels = sorted({int(x) for x in text.replace(" ", ",").split(",") if x})
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"levels: integers, got {text!r}") from exc
+    if not levels or levels[0] < 1:
+        raise argparse.ArgumentTypeError("levels: at least one, each >= 1")
+    return levels
+
+
+def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Run both parts; the figures."""
+    os.environ.setdefault(ENV_KEY, "bench")
+    fast = start_provider(args.latency_ms)
+    slow = start_provider(args.stream_latency_ms)
+    service: Process | None = None
+    paired: Paired | None = None
+    try:
+        fast_model = fast.url + "/v1#gpt-test"
+        slow_model = slow.url + "/v1#gpt-test"
+        service = start_service(work / "service.db", [fast_model, slow_model], work / "serve.log")
+        paired = asyncio.run(
+            added_latency(
+                service.url, service.popen.pid, work / "direct.db", fast_model, args.turns
+            )
+        )
+        direct_s, http_s = paired.direct_s, paired.http_s
+        levels: list[Level] = []
+        for n in args.levels:
+            # the baseline measured again just before each level: the machine drifts
+            baseline = asyncio.run(
+                direct_baseline(work / f"direct-slow-{n}.db", slow_model, args.stream_turns)
+            )
+            level = asyncio.run(run_level(service.url, slow_model, n, baseline))
+            level.baseline_ms = [round(b * 1000, 1) for b in baseline]
+            levels.append(level)
+            if not level.held:
+                break
+    finally:
+        if service is not None:
+            service.stop()
+        recorded = [json.loads(p.stop().strip().splitlines()[-1] or "{}") for p in (fast, slow)]
+    assert paired is not None
+    added = [(h - d) * 1000 for d, h in zip(direct_s, http_s, strict=True)]
+    held = [lv.streams for lv in levels if lv.held]
+    rejected = [r for rec in recorded for r in rec.get("rejected", [])]
+    return {
+        "turns": args.turns,
+        "latency_ms": args.latency_ms,
+        "direct_p50_ms": round(statistics.median(direct_s) * 1000, 1),
+        "http_p50_ms": round(statistics.median(http_s) * 1000, 1),
+        "added_latency_p50_ms": round(_pct(added, 0.5), 2),
+        "added_latency_p99_ms": round(_pct(added, 0.99), 2),
+        "added_latency_max_ms": round(max(added), 2),
+        "direct_cpu_ms_per_turn": round(paired.direct_cpu_s / args.turns * 1000, 1),
+        "worker_cpu_ms_per_turn": round(paired.worker_cpu_s / args.turns * 1000, 1),
+        "stream_latency_ms": args.stream_latency_ms,
+        "stream_turns": args.stream_turns,
+        "concurrent_streams": max(held) if held else 0,
+        "levels": [
+            {
+                "streams": lv.streams,
+                "turns": lv.turns,
+                "added_p50_ms": lv.p(0.5),
+                "added_p99_ms": lv.p(0.99),
+                "peak_open": lv.peak_open,
+                "baseline_ms": lv.baseline_ms,
+                "turns_per_s": round(lv.completed / lv.seconds, 1) if lv.seconds else None,
+                "failures": len(lv.failures),
+                "first_failure": lv.failures[0] if lv.failures else None,
+                "held": lv.held,
+            }
+            for lv in levels
+        ],
+        "levels_asked": list(args.levels),
+        "provider_requests": sum(rec.get("requests", 0) for rec in recorded),
+        "provider_rejected": len(rejected),
+    }
+
+
+def report(figures: dict[str, Any], command: str) -> str:
+    """The section for ``RESULTS.md``."""
+    p50, p99 = figures["added_latency_p50_ms"], figures["added_latency_p99_ms"]
+    streams = figures["concurrent_streams"]
+    lines = [
+        SECTION,
+        "",
+        f"`{command}` (Python {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} CPUs; the provider processes, the worker and the clients share them)",
+        "",
+        f"Added latency per turn (HTTP minus direct, {figures['turns']} turns, model latency "
+        f"{figures['latency_ms']:g} ms a call, three calls a turn):",
+        "",
+        "| path | p50 turn | added p50 | added p99 | added max |",
+        "| --- | ---: | ---: | ---: | ---: |",
+        f"| direct `Conversation` (SQLite) | {figures['direct_p50_ms']:.1f} ms | | | |",
+        f"| `abridged serve`, 1 worker (SQLite) | {figures['http_p50_ms']:.1f} ms | "
+        f"{p50:.2f} ms | {p99:.2f} ms | {figures['added_latency_max_ms']:.2f} ms |",
+        "",
+        f"CPU per turn: {figures['direct_cpu_ms_per_turn']:.1f} ms in the direct process, "
+        f"{figures['worker_cpu_ms_per_turn']:.1f} ms in the worker (clock ticks of 10 ms, "
+        "summed over the turns): one worker runs at most about "
+        f"{1000 / max(figures['worker_cpu_ms_per_turn'], 0.1):.0f} turns a second.",
+        "",
+        f"Concurrent streaming conversations on one worker (model latency "
+        f"{figures['stream_latency_ms']:g} ms a call; a warm-up turn and "
+        f"{figures['stream_turns']} measured turns each; the direct turns alone measured "
+        "just before each level):",
+        "",
+        "| streams | peak open | turns | turns/s (all) | direct turns alone | added p50 "
+        "| added p99 | failed | held |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for lv in figures["levels"]:
+        p50_l = "" if lv["added_p50_ms"] is None else f"{lv['added_p50_ms']:.1f} ms"
+        p99_l = "" if lv["added_p99_ms"] is None else f"{lv['added_p99_ms']:.1f} ms"
+        lines.append(
+            f"| {lv['streams']} | {lv['peak_open']} | {lv['turns']} | {lv['turns_per_s']} | "
+            f"{', '.join(f'{b:.0f}' for b in lv['baseline_ms'])} ms | "
+            f"{p50_l} | {p99_l} | {lv['failures']} | {'yes' if lv['held'] else 'no'} |"
+        )
+    skipped = [
+        n for n in figures["levels_asked"] if n not in {lv["streams"] for lv in figures["levels"]}
+    ]
+    if skipped:
+        lines.append(f"| {', '.join(map(str, skipped))} | not run (a smaller level was missed) |")
+    lines += [
+        "",
+        f"Provider requests: {figures['provider_requests']}, rejected: "
+        f"{figures['provider_rejected']}.",
+        "",
+        f"Targets: added p50 <= {TARGET_P50_MS:g} ms: "
+        f"{'met' if p50 <= TARGET_P50_MS else 'missed'} ({p50:.2f} ms); >= {TARGET_STREAMS} "
+        f"streams with p99 added < {P99_LIMIT_MS:g} ms: "
+        f"{'met' if streams >= TARGET_STREAMS else 'missed'} ({streams}).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    """Measure, print, write the section; the exit code is 1 when a target is missed."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--turns", type=int, default=30, help="turns of the added-latency part")
+    parser.add_argument("--latency-ms", type=float, default=20.0, help="model latency a call")
+    parser.add_argument("--levels", type=_levels, default=list(DEFAULT_LEVELS))
+    parser.add_argument("--stream-latency-ms", type=float, default=1000.0)
+    parser.add_argument("--stream-turns", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print one JSON object last")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    parser.add_argument("--provider", type=float, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.provider is not None:
+        return provider_main(args.provider)
+    if args.turns < 1 or args.stream_turns < 1:
+        parser.error("--turns and --stream-turns: at least 1")
+    work = Path(tempfile.mkdtemp(prefix="abridged-bench-service-"))
+    try:
+        figures = measure(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    shown = " ".join(
+        [
+            "python bench/service.py",
+            f"--turns {args.turns}",
+            f"--latency-ms {args.latency_ms:g}",
+            f"--levels {','.join(map(str, args.levels))}",
+            f"--stream-latency-ms {args.stream_latency_ms:g}",
+            f"--stream-turns {args.stream_turns}",
+        ]
+    )
+    text = report(figures, shown)
+    sys.stdout.write(text)
+    if not args.no_results:
+        write_section(text, args.results)
+    met = (
+        figures["added_latency_p50_ms"] <= TARGET_P50_MS
+        and figures["concurrent_streams"] >= TARGET_STREAMS
+        and figures["provider_rejected"] == 0
+    )
+    figures["targets_met"] = met
+    if args.json:
+        sys.stdout.write(json.dumps(figures) + "\n")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,372 @@
+"""Many workers on PostgreSQL: ``abridged serve --workers 4`` as a real process, 40 clients on 10
+conversations at once, and one worker SIGKILLed while it runs a turn. Every conversation must
+finish, no message may be lost or stored twice, the tool pairing must stay intact and the dead
+worker's lease must be taken over once it expires."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from abridged.core.model import message_from_dict
+from abridged.core.validate import validate_messages
+from abridged.store import upgrade
+from abridged.store.connect import create_engine, resolve_url
+from abridged.testing import ProviderServer
+from tests.databases import Postgres, _sql, require_postgres
+from tests.server.conftest import MAX_OUTPUT, WINDOW, free_port, tool_replies
+
+WORKERS = 4
+CONVERSATIONS = 10
+CLIENTS = 40
+MESSAGES_PER_CLIENT = 3
+LEASE_TTL = 3.0
+#: Seconds before each model reply: a turn (four model calls) keeps its worker busy ~1 s.
+PROVIDER_LATENCY = 0.25
+BROKEN = (httpx.TransportError, httpx.RemoteProtocolError)
+
+
+def _provider_process(conn: Connection, latency: float) -> None:
+    """The model, in its own process (its tokenizer and threads stay out of the test's GIL):
+    sends its base URL, waits for any message, then sends what it recorded."""
+    with ProviderServer(
+        context_window=WINDOW, max_output=MAX_OUTPUT, replies=tool_replies(), latency=latency
+    ) as provider:
+        conn.send(provider.base_url)
+        conn.recv()
+        requests = provider.requests
+        conn.send(
+            {
+                "count": len(requests),
+                "aborted": sum(1 for r in requests if r.aborted),
+                "rejected": [
+                    (r.index, r.status, r.error_message) for r in requests if r.error is not None
+                ],
+            }
+        )
+
+
+@contextlib.contextmanager
+def provider_process(latency: float) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A ``ProviderServer`` in a spawned process; yields its base URL and a dict filled with
+    its record (``count``, ``aborted``, ``rejected``) when the block ends."""
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    process = ctx.Process(target=_provider_process, args=(child, latency), daemon=True)
+    process.start()
+    record: dict[str, Any] = {}
+    try:
+        if not parent.poll(60):
+            raise RuntimeError("the provider process did not start")
+        yield str(parent.recv()), record
+        parent.send("stop")
+        if parent.poll(30):
+            record.update(parent.recv())
+    finally:
+        process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
+
+
+@contextlib.contextmanager
+def serve(db_url: str, model: str, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``abridged serve --workers 4`` on ``db_url``; yields its URL and process."""
+    port = free_port()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "ANTHROPIC_", "ABRIDGED_", "PROMETHEUS_"))
+    }
+    env["ABRIDGED_API_KEY"] = "x"
+    log = (tmp_path / "serve.log").open("wb")
+    command = [
+        sys.executable,
+        "-m",
+        "abridged",
+        "serve",
+        "--workers",
+        str(WORKERS),
+        "--port",
+        str(port),
+        "--db",
+        db_url,
+        "--model",
+        model,
+        "--window",
+        str(WINDOW),
+        "--max-output",
+        str(MAX_OUTPUT),
+        "--tools",
+        "abridged.testing.tools:TOOLS",
+        "--lease-ttl",
+        str(LEASE_TTL),
+        "--no-auth",
+        "--log-level",
+        "warning",
+    ]
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 40
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"serve exited: {(tmp_path / 'serve.log').read_text()[-3000:]}")
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError("serve did not become ready")
+            time.sleep(0.1)
+        yield base, process
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def worker_pids(server_pid: int) -> set[int]:
+    """The server's child processes (its uvicorn workers, and any helper it started)."""
+    children: set[int] = set()
+    task_dir = Path(f"/proc/{server_pid}/task")
+    for task in task_dir.iterdir():
+        with contextlib.suppress(OSError):
+            children.update(int(p) for p in (task / "children").read_text().split())
+    return children
+
+
+async def _lease_holders(db_url: str) -> list[str]:
+    engine = create_engine(resolve_url(db_url))
+    try:
+        async with engine.connect() as conn:
+            rows = await conn.execute(
+                text(
+                    "SELECT lease_holder FROM conversations "
+                    "WHERE lease_holder IS NOT NULL AND lease_expires_ms > :now"
+                ),
+                {"now": int(time.time() * 1000)},
+            )
+            return [str(r[0]) for r in rows]
+    finally:
+        await engine.dispose()
+
+
+def busy_pids(db_url: str) -> dict[int, int]:
+    """Worker pid -> live leases it holds (holders are ``host:pid:worker:turn``)."""
+    counts: dict[int, int] = {}
+    for holder in asyncio.run(_lease_holders(db_url)):
+        parts = holder.split(":")
+        if len(parts) >= 2 and parts[1].isdigit():
+            counts[int(parts[1])] = counts.get(int(parts[1]), 0) + 1
+    return counts
+
+
+@dataclass
+class Tally:
+    """What the clients saw."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    sent: dict[str, list[str]] = field(default_factory=dict)  # conversation -> message ids
+    resends: int = 0
+    answered_events: int = 0
+    errors: list[str] = field(default_factory=list)
+    aborted: list[str] = field(default_factory=list)
+
+
+def send_until_answered(
+    client: httpx.Client, cid: str, mid: str, content: str, tally: Tally
+) -> None:
+    """Send one message (SSE) and resend it with the same id until ``result`` or
+    ``answered`` arrives."""
+    deadline = time.monotonic() + 50
+    attempt = 0
+    while time.monotonic() < deadline:
+        if attempt:
+            with tally.lock:
+                tally.resends += 1
+            time.sleep(0.1)
+        attempt += 1
+        name = ""
+        try:
+            with client.stream(
+                "POST", f"/v1/conversations/{cid}/messages", json={"content": content, "id": mid}
+            ) as response:
+                if response.status_code != 200:
+                    with tally.lock:
+                        tally.errors.append(f"{mid}: HTTP {response.status_code}")
+                    continue
+                for line in response.iter_lines():
+                    if line.startswith("event: "):
+                        name = line[7:]
+                    elif line.startswith("data: "):
+                        data = json.loads(line[6:])
+                        if name == "result":
+                            if data.get("aborted"):
+                                with tally.lock:
+                                    tally.aborted.append(mid)
+                            return
+                        if name == "answered":
+                            with tally.lock:
+                                tally.answered_events += 1
+                            return
+                        if name == "error":
+                            with tally.lock:
+                                tally.errors.append(f"{mid}: {data}")
+        except BROKEN:
+            continue  # the worker died under this request: send the same id again
+    with tally.lock:
+        tally.errors.append(f"{mid}: no answer within the deadline")
+
+
+def run_client(base: str, index: int, cids: list[str], tally: Tally) -> None:
+    cid = cids[index % len(cids)]
+    with httpx.Client(base_url=base, timeout=httpx.Timeout(45, connect=5)) as client:
+        for k in range(MESSAGES_PER_CLIENT):
+            mid = f"m-{index}-{k}-{uuid.uuid4().hex[:6]}"
+            with tally.lock:
+                tally.sent.setdefault(cid, []).append(mid)
+            send_until_answered(client, cid, mid, f"client {index} task {k}: read records", tally)
+
+
+def check_conversation(client: httpx.Client, cid: str, sent: list[str]) -> list[str]:
+    """Problems in one conversation's stored messages."""
+    problems: list[str] = []
+    timeline = client.get(f"/v1/conversations/{cid}/messages", params={"commands": "false"})
+    assert timeline.status_code == 200, timeline.text
+    rows = timeline.json()["messages"]
+    queued = [r["id"] for r in rows if r["status"] != "delivered"]
+    if queued:
+        problems.append(f"{cid}: messages never delivered {queued}")
+    users = [r for r in rows if r["role"] == "user" and r["kind"] is None]
+    ids = [r["id"] for r in users]
+    duplicated = {i for i in ids if ids.count(i) > 1}
+    if duplicated:
+        problems.append(f"{cid}: stored twice {sorted(duplicated)}")
+    if set(ids) != set(sent):
+        problems.append(
+            f"{cid}: lost {sorted(set(sent) - set(ids))}, unexpected {sorted(set(ids) - set(sent))}"
+        )
+    last_answer = max(
+        (
+            r["seq"]
+            for r in rows
+            if r["role"] == "assistant" and not r["message"].get("tool_calls") and r["text"]
+        ),
+        default=-1,
+    )
+    unanswered = [r["id"] for r in users if r["seq"] is None or r["seq"] > last_answer]
+    if unanswered:
+        problems.append(f"{cid}: no answer after {unanswered}")
+    messages = [message_from_dict(r["message"]) for r in rows]
+    issues = [i for i in validate_messages(messages) if i.severity == "error"]
+    if issues:
+        problems.append(f"{cid}: pairing {issues[:5]}")
+    return problems
+
+
+def metric(text_: str, name: str) -> float:
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text_.splitlines()
+        if line.startswith(name) and not line.startswith("#")
+    )
+
+
+@pytest.fixture
+def fresh_db(postgres: Postgres | str) -> Iterator[str]:
+    server = require_postgres(postgres)
+    name = f"abridged_workers_{uuid.uuid4().hex[:8]}"
+    asyncio.run(_sql(server.admin_url, f"CREATE DATABASE {name}"))
+    url = server.database_url(name)
+    asyncio.run(upgrade(url))
+    try:
+        yield url
+    finally:
+        asyncio.run(_sql(server.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+
+
+def test_four_workers_survive_a_killed_worker(fresh_db: str, tmp_path: Path) -> None:
+    started = time.monotonic()
+    with (
+        provider_process(PROVIDER_LATENCY) as (provider_url, record),
+        serve(fresh_db, provider_url + "/v1#gpt-test", tmp_path) as (base, server),
+        httpx.Client(base_url=base, timeout=30) as admin,
+    ):
+        cids = []
+        for i in range(CONVERSATIONS):
+            made = admin.post(
+                "/v1/conversations",
+                json={"title": f"c{i}", "settings": {"summarizer": "extractive"}},
+            )
+            assert made.status_code == 201, made.text
+            cids.append(made.json()["id"])
+        tally = Tally()
+        threads = [
+            threading.Thread(target=run_client, args=(base, i, cids, tally), daemon=True)
+            for i in range(CLIENTS)
+        ]
+        for t in threads:
+            t.start()
+        # wait until every worker runs a turn (or as many as the load reached), then kill
+        # one that holds a lease, in the middle of its turn
+        workers = worker_pids(server.pid)
+        deadline = time.monotonic() + 10
+        busy: dict[int, int] = {}
+        while time.monotonic() < deadline:
+            busy = {p: n for p, n in busy_pids(fresh_db).items() if p in workers}
+            if len(busy) >= WORKERS:
+                break
+            time.sleep(0.05)
+        assert busy, "no worker was running a turn"
+        victim = max(busy, key=lambda p: busy[p])
+        os.kill(victim, signal.SIGKILL)
+        killed_at = time.monotonic() - started
+        # the leases it held when it died (they expire LEASE_TTL later, unrenewed)
+        orphaned = busy_pids(fresh_db).get(victim, 0)
+        for t in threads:
+            t.join(timeout=55)
+        assert not any(t.is_alive() for t in threads), "clients still waiting"
+        problems = list(tally.errors) + [f"aborted {m}" for m in tally.aborted]
+        for cid in cids:
+            problems += check_conversation(admin, cid, tally.sent.get(cid, []))
+        metrics = admin.get("/metrics").text
+    takeovers = metric(metrics, "abridged_lease_takeovers_total")
+    took = time.monotonic() - started
+    print(
+        f"\nworkers busy at the kill: {len(busy)}/{WORKERS} {busy}, killed {victim} at "
+        f"{killed_at:.1f} s holding {orphaned} lease(s); resends {tally.resends}, "
+        f"answered events {tally.answered_events}, "
+        f"takeovers {takeovers:g}, provider requests {record.get('count')} "
+        f"(aborted {record.get('aborted')}), {took:.1f} s"
+    )
+    assert not problems, "\n".join(problems[:20])
+    assert record, "the provider process did not report"
+    assert record["rejected"] == [], record["rejected"][:5]
+    assert sum(len(v) for v in tally.sent.values()) == CLIENTS * MESSAGES_PER_CLIENT
+    assert len(busy) >= 2, f"only {len(busy)} worker(s) were busy at the kill"
+    # each lease the dead worker held is taken over once it expires, and no other: a live
+    # worker renews its leases and a lease given back is free, not taken over
+    assert orphaned > 0, "the killed worker held no lease"
+    assert takeovers == orphaned, f"{takeovers:g} takeovers for {orphaned} orphaned lease(s)"
+    assert took < 60
