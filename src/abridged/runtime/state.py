@@ -151,6 +151,7 @@ class ConversationCore:
         # the context's size: the provider's last report plus the estimate since (the same
         # Sizer as ContextManager's), over a ledger that follows ``_history``
         self._sizer = Sizer(self.counter)
+        self._tools_raw_cache: tuple[tuple[ToolSpec, ...], int] | None = None
         self._ledger = self._new_ledger()
         self._sized_for: tuple[Any, ...] | None = None
         self.call_log: deque[CallRecord] = deque(maxlen=10_000)
@@ -303,7 +304,14 @@ class ConversationCore:
         ]
 
     def _tools_raw(self) -> int:
-        return estimate_tools_tokens(self._tool_dicts())
+        # Asked at every budget and size check: estimated again only when the tools changed.
+        specs = self.tools.specs
+        cached = self._tools_raw_cache
+        if cached is not None and cached[0] == specs:
+            return cached[1]
+        raw = estimate_tools_tokens(self._tool_dicts())
+        self._tools_raw_cache = (specs, raw)
+        return raw
 
     def _count(self, message: Message) -> int:
         """One message's calibrated estimate (what the engine plans with)."""

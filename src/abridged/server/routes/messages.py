@@ -56,7 +56,7 @@ async def send_message(
 ) -> Any:
     """Send a user message and get the turn that answers it (tools included). A message sent
     while a turn runs is stored at once and answered when that turn ends."""
-    await svc.store.open_conversation(conversation_id, owner=tenant)
+    # start_turn reads the conversation first (a missing or foreign one: 404, nothing stored)
     handle = await svc.runner.start_turn(
         tenant, conversation_id, user_message(body.content, body.id), queue=queue
     )
