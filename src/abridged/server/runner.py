@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 import time
@@ -45,6 +46,7 @@ from abridged.store.leases import TurnLease
 __all__ = ["ConversationPool", "TurnBusyError", "TurnHandle", "TurnRunner", "api_settings"]
 
 T = TypeVar("T")
+log = logging.getLogger("abridged.server.turns")
 
 #: The API's conversation settings and their defaults (``api_settings`` validates them).
 SETTING_DEFAULTS: dict[str, Any] = {
@@ -327,6 +329,10 @@ class TurnRunner:
             except Exception:  # a store hiccup: try again at the next period
                 continue
             if renewed is None:
+                log.warning(
+                    "turn lease lost: another worker took it over; the turn is aborted",
+                    extra={"event": "lease_lost", "conversation_id": conversation_id},
+                )
                 convo = self.pool.get(conversation_id)
                 if convo is not None:
                     convo.abort()
@@ -380,6 +386,14 @@ class TurnRunner:
     def _note_takeover(self, lease: TurnLease) -> None:
         if lease.took_over_from is not None:
             self.metrics.lease_takeovers.inc()
+            log.warning(
+                "turn lease taken over from a worker that stopped renewing it",
+                extra={
+                    "event": "lease_takeover",
+                    "conversation_id": lease.conversation_id,
+                    "took_over_from": lease.took_over_from.rsplit(":", 1)[0],
+                },
+            )
 
     # -- turns ---------------------------------------------------------------------------------
 
@@ -499,8 +513,21 @@ class TurnRunner:
             if lease is not None:
                 with contextlib.suppress(Exception):
                     await self.store.release_turn(conversation_id, holder)
+            elapsed = time.monotonic() - started
             self.metrics.turns.labels(outcome=outcome).inc()
-            self.metrics.turn_seconds.observe(time.monotonic() - started)
+            self.metrics.turn_seconds.observe(elapsed)
+            log.info(
+                "turn %s",
+                outcome,
+                extra={
+                    "event": "turn",
+                    "conversation_id": conversation_id,
+                    "tenant": tenant,
+                    "outcome": outcome,
+                    "duration_ms": round(elapsed * 1000, 1),
+                    "worker": self.worker,
+                },
+            )
             self.metrics.observe_store(self.store.cas_conflicts)
             handle.put("done", {})
             handle.events.put_nowait(None)
