@@ -26,9 +26,10 @@ from abridged.errors import (
 from abridged.providers.select import chat_model_from_string
 from abridged.server.auth import TenantResolver
 from abridged.server.config import ServiceConfig, load_tools
+from abridged.server.lease import TurnBusyError
 from abridged.server.metrics import ServiceMetrics
 from abridged.server.routes import conversations, messages, page, replay, sessions, system
-from abridged.server.runner import ConversationPool, TurnBusyError, TurnRunner
+from abridged.server.runner import ConversationPool, TurnRunner
 from abridged.server.service import Service
 from abridged.store import Store
 

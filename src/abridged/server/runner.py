@@ -31,7 +31,7 @@ from abridged.core.model import Message
 from abridged.core.protocols import ChatModel
 from abridged.core.windows import ModelLimits
 from abridged.engine.triggers import CompactionSettings
-from abridged.errors import AbridgedError, NotFoundError, OwnershipError, SettingError, StoreError
+from abridged.errors import AbridgedError, NotFoundError, OwnershipError, SettingError
 from abridged.runtime.conversation import Conversation, ConversationSettings
 from abridged.runtime.events import Notice, ToolFinished, TurnResult
 from abridged.runtime.overview import context_overview
@@ -39,6 +39,7 @@ from abridged.runtime.state import new_id
 from abridged.runtime.tools import ToolRegistry
 from abridged.server.config import ServiceConfig
 from abridged.server.events import meter_payload, stream_event
+from abridged.server.lease import TurnBusyError
 from abridged.server.metrics import ServiceMetrics
 from abridged.store import ConversationInfo, Store, StoredMessage
 from abridged.store.leases import TurnLease
@@ -57,10 +58,6 @@ SETTING_DEFAULTS: dict[str, Any] = {
     "summarizer": "model",
     "context_window": None,
 }
-
-
-class TurnBusyError(StoreError):
-    """Another turn of the conversation is running and the caller asked not to queue."""
 
 
 def api_settings(values: dict[str, Any]) -> dict[str, Any]:
