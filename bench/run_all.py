@@ -27,8 +27,9 @@ BENCHMARKS = [
     "replay",
     "startup",
     "service",
+    "proxy",
 ]
-TAKES_DATA = {"tokens", "retention", "cache", "replay"}
+TAKES_DATA = {"tokens", "retention", "cache", "replay", "proxy"}
 
 
 def main() -> int:

@@ -1,0 +1,282 @@
+"""Benchmark: what the proxy adds to a request, and the prompt cache through it.
+
+    .venv/bin/python bench/proxy.py [--requests N] [--data PATH] [--limit N] [--json]
+                                    [--no-results] [--results PATH]
+
+1. **Added latency.** The same small requests (nothing to compact: the proxy sends the very
+   bytes it got) go to the local provider (``abridged.testing.ProviderServer``) direct and
+   through ``abridged proxy`` (a subprocess on SQLite), alternately, with the official OpenAI
+   SDK; the added latency of a request is its proxied time minus the direct time of its pair.
+   Target: p50 <= 2 ms.
+2. **Cache through the proxy.** The first ``--limit`` sessions of ``--data`` are replayed call
+   by call, as ``bench/cache.py`` replays them, once through the library (``ContextManager`` in
+   the client, the same code as ``bench/cache.py``'s abridged variant) and once through the
+   proxy (the client sends its whole history as OpenAI messages each call; the provider answers
+   with the recorded reply). Same 16k window, default settings, extractive summaries, the same
+   provider cache rule. Target: the cache-read share through the proxy within 1 point of the
+   library's.
+
+The table goes to stdout and to the ``## proxy`` section of ``bench/RESULTS.md``; with
+``--json`` the last line is one JSON object (``added_latency_p50_ms``, ``added_latency_p99_ms``,
+``cache_read_share_proxy``, ``cache_read_share_library``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import cache  # noqa: E402
+from abridged.formats.openai_chat import messages_to_openai  # noqa: E402
+from abridged.formats.transcripts import Transcript, load_transcripts  # noqa: E402
+from results import RESULTS, write_section  # noqa: E402
+
+SECTION = "## proxy"
+TARGET_P50_MS = 2.0
+TARGET_GAP = 0.01
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def proxy_process(upstream: str, window: int, max_output: int) -> Iterator[str]:
+    """``abridged proxy`` in a subprocess on a throwaway SQLite file; yields its base URL."""
+    import httpx
+
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="abridged-bench-proxy-") as folder:
+        command = [sys.executable, "-m", "abridged", "proxy", "--upstream", upstream,
+                   "--window", str(window), "--max-output", str(max_output),
+                   "--db", str(Path(folder) / "proxy.db"), "--port", str(port)]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError("the proxy stopped: " + proc.stderr.read().decode()[-500:])  # type: ignore[union-attr]
+                try:
+                    if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the proxy did not start")
+                time.sleep(0.05)
+            yield base
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+
+
+def _percentile(values: Sequence[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def added_latency(requests: int) -> dict[str, Any]:
+    """Pairs of identical small requests, direct and through the proxy (see the docstring)."""
+    import openai
+
+    from abridged.testing import ProviderServer, Reply
+
+    with ProviderServer(context_window=16_384, max_output=1_024) as server:
+        server.set_replies(lambda r: Reply("ok"))
+        with proxy_process(server.base_url, 16_384, 1_024) as base:
+            direct = openai.OpenAI(base_url=server.base_url + "/v1", api_key="k", max_retries=0)
+            proxied = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+            messages = [{"role": "system", "content": "Be brief."}]
+            times: dict[str, list[float]] = {"direct": [], "proxy": []}
+            for i in range(requests + 5):  # five warm-up pairs, not counted
+                messages = [*messages, {"role": "user", "content": f"question {i}"}]
+                for name, client in (("direct", direct), ("proxy", proxied)):
+                    started = time.perf_counter()
+                    reply = client.chat.completions.create(model="bench", messages=messages)
+                    elapsed = (time.perf_counter() - started) * 1000
+                    if i >= 5:
+                        times[name].append(elapsed)
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": reply.choices[0].message.content},
+                ]
+    added = [p - d for p, d in zip(times["proxy"], times["direct"], strict=True)]
+    return {
+        "requests": requests,
+        "direct_p50_ms": statistics.median(times["direct"]),
+        "proxy_p50_ms": statistics.median(times["proxy"]),
+        "added_latency_p50_ms": round(statistics.median(added), 3),
+        "added_latency_p99_ms": round(_percentile(added, 0.99), 3),
+    }
+
+
+def _proxy_replay(base: str, server: Any, transcript: Transcript) -> cache.Run:
+    """One session through the proxy: the whole history as OpenAI messages every call."""
+    import openai
+
+    from abridged.testing import Reply
+
+    client = openai.OpenAI(
+        base_url=base + "/v1",
+        api_key="k",
+        max_retries=0,
+        default_headers={"X-Abridged-Conversation": transcript.id},
+    )
+    server.reset()
+    run = cache.Run("proxy", transcript.id)
+    history: list[Any] = []
+    previous: list[Any] | None = None
+    try:
+        for message in transcript.messages:
+            if message.role == "assistant" and (not history or history[-1].role != "assistant"):
+                server.set_replies([Reply(message.text)])
+                client.chat.completions.create(
+                    model=cache.MODEL,
+                    messages=messages_to_openai(history),
+                    max_tokens=cache.MAX_OUTPUT,
+                )
+                request = server.requests[-1]
+                sent = request.body["messages"]
+                changed = previous is not None and json.dumps(sent[: len(previous)]) != json.dumps(
+                    previous
+                )
+                run.calls.append(
+                    cache.Call(
+                        request.prompt_tokens,
+                        request.cached_tokens,
+                        request.cache_write_tokens,
+                        changed,
+                    )
+                )
+                previous = sent
+            history.append(cache._stripped(message))
+    except openai.APIError as exc:
+        run.failed = f"{type(exc).__name__}: {exc}"
+    finally:
+        client.close()
+    return run
+
+
+def cache_shares(transcripts: Sequence[Transcript]) -> dict[str, Any]:
+    """The same sessions through the library and through the proxy (see the docstring)."""
+    cache._fast_server(cache.STREAM_CHUNK)
+    cache._TRANSCRIPTS[:] = list(transcripts)
+    cache._init_worker(cache.STREAM_CHUNK)
+    try:
+        loop: asyncio.AbstractEventLoop = cache._WORKER["loop"]
+        library = [loop.run_until_complete(cache._replay("abridged", t)) for t in transcripts]
+        server = cache._WORKER["servers"]["small"]
+        with proxy_process(server.base_url, cache.WINDOW, cache.MAX_OUTPUT) as base:
+            proxied = [_proxy_replay(base, server, t) for t in transcripts]
+    finally:
+        cache._close_worker()
+
+    def share(runs: Sequence[cache.Run]) -> float | None:
+        return cache._share([c for r in runs for c in r.calls])
+
+    return {
+        "sessions": len(transcripts),
+        "calls_library": sum(len(r.calls) for r in library),
+        "calls_proxy": sum(len(r.calls) for r in proxied),
+        "cache_read_share_library": share(library),
+        "cache_read_share_proxy": share(proxied),
+        "failed": [f"{r.session}: {r.failed}" for r in [*library, *proxied] if r.failed],
+        "prefix_breaks_proxy": sum(cache.prefix_breaks(r.calls) for r in proxied),
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    lat, shares = result["latency"], result["cache"]
+    gap = None
+    if shares["cache_read_share_proxy"] is not None and shares["cache_read_share_library"]:
+        gap = shares["cache_read_share_proxy"] - shares["cache_read_share_library"]
+    lines = [
+        SECTION,
+        "",
+        f"`{result['command']}` ({result['seconds']:.0f} s)",
+        "",
+        "| figure | value | target |",
+        "| --- | ---: | ---: |",
+        f"| direct request p50 | {lat['direct_p50_ms']:.2f} ms | |",
+        f"| through the proxy p50 | {lat['proxy_p50_ms']:.2f} ms | |",
+        f"| added latency p50 ({lat['requests']} pairs) | {lat['added_latency_p50_ms']:.2f} ms "
+        f"| <= {TARGET_P50_MS} ms |",
+        f"| added latency p99 | {lat['added_latency_p99_ms']:.2f} ms | |",
+        f"| cache-read share, library ({shares['calls_library']} calls) | "
+        f"{cache._f(shares['cache_read_share_library'])} | |",
+        f"| cache-read share, proxy ({shares['calls_proxy']} calls) | "
+        f"{cache._f(shares['cache_read_share_proxy'])} | within {TARGET_GAP:.2f} |",
+        "",
+        f"Sessions: {shares['sessions']}; failed: {len(shares['failed'])}; gap (proxy - library): "
+        f"{cache._f(gap)}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=200, help="request pairs (default 200)")
+    parser.add_argument("--data", type=Path, default=cache.DEFAULT_DATA)
+    parser.add_argument("--limit", type=int, default=10, help="sessions to replay (default 10)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object last")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    args = parser.parse_args(argv)
+    if args.requests < 1 or args.limit < 1:
+        parser.error("--requests and --limit must be >= 1")
+    started = time.perf_counter()
+    latency = added_latency(args.requests)
+    transcripts = load_transcripts(args.data)[: args.limit]
+    shares = cache_shares(transcripts)
+    command = f"python bench/proxy.py --requests {args.requests} --limit {args.limit}"
+    if args.data != cache.DEFAULT_DATA:
+        command += f" --data {args.data}"
+    result = {
+        "command": command,
+        "seconds": time.perf_counter() - started,
+        "latency": latency,
+        "cache": shares,
+    }
+    table = render(result)
+    print(table)
+    if not args.no_results:
+        write_section(table, args.results)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "added_latency_p50_ms": latency["added_latency_p50_ms"],
+                    "added_latency_p99_ms": latency["added_latency_p99_ms"],
+                    "cache_read_share_proxy": shares["cache_read_share_proxy"],
+                    "cache_read_share_library": shares["cache_read_share_library"],
+                    "sessions": shares["sessions"],
+                    "failed": len(shares["failed"]),
+                }
+            )
+        )
+    return result
+
+
+if __name__ == "__main__":
+    main()
