@@ -161,3 +161,36 @@ class SchemaVersionError(StoreError):
 
 class CorruptRowError(StoreError):
     """A stored row cannot be decoded: names the conversation and the message (or session)."""
+
+
+class StoreEnvironmentError(StoreError):
+    """The database, or what it runs on, failed (not the request): ``operation`` names what was
+    being done, ``cause`` what the driver or the system said (never a password).
+
+    The failed operation's transaction was rolled back: nothing of it is stored, except when
+    the connection was lost while committing, where it may have committed whole (re-read before
+    repeating an append). What was acknowledged before stays stored.
+    """
+
+    def __init__(self, message: str, *, operation: str, cause: str, **context: Any) -> None:
+        super().__init__(message, operation=operation, cause=cause, **context)
+        self.operation = operation
+        self.cause = cause
+
+
+class StoreUnavailableError(StoreEnvironmentError):
+    """The database cannot be reached or opened: server down or restarting, connection refused
+    or lost, unknown host, bad port, failed authentication, a file that cannot be opened."""
+
+
+class StoreReadOnlyError(StoreEnvironmentError):
+    """The database cannot be written: a read-only file, directory or filesystem, or a server
+    in read-only mode (reads still work)."""
+
+
+class StoreFullError(StoreEnvironmentError):
+    """The database's disk (or its size limit) is full: nothing more can be written."""
+
+
+class StoreLockedError(StoreEnvironmentError):
+    """Another writer held the database's lock longer than this store waits for it."""

@@ -10,12 +10,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Update, update
-from sqlalchemy.engine import URL, Connection, RowMapping
+from sqlalchemy.engine import URL, Connection, Engine, RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from abridged.errors import NotFoundError
+from abridged.errors import AbridgedError, NotFoundError
 from abridged.store import codec, queries
-from abridged.store.connect import create_sqlite_sync_engine
+from abridged.store.connect import DRIVER_ERRORS, create_sqlite_sync_engine, environment_error
 from abridged.store.records import NewMessage
 from abridged.store.schema import conversations, messages
 
@@ -105,16 +105,28 @@ def append_sync(conn: Connection, conversation_id: str, owner: str | None, rows:
 class SqliteAppender:
     """Runs SQLite append transactions in one worker thread on a synchronous engine."""
 
-    def __init__(self, url: URL) -> None:
-        self._engine = create_sqlite_sync_engine(url)
+    def __init__(self, url: URL, synchronous: str = "NORMAL") -> None:
+        self._url = url
+        self._engine = create_sqlite_sync_engine(url, sqlite_synchronous=synchronous)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="abridged-append")
 
+    @property
+    def engine(self) -> Engine:
+        """The synchronous engine the appends run on."""
+        return self._engine
+
     def _run(self, conversation_id: str, owner: str | None, rows: Rows) -> list[int]:
-        with self._engine.connect() as conn, conn.begin():
-            return append_sync(conn, conversation_id, owner, rows)
+        try:
+            with self._engine.connect() as conn, conn.begin():
+                return append_sync(conn, conversation_id, owner, rows)
+        except AbridgedError:
+            raise
+        except DRIVER_ERRORS as exc:  # the store's boundary, as ``connect.transaction``
+            raise environment_error(exc, "append_many", self._url) from exc
 
     async def append(self, conversation_id: str, owner: str | None, rows: Rows) -> list[int]:
-        """Append in the worker thread; the same errors as ``append_async``."""
+        """Append in the worker thread; the same errors as ``append_async`` (and the same
+        ``StoreEnvironmentError`` subclasses as ``connect.transaction``)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._run, conversation_id, owner, rows)
 

@@ -8,14 +8,20 @@ import os
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal, TypeVar
 
-from sqlalchemy.engine import RowMapping
+from sqlalchemy.engine import Engine, RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from abridged.core.protocols import Embedder
 from abridged.errors import ConflictError, ContentionError
-from abridged.store import queries
+from abridged.store import codec, queries
 from abridged.store.appender import SqliteAppender
-from abridged.store.connect import create_engine, resolve_url, safe_url, transaction
+from abridged.store.connect import (
+    check_synchronous,
+    create_engine,
+    resolve_url,
+    safe_url,
+    transaction,
+)
 from abridged.store.embed import HashingEmbedder
 from abridged.store.migrate import ensure_schema
 
@@ -26,7 +32,19 @@ WriteBody = Callable[[AsyncConnection, RowMapping], Awaitable[T]]
 
 
 class StoreBase:
-    """Engine, schema check at first use, transactions and background tasks."""
+    """Engine, schema check at first use, transactions and background tasks.
+
+    Failures of the environment (a server down, a read-only or full disk, a lock held too long
+    by another process) raise ``StoreEnvironmentError`` subclasses naming the operation and
+    the cause; the failed operation's transaction is rolled back, nothing acknowledged is lost.
+
+    Durability on SQLite: the file is in WAL mode. With ``sqlite_synchronous="NORMAL"`` (the
+    default) a commit is durable against a crash of the process, but a power loss or an
+    operating-system crash can lose the last commits acknowledged before it (never corrupt
+    the file, never keep half a transaction). ``"FULL"`` syncs the log at every commit: every
+    acknowledged commit survives a power loss, at the cost of one disk sync per write.
+    PostgreSQL's durability is the server's (``synchronous_commit``).
+    """
 
     def __init__(
         self,
@@ -35,20 +53,24 @@ class StoreBase:
         embedder: Embedder | Literal["default"] | None = "default",
         create: bool = True,
         upgrade: bool = False,
+        sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
         **engine_options: Any,
     ) -> None:
         """``url``: a SQLite path or URL, or a ``postgresql://`` URL; by default ``ABRIDGED_DB``,
         else ``abridged.db`` in the user's data directory. ``embedder``: for session search
         (``None`` stores no vectors and searches text only). ``create``: make the schema in an
-        empty database. ``upgrade``: migrate an older schema instead of refusing it."""
+        empty database. ``upgrade``: migrate an older schema instead of refusing it.
+        ``sqlite_synchronous``: ``"NORMAL"`` or ``"FULL"`` (see the class: durability; ignored
+        on PostgreSQL); ``SettingError`` otherwise."""
+        synchronous = check_synchronous(sqlite_synchronous)
         self._url = resolve_url(url)
         self.embedder: Embedder | None = HashingEmbedder() if embedder == "default" else embedder
         self._create = create
         self._upgrade = upgrade
-        self._engine: AsyncEngine = create_engine(self._url, **engine_options)
-        self._appender = (
-            SqliteAppender(self._url) if self._url.get_backend_name() == "sqlite" else None
-        )
+        sqlite = self._url.get_backend_name() == "sqlite"
+        options = {"sqlite_synchronous": synchronous} if sqlite else {}
+        self._engine: AsyncEngine = create_engine(self._url, **options, **engine_options)
+        self._appender = SqliteAppender(self._url, synchronous) if sqlite else None
         self._ready = False
         self._ready_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -70,6 +92,13 @@ class StoreBase:
     def engine(self) -> AsyncEngine:
         """The SQLAlchemy engine (for tests, benchmarks and migrations)."""
         return self._engine
+
+    @property
+    def sync_engines(self) -> tuple[Engine, ...]:
+        """Every synchronous engine that runs this store's statements: the async engine's, and
+        on SQLite the append path's (for event hooks in tests and fault injection)."""
+        extra = (self._appender.engine,) if self._appender is not None else ()
+        return (self._engine.sync_engine, *extra)
 
     async def open(self) -> StoreBase:
         """Check the schema (creating it in an empty database); done once, also on first use."""
@@ -118,18 +147,25 @@ class StoreBase:
         return task
 
     async def _write(
-        self, conversation_id: str, owner: str | None, body: WriteBody[T], *, attempts: int = 2
+        self,
+        conversation_id: str,
+        owner: str | None,
+        body: WriteBody[T],
+        *,
+        operation: str,
+        attempts: int = 2,
     ) -> T:
         """Run ``body`` in a write transaction after reading the conversation's row; ``body``
         calls ``queries.cas`` with the version it read before changing anything. A lost
-        compare-and-swap re-reads and retries (``attempts`` in all), then ``ContentionError``."""
+        compare-and-swap re-reads and retries (``attempts`` in all), then ``ContentionError``.
+        ``operation`` names the store operation in environment errors."""
         await self.open()
         last: ConflictError | None = None
         for _ in range(attempts):
             try:
-                async with transaction(self._engine, "write") as conn:
+                async with transaction(self._engine, "write", operation=operation) as conn:
                     row = await queries.read_conversation(conn, conversation_id, owner)
-                    return await body(conn, row)
+                    return await body(conn, codec.check_conversation(row))
             except ConflictError as exc:
                 self.cas_conflicts += 1
                 if attempts == 1:

@@ -4,21 +4,40 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from sqlalchemy import DateTime, String, Table, type_coerce
 from sqlalchemy.engine import RowMapping
+from sqlalchemy.sql.elements import ColumnElement
 
 from abridged.core.model import Message, message_from_dict, message_to_dict
 from abridged.errors import CorruptRowError
 from abridged.store.records import (
+    STATUSES,
+    CompactionRecord,
     ConversationInfo,
     DeliveryStatus,
     Reason,
     SessionInfo,
     SessionTotals,
+    StoredCompaction,
     StoredMessage,
     StoredSummary,
+)
+
+#: What decoding a damaged column can raise (a JSON error is a ValueError; too deep a nesting
+#: a RecursionError; ``1e999`` an OverflowError once made an integer): each becomes a
+#: ``CorruptRowError`` naming the row, so that one bad row never costs the whole query.
+DECODE_ERRORS: tuple[type[Exception], ...] = (
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    ArithmeticError,
+    RecursionError,
 )
 
 _USAGE_COLUMNS = (
@@ -89,6 +108,71 @@ def aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
+def columns(table: Table) -> list[ColumnElement[Any]]:
+    """The columns of ``table`` to select, its timestamps read as they are stored (text on
+    SQLite) and decoded row by row by ``stamp``: SQLAlchemy would decode them while fetching,
+    so that one bad date failed the whole query."""
+    return [
+        type_coerce(c, String()).label(c.name) if isinstance(c.type, DateTime) else c
+        for c in table.c
+    ]
+
+
+def stamp(value: object) -> datetime:
+    """A stored timestamp (a datetime, or SQLite's text) in UTC; ``ValueError`` otherwise."""
+    if isinstance(value, datetime):
+        return aware(value)
+    if isinstance(value, str):
+        return aware(datetime.fromisoformat(value))
+    raise ValueError(f"not a timestamp: {type(value).__name__}")
+
+
+def _opt_stamp(value: object) -> datetime | None:
+    return None if value is None else stamp(value)
+
+
+def _int(value: object) -> int:
+    """An integer column (SQLite keeps text in one): ``ValueError`` unless it is an integer."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"not an integer: {value!r:.40}")
+    return value
+
+
+def _opt_int(value: object) -> int | None:
+    return None if value is None else _int(value)
+
+
+def _opt_float(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"not a number: {value!r:.40}")
+    return float(value)
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"not a text: {value!r:.40}")
+    return value
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None else _str(value)
+
+
+def _paths(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ValueError(f"not a list of paths: {value!r:.40}")
+    return tuple(_str(p) for p in value)
+
+
+def _json(text: object, what: str, context: Mapping[str, Any]) -> Any:
+    try:
+        return json.loads(cast(str, text))
+    except DECODE_ERRORS as exc:
+        raise CorruptRowError(f"stored {what} is not valid JSON: {exc}", **context) from exc
+
+
 def message_columns(message: Message) -> dict[str, Any]:
     """The columns a message is stored in: role, id, parts/meta JSON and the usage columns."""
     data = message_to_dict(message)
@@ -124,7 +208,7 @@ def pruned_message(row: RowMapping, original: Message) -> Message | None:
         if row["meta"] is not None:
             data["meta"] = json.loads(row["meta"])
         pruned = message_from_dict(data)
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except DECODE_ERRORS:
         return None
     calls = [r.call_id for r in original.tool_results]
     if [r.call_id for r in pruned.tool_results] != calls or not calls:
@@ -133,8 +217,8 @@ def pruned_message(row: RowMapping, original: Message) -> Message | None:
 
 
 def stored_message(row: RowMapping) -> StoredMessage:
-    """Decode one message row; a row that cannot be decoded raises ``CorruptRowError`` naming
-    the conversation, the message's sequence number and id."""
+    """Decode one message row; a row that cannot be decoded (any column) raises
+    ``CorruptRowError`` naming the conversation, the message's sequence number and id."""
     try:
         data: dict[str, Any] = {
             "id": row["message_id"],
@@ -148,39 +232,39 @@ def stored_message(row: RowMapping) -> StoredMessage:
         if "meta" in data and not isinstance(data["meta"], dict):
             raise ValueError("meta is not an object")
         if row["input_tokens"] is not None:
-            data["usage"] = {field: int(row[col] or 0) for field, col in _USAGE_COLUMNS}
+            data["usage"] = {field: _int(row[col] or 0) for field, col in _USAGE_COLUMNS}
         message = message_from_dict(data)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        status = row["status"]
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r:.40}")
+        return StoredMessage(
+            pk=_int(row["pk"]),
+            conversation_id=_str(row["conversation_id"]),
+            session_id=_str(row["session_id"]),
+            seq=_opt_int(row["seq"]),
+            version=_int(row["version"]),
+            message=message,
+            status=cast(DeliveryStatus, status),
+            model=_opt_str(row["model"]),
+            ttft_ms=_opt_float(row["ttft_ms"]),
+            total_ms=_opt_float(row["total_ms"]),
+            created_at=stamp(row["created_at"]),
+        )
+    except DECODE_ERRORS as exc:
         raise CorruptRowError(
             f"stored message cannot be decoded: {exc}",
-            conversation_id=row["conversation_id"],
-            seq=row["seq"],
-            message_id=row["message_id"],
-            version=row["version"],
+            conversation_id=row.get("conversation_id"),
+            seq=row.get("seq"),
+            message_id=row.get("message_id"),
+            version=row.get("version"),
         ) from exc
-    return StoredMessage(
-        pk=int(row["pk"]),
-        conversation_id=row["conversation_id"],
-        session_id=row["session_id"],
-        seq=row["seq"],
-        version=int(row["version"]),
-        message=message,
-        status=cast(DeliveryStatus, row["status"]),
-        model=row["model"],
-        ttft_ms=row["ttft_ms"],
-        total_ms=row["total_ms"],
-        created_at=aware(row["created_at"]),
-    )
 
 
 def loads_object(text: str | None, *, what: str, **context: Any) -> dict[str, Any]:
     """A JSON object stored as text; anything else raises ``CorruptRowError`` with ``context``."""
     if text is None:
         return {}
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise CorruptRowError(f"stored {what} is not valid JSON: {exc}", **context) from exc
+    value = _json(text, what, context)
     if not isinstance(value, dict):
         raise CorruptRowError(f"stored {what} is not a JSON object", **context)
     return value
@@ -190,17 +274,15 @@ def loads_list(text: str | None, *, what: str, **context: Any) -> list[Any]:
     """A JSON array stored as text; anything else raises ``CorruptRowError`` with ``context``."""
     if text is None:
         return []
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise CorruptRowError(f"stored {what} is not valid JSON: {exc}", **context) from exc
+    value = _json(text, what, context)
     if not isinstance(value, list):
         raise CorruptRowError(f"stored {what} is not a JSON array", **context)
     return value
 
 
 def summary(row: RowMapping | None, prefix: str = "") -> StoredSummary | None:
-    """A summary from a row (columns optionally prefixed, for joins); ``None`` when absent."""
+    """A summary from a row (columns optionally prefixed, for joins); ``None`` when absent.
+    ``CorruptRowError`` names the conversation and the summary when a column is damaged."""
     if row is None or row[prefix + "id"] is None:
         return None
     context = {
@@ -211,19 +293,28 @@ def summary(row: RowMapping | None, prefix: str = "") -> StoredSummary | None:
     carried = loads_list(row[prefix + "carried_seqs"], what="summary carried messages", **context)
     ops = loads_object(row[prefix + "file_ops"], what="summary file operations", **context)
     try:
-        seqs = tuple(int(s) for s in carried)
-        files = {str(k): tuple(str(p) for p in v) for k, v in ops.items()}
-    except (TypeError, ValueError) as exc:
+        seqs = tuple(_int(s) for s in carried)
+        files = {str(k): _paths(v) for k, v in ops.items()}
+        text, meta = text_from_storage(_str(row[prefix + "text"]), meta)
+        return StoredSummary(
+            text=text,
+            meta=meta,
+            id=_str(row[prefix + "id"]),
+            covers_to_seq=_opt_int(row[prefix + "covers_to_seq"]),
+            carried_seqs=seqs,
+            file_ops=files,
+        )
+    except DECODE_ERRORS as exc:
         raise CorruptRowError(f"summary columns cannot be decoded: {exc}", **context) from exc
-    text, meta = text_from_storage(row[prefix + "text"], meta)
-    return StoredSummary(
-        text=text,
-        meta=meta,
-        id=row[prefix + "id"],
-        covers_to_seq=int(row[prefix + "covers_to_seq"]),
-        carried_seqs=seqs,
-        file_ops=files,
-    )
+
+
+def vector(text: object, **context: Any) -> list[float]:
+    """A stored embedding (a JSON array of numbers); ``CorruptRowError`` with ``context``."""
+    values = loads_list(cast(str, text), what="embedding", **context)
+    try:
+        return [float(_opt_float(v) or 0.0) for v in values]
+    except DECODE_ERRORS as exc:
+        raise CorruptRowError(f"stored embedding is malformed: {exc}", **context) from exc
 
 
 def totals(row: RowMapping) -> SessionTotals | None:
@@ -231,12 +322,12 @@ def totals(row: RowMapping) -> SessionTotals | None:
     if row["message_count"] is None:
         return None
     return SessionTotals(
-        messages=int(row["message_count"]),
-        input=int(row["input_tokens"] or 0),
-        output=int(row["output_tokens"] or 0),
-        cache_read=int(row["cache_read_tokens"] or 0),
-        cache_write=int(row["cache_write_tokens"] or 0),
-        reasoning=int(row["reasoning_tokens"] or 0),
+        messages=_int(row["message_count"]),
+        input=_int(row["input_tokens"] or 0),
+        output=_int(row["output_tokens"] or 0),
+        cache_read=_int(row["cache_read_tokens"] or 0),
+        cache_write=_int(row["cache_write_tokens"] or 0),
+        reasoning=_int(row["reasoning_tokens"] or 0),
     )
 
 
@@ -248,36 +339,93 @@ def session_info(
     current_id: str | None,
     live: SessionTotals | None = None,
 ) -> SessionInfo:
-    """A session from its row and its summaries."""
-    return SessionInfo(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        number=int(row["number"]),
-        parent_id=row["parent_id"],
-        reason=cast(Reason, row["reason"]),
-        carry_from=int(row["carry_from"]),
-        start_seq=int(row["start_seq"]),
-        start_summary=start,
-        final_summary=final,
-        finalized_at=aware(row["finalized_at"]) if row["finalized_at"] is not None else None,
-        totals=live if live is not None else totals(row),
-        created_at=aware(row["created_at"]),
-        is_current=row["id"] == current_id,
-    )
+    """A session from its row and its summaries; ``CorruptRowError`` names the conversation
+    and the session when a column is damaged."""
+    try:
+        return SessionInfo(
+            id=_str(row["id"]),
+            conversation_id=_str(row["conversation_id"]),
+            number=_int(row["number"]),
+            parent_id=_opt_str(row["parent_id"]),
+            reason=cast(Reason, _str(row["reason"])),
+            carry_from=_int(row["carry_from"]),
+            start_seq=_int(row["start_seq"]),
+            start_summary=start,
+            final_summary=final,
+            finalized_at=_opt_stamp(row["finalized_at"]),
+            totals=live if live is not None else totals(row),
+            created_at=stamp(row["created_at"]),
+            is_current=row["id"] == current_id,
+        )
+    except DECODE_ERRORS as exc:
+        raise CorruptRowError(
+            f"stored session cannot be decoded: {exc}",
+            conversation_id=row.get("conversation_id"),
+            session_id=row.get("id"),
+        ) from exc
+
+
+def check_conversation(row: RowMapping) -> RowMapping:
+    """The conversation's row, once the single writer's columns (version, next sequence
+    number, prune boundary) are known to be integers; ``CorruptRowError`` otherwise."""
+    try:
+        for name in ("version", "next_seq", "prune_boundary"):
+            _int(row[name])
+        _opt_int(row["resummarize_from"])
+    except DECODE_ERRORS as exc:
+        raise CorruptRowError(
+            f"stored conversation cannot be decoded: {exc}", conversation_id=row.get("id")
+        ) from exc
+    return row
 
 
 def conversation_info(row: RowMapping) -> ConversationInfo:
-    """A conversation from its row."""
-    return ConversationInfo(
-        id=row["id"],
-        owner=row["owner"],
-        model=row["model"],
-        settings=loads_object(row["settings"], what="settings", conversation_id=row["id"]),
-        version=int(row["version"]),
-        next_seq=int(row["next_seq"]),
-        current_session_id=row["current_session_id"],
-        prune_boundary=int(row["prune_boundary"]),
-        resummarize_from=row["resummarize_from"],
-        created_at=aware(row["created_at"]),
-        updated_at=aware(row["updated_at"]),
-    )
+    """A conversation from its row; ``CorruptRowError`` names it when a column is damaged."""
+    settings = loads_object(row["settings"], what="settings", conversation_id=row["id"])
+    try:
+        return ConversationInfo(
+            id=_str(row["id"]),
+            owner=_opt_str(row["owner"]),
+            model=_opt_str(row["model"]),
+            settings=settings,
+            version=_int(row["version"]),
+            next_seq=_int(row["next_seq"]),
+            current_session_id=_opt_str(row["current_session_id"]),
+            prune_boundary=_int(row["prune_boundary"]),
+            resummarize_from=_opt_int(row["resummarize_from"]),
+            created_at=stamp(row["created_at"]),
+            updated_at=stamp(row["updated_at"]),
+        )
+    except DECODE_ERRORS as exc:
+        raise CorruptRowError(
+            f"stored conversation cannot be decoded: {exc}", conversation_id=row.get("id")
+        ) from exc
+
+
+def stored_compaction(row: RowMapping, summary: StoredSummary | None) -> StoredCompaction:
+    """A committed compaction from its row and its summary (``None``: deleted with its
+    session); ``CorruptRowError`` names the conversation and the compaction."""
+    context = {"conversation_id": row.get("conversation_id"), "compaction_id": row.get("id")}
+    ops = loads_object(row["file_ops"], what="compaction file ops", **context)
+    try:
+        record = CompactionRecord(
+            cut_seq=_int(row["cut_seq"]),
+            summary=summary if summary is not None else StoredSummary("", {"deleted": True}),
+            trigger=_str(row["trigger"]),
+            tokens_before=_int(row["tokens_before"]),
+            tokens_after=_int(row["tokens_after"]),
+            file_ops={str(k): _paths(v) for k, v in ops.items()},
+            duration_ms=float(_opt_float(row["duration_ms"]) or 0.0),
+            summarizer=_opt_str(row["summarizer"]),
+        )
+        return StoredCompaction(
+            id=_str(row["id"]),
+            conversation_id=_str(row["conversation_id"]),
+            session_id=_str(row["session_id"]),
+            child_session_id=_str(row["child_session_id"]),
+            record=record,
+            version=_int(row["version"]),
+            created_at=stamp(row["created_at"]),
+        )
+    except DECODE_ERRORS as exc:
+        raise CorruptRowError(f"stored compaction cannot be decoded: {exc}", **context) from exc

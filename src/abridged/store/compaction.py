@@ -21,10 +21,9 @@ from abridged.store.records import (
     SessionInfo,
     SessionTotals,
     StoredCompaction,
-    StoredSummary,
 )
 from abridged.store.schema import compactions, pruned_outputs, sessions
-from abridged.store.sessions import SessionOps
+from abridged.store.sessions import SessionOps, read_session_info
 
 
 def _file_ops(value: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
@@ -58,7 +57,7 @@ class CompactionOps(SessionOps):
             )
         vector, embedder = await self._vector(record.summary.text)
 
-        async def body(conn: AsyncConnection, conv: RowMapping) -> str:
+        async def body(conn: AsyncConnection, conv: RowMapping) -> SessionInfo:
             locked = await queries.cas(conn, conversation_id, expected_version)
             next_seq = int(locked["next_seq"])
             cut = record.cut_seq
@@ -132,10 +131,11 @@ class CompactionOps(SessionOps):
             ):
                 values["resummarize_from"] = None
             await queries.set_conversation(conn, conversation_id, **values)
-            return child
+            return await read_session_info(conn, conversation_id, child)
 
-        child = await self._write(conversation_id, owner, body, attempts=1)
-        return await self.get_session(conversation_id, child)
+        return await self._write(
+            conversation_id, owner, body, operation="commit_compaction", attempts=1
+        )
 
     async def compact(
         self, conversation_id: str, compactor: Compactor, *, owner: str | None = None
@@ -237,12 +237,12 @@ class CompactionOps(SessionOps):
     ) -> list[StoredCompaction]:
         """The committed compactions of a conversation, oldest first."""
         await self.open()
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="compactions") as conn:
             await queries.read_conversation(conn, conversation_id, owner)
             rows = (
                 (
                     await conn.execute(
-                        select(compactions)
+                        select(*codec.columns(compactions))
                         .where(compactions.c.conversation_id == conversation_id)
                         .order_by(compactions.c.version)
                     )
@@ -253,35 +253,7 @@ class CompactionOps(SessionOps):
             out = []
             for row in rows:
                 summary = await queries.summary_by_id(conn, row["summary_id"])
-                ops = codec.loads_object(
-                    row["file_ops"],
-                    what="compaction file ops",
-                    conversation_id=conversation_id,
-                    compaction_id=row["id"],
-                )
-                record = CompactionRecord(
-                    cut_seq=int(row["cut_seq"]),
-                    summary=summary
-                    if summary is not None
-                    else StoredSummary("", {"deleted": True}),
-                    trigger=row["trigger"],
-                    tokens_before=int(row["tokens_before"]),
-                    tokens_after=int(row["tokens_after"]),
-                    file_ops={k: tuple(v) for k, v in ops.items()},
-                    duration_ms=float(row["duration_ms"]),
-                    summarizer=row["summarizer"],
-                )
-                out.append(
-                    StoredCompaction(
-                        id=row["id"],
-                        conversation_id=conversation_id,
-                        session_id=row["session_id"],
-                        child_session_id=row["child_session_id"],
-                        record=record,
-                        version=int(row["version"]),
-                        created_at=codec.aware(row["created_at"]),
-                    )
-                )
+                out.append(codec.stored_compaction(row, summary))
         return out
 
     async def set_prune_boundary(
@@ -336,7 +308,9 @@ class CompactionOps(SessionOps):
                 )
             return await queries.read_conversation(conn, conversation_id, None)
 
-        return codec.conversation_info(await self._write(conversation_id, owner, body))
+        return codec.conversation_info(
+            await self._write(conversation_id, owner, body, operation="set_prune_boundary")
+        )
 
 
 def _same_lineage(current: SessionInfo, planned_session_id: str) -> bool:

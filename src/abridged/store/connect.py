@@ -1,10 +1,14 @@
-"""Where the database is and how to connect: URL resolution, engines, SQLite pragmas."""
+"""Where the database is and how to connect: URL resolution, engines, SQLite pragmas, and the
+store's boundary with its environment (driver and system failures become typed errors)."""
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import re
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -12,23 +16,61 @@ from typing import Any, Literal
 import platformdirs
 from sqlalchemy import create_engine as sa_create_engine
 from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from abridged.errors import StoreError
+from abridged.errors import (
+    AbridgedError,
+    SettingError,
+    StoreEnvironmentError,
+    StoreError,
+    StoreFullError,
+    StoreLockedError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+)
+
+log = logging.getLogger("abridged.store")
 
 ENV_VAR = "ABRIDGED_DB"
 DB_FILENAME = "abridged.db"
-# Seconds a SQLite writer waits for another process's write lock before giving up.
-SQLITE_BUSY_TIMEOUT_S = 30.0
+# Seconds a SQLite transaction waits for a lock held by another connection or process. A
+# reader in WAL mode never waits for a writer; it can only meet a lock while another process
+# recovers or checkpoints the log, which takes milliseconds: it gives up after 2 s. A writer
+# queues behind other processes' write transactions (each a few milliseconds; many queued
+# workers add up): it waits up to 30 s, then raises ``StoreLockedError``.
+SQLITE_READ_TIMEOUT_S = 2.0
+SQLITE_WRITE_TIMEOUT_S = 30.0
+SQLITE_BUSY_TIMEOUT_S = SQLITE_WRITE_TIMEOUT_S  # the name older callers know
+#: ``synchronous`` settings offered for SQLite (see ``StoreBase``: the durability promise).
+SQLITE_SYNCHRONOUS = ("NORMAL", "FULL")
 
 Mode = Literal["read", "write"]
+
+# What the environment can raise at the store's boundary (driver errors, the system's).
+DRIVER_ERRORS: tuple[type[BaseException], ...] = (
+    sa_exc.DBAPIError,
+    sa_exc.DisconnectionError,
+    sa_exc.TimeoutError,
+    OSError,
+)
+# What opening a connection can raise besides: a bad port is a ValueError or an OverflowError
+# from the driver, which also parses the host.
+_CONNECT_ERRORS: tuple[type[BaseException], ...] = (*DRIVER_ERRORS, ValueError, OverflowError)
 
 
 def default_path() -> Path:
     """The default SQLite file: in the user's data directory (``platformdirs``)."""
     return Path(platformdirs.user_data_dir("abridged", appauthor=False)) / DB_FILENAME
+
+
+def _sqlite_file(path: Path) -> URL:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise environment_error(exc, "open", None, path=str(path.parent)) from exc
+    return make_url(f"sqlite+aiosqlite:///{path}")
 
 
 def resolve_url(url: str | os.PathLike[str] | None = None) -> URL:
@@ -40,38 +82,36 @@ def resolve_url(url: str | os.PathLike[str] | None = None) -> URL:
     """
     raw = os.fspath(url) if url is not None else os.environ.get(ENV_VAR)
     if not raw:
-        path = default_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return make_url(f"sqlite+aiosqlite:///{path}")
+        return _sqlite_file(default_path())
     if "://" not in raw:
-        path = Path(raw).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return make_url(f"sqlite+aiosqlite:///{path}")
+        return _sqlite_file(Path(raw).expanduser())
     try:
         parsed = make_url(raw)
-    except ArgumentError as exc:
+    except (sa_exc.ArgumentError, ValueError) as exc:  # a port that is not a number: ValueError
         raise StoreError("not a database URL or path", url=_safe(raw)) from exc
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         if not parsed.database or parsed.database == ":memory:":
             raise StoreError(
                 "the store needs a SQLite file (an in-memory database is lost between connections)",
-                url=parsed.render_as_string(hide_password=True),
+                url=safe_url(parsed),
             )
         return parsed.set(drivername="sqlite+aiosqlite")
     if backend in {"postgresql", "postgres"}:
         return parsed.set(drivername="postgresql+asyncpg")
     raise StoreError(
-        "unsupported database: use a SQLite path or a postgresql:// URL",
-        url=parsed.render_as_string(hide_password=True),
+        "unsupported database: use a SQLite path or a postgresql:// URL", url=safe_url(parsed)
     )
+
+
+_URL_PASSWORD = re.compile(r"(://[^:/@?#]*:)[^@/?#]*@")
 
 
 def _safe(raw: str) -> str:
     try:
-        return make_url(raw).render_as_string(hide_password=True)
-    except ArgumentError:
-        return "<unparseable>"
+        return safe_url(make_url(raw))
+    except (sa_exc.ArgumentError, ValueError):
+        return _URL_PASSWORD.sub(r"\1***@", raw.split("?", 1)[0])
 
 
 _SECRET_QUERY = re.compile(r"pass|pwd|secret|token|key", re.IGNORECASE)
@@ -89,58 +129,338 @@ def safe_url(url: URL) -> str:
     return url.set(query=hidden).render_as_string(hide_password=True).replace("%2A%2A%2A", "***")
 
 
-def create_engine(url: URL, **kwargs: Any) -> AsyncEngine:
-    """An async engine; for SQLite: WAL, foreign keys on, ``synchronous=NORMAL``, busy timeout,
-    and writers that take the write lock at BEGIN (``BEGIN IMMEDIATE``), so that two processes
-    never deadlock upgrading a read lock."""
+def _secrets(url: URL | None) -> list[str]:
+    if url is None:
+        return []
+    found = [url.password] if url.password else []
+    for name, value in url.query.items():
+        if _SECRET_QUERY.search(name):
+            found += [value] if isinstance(value, str) else list(value)
+    return [str(s) for s in found if s]
+
+
+def _scrub(text: str, url: URL | None) -> str:
+    for secret in _secrets(url):
+        text = text.replace(secret, "***")
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def check_synchronous(value: object) -> str:
+    """A SQLite ``synchronous`` setting, upper-cased; ``SettingError`` unless NORMAL or FULL."""
+    name = value.upper() if isinstance(value, str) else value
+    if name not in SQLITE_SYNCHRONOUS:
+        raise SettingError("sqlite_synchronous", value, "'NORMAL' or 'FULL'")
+    return str(name)
+
+
+def sqlite_path(url: URL) -> Path | None:
+    """The file of a SQLite URL (``None`` for another database, or a SQLite URI filename)."""
+    if url.get_backend_name() != "sqlite" or not url.database or url.query.get("uri"):
+        return None
+    return Path(url.database)
+
+
+def _read_only_filesystem(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def _connect_url(url: URL) -> URL:
+    """The URL engines connect with. A database file on a read-only filesystem (a snapshot, a
+    read-only mount) is opened immutable: SQLite cannot create the WAL's ``-shm`` file there,
+    so it would refuse even to read; nothing can change the file, so reads need no lock."""
+    path = sqlite_path(url)
+    if path is None or not path.exists() or not _read_only_filesystem(path):
+        return url
+    return url.set(
+        database=path.resolve().as_uri(),
+        query={**url.query, "mode": "ro", "immutable": "1", "uri": "true"},
+    )
+
+
+def create_engine(url: URL, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) -> AsyncEngine:
+    """An async engine; for SQLite: foreign keys on, ``synchronous`` (NORMAL by default), short
+    busy timeouts for reads and longer ones for writes, and writers that take the write lock
+    at BEGIN (``BEGIN IMMEDIATE``), so that two processes never deadlock upgrading a read
+    lock. WAL is set once, when the store opens (``use_wal``), not at every connection."""
     if url.get_backend_name() != "sqlite":
         return create_async_engine(url, pool_pre_ping=True, **kwargs)
     engine = create_async_engine(
-        url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S}, pool_reset_on_return=None, **kwargs
+        _connect_url(url),
+        connect_args={"timeout": SQLITE_READ_TIMEOUT_S},
+        pool_reset_on_return=None,
+        **kwargs,
     )
-    _sqlite_hooks(engine.sync_engine)
+    _sqlite_hooks(engine.sync_engine, check_synchronous(sqlite_synchronous))
     return engine
 
 
-def create_sqlite_sync_engine(url: URL) -> Engine:
+def create_sqlite_sync_engine(url: URL, *, sqlite_synchronous: str = "NORMAL") -> Engine:
     """A synchronous engine on the same SQLite file, with the same settings (for the append path,
     which runs whole transactions in one worker thread)."""
     engine = sa_create_engine(
-        url.set(drivername="sqlite+pysqlite"),
-        connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False},
+        _connect_url(url).set(drivername="sqlite+pysqlite"),
+        connect_args={"timeout": SQLITE_READ_TIMEOUT_S, "check_same_thread": False},
         pool_reset_on_return=None,
     )
-    _sqlite_hooks(engine)
+    _sqlite_hooks(engine, check_synchronous(sqlite_synchronous))
     return engine
 
 
-def _sqlite_hooks(engine: Engine) -> None:
+_BUSY_KEY = "abridged_busy_timeout_ms"
+
+
+def _sqlite_hooks(engine: Engine, synchronous: str) -> None:
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    def _on_connect(dbapi_connection: Any, record: Any) -> None:
         # Let SQLAlchemy's "begin" event below emit BEGIN itself.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
         cursor.close()
+        record.info[_BUSY_KEY] = int(SQLITE_READ_TIMEOUT_S * 1000)  # the connect timeout
+
+    @event.listens_for(engine, "reset")
+    def _on_reset(dbapi_connection: Any, _record: Any, state: Any) -> None:
+        # The pool does not roll back on return (it would cost a thread hop per transaction),
+        # so a transaction left open (its COMMIT failed: a full disk, an I/O error) is rolled
+        # back here: otherwise the pooled connection would keep the write lock.
+        driver = getattr(dbapi_connection, "driver_connection", dbapi_connection)
+        if state.asyncio_safe and getattr(driver, "in_transaction", True):
+            dbapi_connection.rollback()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         mode = conn.get_execution_options().get("abridged_mode", "write")
+        seconds = SQLITE_READ_TIMEOUT_S if mode == "read" else SQLITE_WRITE_TIMEOUT_S
+        wait = int(seconds * 1000)
+        info = conn.connection.info
+        if info.get(_BUSY_KEY) != wait:
+            info.pop(_BUSY_KEY, None)
+            conn.exec_driver_sql(f"PRAGMA busy_timeout={wait}")
+            info[_BUSY_KEY] = wait
         conn.exec_driver_sql("BEGIN" if mode == "read" else "BEGIN IMMEDIATE")
 
 
+async def use_wal(engine: AsyncEngine) -> None:
+    """Put a SQLite file in WAL mode (readers never wait for the writer). The mode is stored in
+    the file, so this is done once, when the store opens; a file that cannot be switched (a
+    read-only one, or locked right now) is left as it is: it can still be read."""
+    if engine.dialect.name != "sqlite":
+        return
+
+    def switch(sync_conn: Connection) -> None:
+        cursor = sync_conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute("PRAGMA journal_mode")
+            row = cursor.fetchone()
+            if row is None or str(row[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+        finally:
+            cursor.close()
+
+    driver_error = engine.dialect.loaded_dbapi.Error
+    async with connection(engine, "open") as conn:
+        try:
+            await conn.run_sync(switch)
+        except (sa_exc.DBAPIError, driver_error) as exc:
+            log.info("the SQLite file stays in its journal mode: %s", exc)
+
+
 @asynccontextmanager
-async def transaction(engine: AsyncEngine, mode: Mode = "write") -> AsyncIterator[AsyncConnection]:
+async def connection(engine: AsyncEngine, operation: str) -> AsyncIterator[AsyncConnection]:
+    """A connection of ``engine``; failing to connect raises a ``StoreEnvironmentError``
+    naming ``operation`` (a driver error, a refused connection, an unknown host, a bad port)."""
+    conn = engine.connect()
+    try:
+        await conn.start()
+    except _CONNECT_ERRORS as exc:
+        raise environment_error(exc, operation, engine.url) from exc
+    try:
+        yield conn
+    finally:
+        try:
+            await conn.close()
+        except DRIVER_ERRORS as exc:  # the work is done (or already failed): not the caller's
+            log.info("closing a connection failed: %s", exc)
+
+
+@asynccontextmanager
+async def transaction(
+    engine: AsyncEngine, mode: Mode = "write", *, operation: str | None = None
+) -> AsyncIterator[AsyncConnection]:
     """One transaction. ``read`` sees one consistent snapshot (REPEATABLE READ on PostgreSQL, a
     deferred BEGIN on SQLite); ``write`` takes SQLite's write lock at once and runs in READ
-    COMMITTED on PostgreSQL, where the single writer serialises on the conversation's row."""
-    async with engine.connect() as conn:
-        if engine.dialect.name == "sqlite":
-            await conn.execution_options(abridged_mode=mode)
-        elif mode == "read":
-            await conn.execution_options(isolation_level="REPEATABLE READ")
-        async with conn.begin():
-            yield conn
+    COMMITTED on PostgreSQL, where the single writer serialises on the conversation's row.
+
+    This is the store's boundary: a failure of the driver or the system (connecting, any
+    statement, the commit) rolls the transaction back and raises a ``StoreEnvironmentError``
+    subclass naming ``operation`` and the cause; the store's own errors pass unchanged."""
+    name = operation or f"{mode} transaction"
+    async with connection(engine, name) as conn:
+        try:
+            if engine.dialect.name == "sqlite":
+                await conn.execution_options(abridged_mode=mode)
+            elif mode == "read":
+                await conn.execution_options(isolation_level="REPEATABLE READ")
+            async with conn.begin():
+                yield conn
+        except AbridgedError:
+            raise
+        except DRIVER_ERRORS as exc:
+            raise environment_error(exc, name, engine.url) from exc
+
+
+# -- classifying what the environment raised
+
+# SQLite's primary result codes (the low byte of an extended code).
+_SQLITE_KINDS: dict[int, type[StoreEnvironmentError]] = {
+    3: StoreReadOnlyError,  # SQLITE_PERM
+    5: StoreLockedError,  # SQLITE_BUSY
+    6: StoreLockedError,  # SQLITE_LOCKED
+    8: StoreReadOnlyError,  # SQLITE_READONLY
+    13: StoreFullError,  # SQLITE_FULL
+    14: StoreUnavailableError,  # SQLITE_CANTOPEN
+}
+# PostgreSQL SQLSTATEs (exact codes first, then their two-character class).
+_PG_KINDS: dict[str, type[StoreEnvironmentError]] = {
+    "53100": StoreFullError,  # disk_full
+    "53300": StoreUnavailableError,  # too_many_connections
+    "25006": StoreReadOnlyError,  # read_only_sql_transaction
+    "55P03": StoreLockedError,  # lock_not_available
+    "40P01": StoreLockedError,  # deadlock_detected
+    "57P01": StoreUnavailableError,  # admin_shutdown
+    "57P02": StoreUnavailableError,  # crash_shutdown
+    "57P03": StoreUnavailableError,  # cannot_connect_now
+    "3D000": StoreUnavailableError,  # invalid_catalog_name: no such database
+    "08": StoreUnavailableError,  # connection_exception
+    "28": StoreUnavailableError,  # invalid_authorization_specification
+}
+# What drivers say, when they give no code (checked in order, lower case).
+_TEXT_KINDS: tuple[tuple[str, type[StoreEnvironmentError]], ...] = (
+    ("database or disk is full", StoreFullError),
+    ("no space left on device", StoreFullError),
+    ("disk full", StoreFullError),
+    ("readonly database", StoreReadOnlyError),
+    ("read-only", StoreReadOnlyError),
+    ("database is locked", StoreLockedError),
+    ("database table is locked", StoreLockedError),
+    ("unable to open database file", StoreUnavailableError),
+    ("connection refused", StoreUnavailableError),
+    ("connection is closed", StoreUnavailableError),
+    ("connection was closed", StoreUnavailableError),
+    ("terminating connection", StoreUnavailableError),
+)
+_OS_KINDS: dict[int, type[StoreEnvironmentError]] = {
+    errno.ENOSPC: StoreFullError,
+    errno.EDQUOT: StoreFullError,
+    errno.EROFS: StoreReadOnlyError,
+    errno.EACCES: StoreReadOnlyError,
+    errno.EPERM: StoreReadOnlyError,
+    errno.ENOENT: StoreUnavailableError,
+    errno.ENOTDIR: StoreUnavailableError,
+}
+_HEADLINES: dict[type[StoreEnvironmentError], str] = {
+    StoreUnavailableError: "the database cannot be reached",
+    StoreReadOnlyError: "the database cannot be written (read-only)",
+    StoreFullError: "the database's disk is full",
+    StoreLockedError: "another writer held the database's lock too long",
+    StoreEnvironmentError: "the database failed",
+}
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception, the driver's error it wraps and their causes, each once."""
+    seen: set[int] = set()
+    todo: list[object] = [exc]
+    while todo:
+        item = todo.pop(0)
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        yield item
+        todo += [getattr(item, "orig", None), item.__cause__]
+
+
+def _kind(exc: BaseException, path: Path | None) -> type[StoreEnvironmentError]:
+    chain = list(_chain(exc))
+    for item in chain:
+        code = getattr(item, "sqlite_errorcode", None)
+        if isinstance(code, int) and (code & 0xFF) in _SQLITE_KINDS:
+            kind = _SQLITE_KINDS[code & 0xFF]
+            return _cannot_open(path) if kind is StoreUnavailableError else kind
+        state = getattr(item, "sqlstate", None)
+        if isinstance(state, str) and (state in _PG_KINDS or state[:2] in _PG_KINDS):
+            return _PG_KINDS.get(state) or _PG_KINDS[state[:2]]
+    for item in chain:
+        if isinstance(item, OSError) and item.errno in _OS_KINDS:
+            return _OS_KINDS[item.errno]
+        text = str(item).lower()
+        for needle, kind in _TEXT_KINDS:
+            if needle in text:
+                return _cannot_open(path) if kind is StoreUnavailableError else kind
+    for item in chain:
+        connection_lost = isinstance(item, sa_exc.DBAPIError) and item.connection_invalidated
+        if connection_lost or isinstance(
+            item,
+            ConnectionError
+            | TimeoutError
+            | socket.gaierror
+            | sa_exc.InterfaceError
+            | sa_exc.DisconnectionError
+            | sa_exc.TimeoutError
+            | ValueError
+            | OverflowError,
+        ):
+            return StoreUnavailableError
+    return StoreEnvironmentError
+
+
+def _cannot_open(path: Path | None) -> type[StoreEnvironmentError]:
+    """A SQLite file that cannot be opened: read-only when its directory cannot be written
+    (WAL needs its ``-wal`` and ``-shm`` files beside it), else unavailable."""
+    if path is not None and path.parent.exists() and not os.access(path.parent, os.W_OK):
+        return StoreReadOnlyError
+    return StoreUnavailableError
+
+
+def _cause(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None)
+    if isinstance(exc, sa_exc.DBAPIError) and orig is not None:
+        exc = orig  # the driver's words, without the statement and its parameters
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"
+
+
+def environment_error(
+    exc: BaseException, operation: str, url: URL | None, **context: Any
+) -> StoreError:
+    """The typed error for what the environment raised during ``operation``: a
+    ``StoreEnvironmentError`` subclass, or a plain ``StoreError`` when the database refused the
+    statement itself (a constraint, a value it cannot store). Never holds a password."""
+    cause = _scrub(_cause(exc), url)
+    where = {"url": safe_url(url)} if url is not None else {}
+    if isinstance(exc, sa_exc.DBAPIError) and not isinstance(
+        exc, sa_exc.OperationalError | sa_exc.InterfaceError | sa_exc.InternalError
+    ):
+        refused = sa_exc.IntegrityError | sa_exc.DataError | sa_exc.ProgrammingError
+        if isinstance(exc, refused) and not exc.connection_invalidated:
+            return StoreError(
+                f"the database refused {operation}",
+                operation=operation,
+                cause=cause,
+                **where,
+                **context,
+            )
+    kind = _kind(exc, sqlite_path(url) if url is not None else None)
+    return kind(
+        f"{operation} failed: {_HEADLINES[kind]}",
+        operation=operation,
+        cause=cause,
+        **where,
+        **context,
+    )

@@ -7,9 +7,9 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from abridged.errors import StoreError
+from abridged.errors import CorruptRowError, StoreError
 from abridged.store import codec, queries
-from abridged.store.base import StoreBase
+from abridged.store.base import StoreBase, log
 from abridged.store.connect import transaction
 from abridged.store.records import ConversationInfo
 from abridged.store.schema import conversations
@@ -32,7 +32,7 @@ class ConversationOps(StoreBase):
         if not cid or len(cid) > 64:
             raise StoreError("a conversation id has 1 to 64 characters", conversation_id=cid)
         stamp = codec.now()
-        async with transaction(self._engine) as conn:
+        async with transaction(self._engine, operation="create_conversation") as conn:
             taken = (
                 await conn.execute(select(conversations.c.id).where(conversations.c.id == cid))
             ).first()
@@ -65,19 +65,26 @@ class ConversationOps(StoreBase):
     ) -> ConversationInfo:
         """A conversation; ``NotFoundError`` if missing, ``OwnershipError`` on owner mismatch."""
         await self.open()
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="open_conversation") as conn:
             row = await queries.read_conversation(conn, conversation_id, owner)
         return codec.conversation_info(row)
 
     async def list_conversations(self, *, owner: str | None = None) -> list[ConversationInfo]:
-        """Conversations (of ``owner`` when given), most recently updated first."""
+        """Conversations (of ``owner`` when given), most recently updated first; a row that
+        cannot be decoded is left out (logged), ``open_conversation`` names it."""
         await self.open()
-        stmt = select(conversations).order_by(conversations.c.updated_at.desc())
+        stmt = select(*codec.columns(conversations)).order_by(conversations.c.updated_at.desc())
         if owner is not None:
             stmt = stmt.where(conversations.c.owner == owner)
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="list_conversations") as conn:
             rows = (await conn.execute(stmt)).mappings().all()
-        return [codec.conversation_info(r) for r in rows]
+        out = []
+        for row in rows:
+            try:
+                out.append(codec.conversation_info(row))
+            except CorruptRowError as exc:  # one damaged row must not hide the others
+                log.warning("a corrupt conversation row was left out of the listing: %s", exc)
+        return out
 
     async def update_settings(
         self,
@@ -90,7 +97,7 @@ class ConversationOps(StoreBase):
         version is left alone, so compactions planned before still commit)."""
         await self.open()
         encoded = codec.dumps(dict(settings))
-        async with transaction(self._engine) as conn:
+        async with transaction(self._engine, operation="update_settings") as conn:
             await queries.read_conversation(conn, conversation_id, owner)
             await queries.set_conversation(
                 conn, conversation_id, settings=encoded, updated_at=codec.now()
@@ -102,6 +109,6 @@ class ConversationOps(StoreBase):
         """Delete a conversation with its sessions, messages, summaries and compactions, for
         real. Only ever on a person's request: no automatic operation calls this."""
         await self.open()
-        async with transaction(self._engine) as conn:
+        async with transaction(self._engine, operation="delete_conversation") as conn:
             await queries.read_conversation(conn, conversation_id, owner)
             await conn.execute(delete(conversations).where(conversations.c.id == conversation_id))

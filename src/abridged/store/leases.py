@@ -23,8 +23,8 @@ from abridged.errors import NotFoundError, SettingError
 from abridged.store import codec, queries
 from abridged.store.base import StoreBase
 from abridged.store.connect import transaction
-from abridged.store.records import ConversationInfo
-from abridged.store.schema import conversations
+from abridged.store.records import ConversationInfo, StoredMessage
+from abridged.store.schema import conversations, messages
 
 __all__ = ["LeaseOps", "TurnLease"]
 
@@ -39,13 +39,15 @@ class TurnLease:
     """A lease held: ``expires_ms`` (epoch milliseconds); ``took_over_from``: the holder whose
     expired lease this one replaced (``None`` when the lease was free or already ours);
     ``conversation``: the conversation as read when the lease was taken (``acquire_turn``), so
-    that the holder need not read it again."""
+    that the holder need not read it again; ``message``: the message asked for with
+    ``acquire_turn(message_id=...)`` as stored then (``None``: not asked, or no such message)."""
 
     conversation_id: str
     holder: str
     expires_ms: int
     took_over_from: str | None = None
     conversation: ConversationInfo | None = field(default=None, compare=False, repr=False)
+    message: StoredMessage | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +59,8 @@ class LeaseState:
 
 
 class LeaseOps(StoreBase):
-    """Turn leases: ``acquire_turn``, ``renew_turn``, ``release_turn``, ``turn_lease``."""
+    """Turn leases: ``acquire_turn``, ``renew_turn``, ``release_turn`` (or ``finish_turn``),
+    ``turn_lease``."""
 
     async def acquire_turn(
         self,
@@ -66,9 +69,14 @@ class LeaseOps(StoreBase):
         *,
         ttl: float = 30.0,
         owner: str | None = None,
+        message_id: str | None = None,
     ) -> TurnLease | None:
         """Take (or renew) the turn lease for ``ttl`` seconds; ``None`` when another holder's
-        lease has not expired. ``NotFoundError`` / ``OwnershipError`` as every operation."""
+        lease has not expired. ``NotFoundError`` / ``OwnershipError`` as every operation.
+
+        With ``message_id``, the lease also carries that message as stored now (its newest
+        version, queued or delivered; ``None`` when there is none), read in the same
+        transaction: what ``find_message`` would return once the lease is held."""
         if not holder or len(holder) > 128:
             raise SettingError("holder", holder, "a lease holder of 1 to 128 characters")
         if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
@@ -118,12 +126,29 @@ class LeaseOps(StoreBase):
             )
             if result.rowcount != 1:
                 return None
+            message = None
+            if message_id is not None:
+                found = (
+                    (
+                        await conn.execute(
+                            select(messages)
+                            .where(messages.c.conversation_id == conversation_id)
+                            .where(messages.c.message_id == message_id)
+                            .order_by(messages.c.version.desc())
+                            .limit(1)
+                        )
+                    )
+                    .mappings()
+                    .first()
+                )
+                message = None if found is None else codec.stored_message(found)
         return TurnLease(
             conversation_id,
             holder,
             expires,
             previous if stale else None,
             codec.conversation_info(row),  # the update changed only the lease columns
+            message,
         )
 
     async def renew_turn(
@@ -163,6 +188,31 @@ class LeaseOps(StoreBase):
                 .values(lease_holder=None, lease_expires_ms=None)
             )
         return bool(result.rowcount == 1)
+
+    async def finish_turn(self, conversation_id: str, holder: str) -> ConversationInfo | None:
+        """Give the lease back, as ``release_turn``, and return the conversation as the turn
+        left it (read in the same statement); ``None`` when ``holder`` no longer held the
+        lease (it expired and was taken over: what the turn left may have been changed)."""
+        await self.open()
+        async with transaction(self._engine, "write") as conn:
+            row = (
+                (
+                    await conn.execute(
+                        update(conversations)
+                        .where(
+                            and_(
+                                conversations.c.id == conversation_id,
+                                conversations.c.lease_holder == holder,
+                            )
+                        )
+                        .values(lease_holder=None, lease_expires_ms=None)
+                        .returning(*conversations.c)
+                    )
+                )
+                .mappings()
+                .first()
+            )
+        return None if row is None else codec.conversation_info(row)
 
     async def turn_lease(self, conversation_id: str, *, owner: str | None = None) -> LeaseState:
         """Who holds the lease now (an expired lease reads as free)."""

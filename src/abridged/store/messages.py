@@ -84,7 +84,7 @@ class MessageOps(ConversationOps):
         if self._appender is not None:
             pks = await self._appender.append(conversation_id, owner, rows)
         else:
-            async with transaction(self._engine) as conn:
+            async with transaction(self._engine, operation="append_many") as conn:
                 pks = await append_async(conn, conversation_id, owner, rows)
         return [
             StoredMessage(
@@ -109,7 +109,7 @@ class MessageOps(ConversationOps):
         """Give the queued messages their sequence numbers (in arrival order) in the current
         session: they join the context after everything stored so far."""
         await self.open()
-        async with transaction(self._engine) as conn:
+        async with transaction(self._engine, operation="deliver") as conn:
             await _reserve(conn, conversation_id, owner, 0)  # lock first: one deliverer at a time
             pks = (
                 (
@@ -140,7 +140,9 @@ class MessageOps(ConversationOps):
             rows = (
                 (
                     await conn.execute(
-                        select(messages).where(messages.c.pk.in_(pks)).order_by(messages.c.seq)
+                        select(*codec.columns(messages))
+                        .where(messages.c.pk.in_(pks))
+                        .order_by(messages.c.seq)
                     )
                 )
                 .mappings()
@@ -159,14 +161,14 @@ class MessageOps(ConversationOps):
         """One stored message (its newest version unless ``version`` is given)."""
         await self.open()
         stmt = (
-            select(messages)
+            select(*codec.columns(messages))
             .where(messages.c.conversation_id == conversation_id, messages.c.seq == seq)
             .order_by(messages.c.version.desc())
             .limit(1)
         )
         if version is not None:
             stmt = stmt.where(messages.c.version == version)
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="get_message") as conn:
             await queries.read_conversation(conn, conversation_id, owner)
             row = (await conn.execute(stmt)).mappings().first()
         if row is None:
@@ -182,13 +184,13 @@ class MessageOps(ConversationOps):
         ``None`` when the conversation has none (what makes a retried send idempotent)."""
         await self.open()
         stmt = (
-            select(messages)
+            select(*codec.columns(messages))
             .where(messages.c.conversation_id == conversation_id)
             .where(messages.c.message_id == message_id)
             .order_by(messages.c.version.desc())
             .limit(1)
         )
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="find_message") as conn:
             await queries.read_conversation(conn, conversation_id, owner)
             row = (await conn.execute(stmt)).mappings().first()
         return None if row is None else codec.stored_message(row)
@@ -209,11 +211,11 @@ class MessageOps(ConversationOps):
         """
         await self.open()
         stmt = (
-            select(messages)
+            select(*codec.columns(messages))
             .where(messages.c.conversation_id == conversation_id)
             .order_by(messages.c.seq.is_(None), messages.c.seq, messages.c.version, messages.c.pk)
         )
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="stored_messages") as conn:
             await queries.read_conversation(conn, conversation_id, owner)
             rows = (await conn.execute(stmt)).mappings().all()
         out: list[StoredMessage] = []
@@ -237,7 +239,7 @@ class MessageOps(ConversationOps):
         Cost grows with the context, not with the stored history.
         """
         await self.open()
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="load_context") as conn:
             conv = await queries.read_conversation(conn, conversation_id, owner)
             return await context_of(conn, conv, conv["current_session_id"])
 
@@ -251,7 +253,7 @@ class MessageOps(ConversationOps):
         """Every message of a session's lineage (default: the current session), including those
         its summaries cover: what a re-summarisation or an export reads."""
         await self.open()
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="history") as conn:
             conv = await queries.read_conversation(conn, conversation_id, owner)
             sid = session_id or conv["current_session_id"]
             await queries.session_row(conn, conversation_id, sid)
@@ -280,7 +282,7 @@ class MessageOps(ConversationOps):
             old = (
                 (
                     await conn.execute(
-                        select(messages)
+                        select(*codec.columns(messages))
                         .where(messages.c.conversation_id == conversation_id)
                         .where(messages.c.seq == seq)
                         .order_by(messages.c.version.desc())
@@ -292,18 +294,19 @@ class MessageOps(ConversationOps):
             )
             if old is None:
                 raise NotFoundError("no such message", conversation_id=conversation_id, seq=seq)
+            previous = codec.stored_message(old)
             current = await queries.session_row(conn, conversation_id, conv["current_session_id"])
             values: dict[str, Any] = {}
-            if seq < int(current["carry_from"]) and current["reason"] != "clear":
+            if seq < queries.node(current).carry_from and current["reason"] != "clear":
                 mark = conv["resummarize_from"]
                 values["resummarize_from"] = seq if mark is None else min(int(mark), seq)
             await queries.cas(conn, conversation_id, int(conv["version"]), **values)
             row = codec.message_columns(message)
             row.update(
                 conversation_id=conversation_id,
-                session_id=old["session_id"],
+                session_id=previous.session_id,
                 seq=seq,
-                version=int(old["version"]) + 1,
+                version=previous.version + 1,
                 model=model,
                 status="delivered",
                 created_at=codec.now(),
@@ -312,7 +315,7 @@ class MessageOps(ConversationOps):
             new = (
                 (
                     await conn.execute(
-                        select(messages).where(
+                        select(*codec.columns(messages)).where(
                             messages.c.conversation_id == conversation_id,
                             messages.c.seq == seq,
                             messages.c.version == row["version"],
@@ -324,7 +327,7 @@ class MessageOps(ConversationOps):
             )
             return codec.stored_message(new)
 
-        return await self._write(conversation_id, owner, body)
+        return await self._write(conversation_id, owner, body, operation="edit_message")
 
 
 async def _reserve(
@@ -373,7 +376,7 @@ async def _carried(
     rows = (
         (
             await conn.execute(
-                select(messages).where(
+                select(*codec.columns(messages)).where(
                     messages.c.conversation_id == conversation_id, messages.c.seq.in_(wanted)
                 )
             )
@@ -395,7 +398,7 @@ async def _pruned_forms(
     rows = (
         (
             await conn.execute(
-                select(pruned_outputs).where(
+                select(pruned_outputs.c.seq, pruned_outputs.c.parts, pruned_outputs.c.meta).where(
                     pruned_outputs.c.conversation_id == conversation_id,
                     pruned_outputs.c.seq >= min(by_seq),
                 )
@@ -406,7 +409,7 @@ async def _pruned_forms(
     )
     out: dict[int, Message] = {}
     for r in rows:
-        original = by_seq.get(int(r["seq"]))
+        original = by_seq.get(r["seq"])
         if original is not None and (form := codec.pruned_message(r, original)) is not None:
-            out[int(r["seq"])] = form
+            out[r["seq"]] = form
     return out

@@ -11,7 +11,7 @@ from sqlalchemy.engine import URL, Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from abridged.errors import SchemaVersionError
-from abridged.store.connect import create_engine, resolve_url, safe_url, transaction
+from abridged.store.connect import create_engine, resolve_url, safe_url, transaction, use_wal
 from abridged.store.schema import Base
 
 if TYPE_CHECKING:
@@ -134,8 +134,17 @@ async def ensure_schema(
 
     Returns ``"current"``, ``"created"`` or ``"upgraded"``. Raises ``SchemaVersionError`` with the
     upgrade command when the schema is older (unless ``upgrade``), newer or foreign.
+
+    A current schema is checked in a read transaction, so that opening a store never waits
+    for another process's writer; a SQLite file is put in WAL mode first (once: the mode is
+    kept in the file).
     """
-    async with transaction(engine, "write") as conn:
+    await use_wal(engine)
+    async with transaction(engine, "read", operation="open") as conn:
+        current = await conn.run_sync(_current)
+    if current == HEAD:
+        return "current"
+    async with transaction(engine, "write", operation="open") as conn:
         return await conn.run_sync(lambda c: _check_sync(c, url, create=create, upgrade=upgrade))
 
 

@@ -32,7 +32,11 @@ async def read_conversation(
 ) -> RowMapping:
     """The conversation's row; ``NotFoundError`` or ``OwnershipError`` otherwise."""
     row = (
-        (await conn.execute(select(conversations).where(conversations.c.id == conversation_id)))
+        (
+            await conn.execute(
+                select(*codec.columns(conversations)).where(conversations.c.id == conversation_id)
+            )
+        )
         .mappings()
         .first()
     )
@@ -53,7 +57,7 @@ async def cas(
         .where(conversations.c.id == conversation_id)
         .where(conversations.c.version == expected_version)
         .values(version=expected_version + 1, updated_at=codec.now(), **values)
-        .returning(*conversations.c)
+        .returning(*codec.columns(conversations))
     )
     row = (await conn.execute(stmt)).mappings().first()
     if row is not None:
@@ -69,7 +73,7 @@ async def cas(
         "another writer changed the conversation first",
         conversation_id=conversation_id,
         expected_version=expected_version,
-        found_version=int(found),
+        found_version=found,
     )
 
 
@@ -83,7 +87,9 @@ async def set_conversation(conn: AsyncConnection, conversation_id: str, **values
 async def session_row(conn: AsyncConnection, conversation_id: str, session_id: str) -> RowMapping:
     """A session of the conversation; ``NotFoundError`` when it is not one of its sessions."""
     row = (
-        (await conn.execute(select(sessions).where(sessions.c.id == session_id))).mappings().first()
+        (await conn.execute(select(*codec.columns(sessions)).where(sessions.c.id == session_id)))
+        .mappings()
+        .first()
     )
     if row is None or row["conversation_id"] != conversation_id:
         raise NotFoundError(
@@ -97,7 +103,7 @@ async def session_row(conn: AsyncConnection, conversation_id: str, session_id: s
 async def all_sessions(conn: AsyncConnection, conversation_id: str) -> list[RowMapping]:
     """Every session of a conversation, by number."""
     result = await conn.execute(
-        select(sessions)
+        select(*codec.columns(sessions))
         .where(sessions.c.conversation_id == conversation_id)
         .order_by(sessions.c.number)
     )
@@ -105,14 +111,21 @@ async def all_sessions(conn: AsyncConnection, conversation_id: str) -> list[RowM
 
 
 def node(row: RowMapping) -> lineage.Node:
-    """The lineage view of a session row."""
-    return lineage.Node(
-        id=row["id"],
-        parent_id=row["parent_id"],
-        reason=row["reason"],
-        start_seq=int(row["start_seq"]),
-        carry_from=int(row["carry_from"]),
-    )
+    """The lineage view of a session row; ``CorruptRowError`` names a damaged one."""
+    try:
+        return lineage.Node(
+            id=row["id"],
+            parent_id=row["parent_id"],
+            reason=row["reason"],
+            start_seq=int(row["start_seq"]),
+            carry_from=int(row["carry_from"]),
+        )
+    except codec.DECODE_ERRORS as exc:
+        raise CorruptRowError(
+            f"stored session cannot be decoded: {exc}",
+            conversation_id=row["conversation_id"],
+            session_id=row["id"],
+        ) from exc
 
 
 def segments_of(row: RowMapping) -> list[lineage.Segment]:
@@ -125,7 +138,7 @@ def segments_of(row: RowMapping) -> list[lineage.Segment]:
     )
     try:
         return [(str(s), int(lo), int(hi)) for s, lo, hi in raw]
-    except (TypeError, ValueError) as exc:
+    except codec.DECODE_ERRORS as exc:
         raise CorruptRowError(
             "stored session segments are malformed",
             conversation_id=row["conversation_id"],
@@ -138,7 +151,7 @@ async def summary_by_id(conn: AsyncConnection, summary_id: str | None) -> Stored
     if summary_id is None:
         return None
     row = (
-        (await conn.execute(select(summaries).where(summaries.c.id == summary_id)))
+        (await conn.execute(select(*codec.columns(summaries)).where(summaries.c.id == summary_id)))
         .mappings()
         .first()
     )
@@ -187,7 +200,7 @@ async def segment_messages(
     terms += [and_(m.session_id == s, m.seq >= lo, m.seq < hi) for s, lo, hi in segments]
     if with_queued:
         terms.append(and_(m.conversation_id == conversation_id, m.seq.is_(None)))
-    stmt = select(messages).where(or_(*terms)).order_by(m.seq, m.version, m.pk)
+    stmt = select(*codec.columns(messages)).where(or_(*terms)).order_by(m.seq, m.version, m.pk)
     return list((await conn.execute(stmt)).mappings().all())
 
 
@@ -198,7 +211,12 @@ async def next_number(conn: AsyncConnection, conversation_id: str) -> int:
             select(func.max(sessions.c.number)).where(sessions.c.conversation_id == conversation_id)
         )
     ).scalar()
-    return int(top or 0) + 1
+    try:
+        return int(top or 0) + 1
+    except codec.DECODE_ERRORS as exc:
+        raise CorruptRowError(
+            f"stored session numbers are damaged: {exc}", conversation_id=conversation_id
+        ) from exc
 
 
 async def insert_session(

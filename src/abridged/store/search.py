@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Literal
 
 from sqlalchemy import select
 from sqlalchemy.engine import RowMapping
 
+from abridged.errors import CorruptRowError
 from abridged.store import codec
+from abridged.store.base import log
 from abridged.store.compaction import CompactionOps
 from abridged.store.connect import transaction
 from abridged.store.embed import cosine
-from abridged.store.records import SearchHit
+from abridged.store.records import SearchHit, StoredSummary
 from abridged.store.schema import conversations, sessions, summaries
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -66,27 +67,38 @@ class SearchOps(CompactionOps):
             stmt = stmt.where(sessions.c.conversation_id == conversation_id)
         if owner is not None:
             stmt = stmt.where(conversations.c.owner == owner)
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="search") as conn:
             rows = (await conn.execute(stmt)).mappings().all()
         name = self.embedder.name if self.embedder is not None else None
-        embedded = [r for r in rows if name is not None and r["embedder"] == name]
+        embedded: list[tuple[RowMapping, StoredSummary, list[float]]] = []
+        rest: list[tuple[RowMapping, StoredSummary]] = []
+        for r in rows:
+            try:  # a damaged summary costs its own hit, never the search
+                summary = codec.summary(r)
+                assert summary is not None
+                if name is not None and r["embedder"] == name:
+                    context = {"conversation_id": r["conversation_id"], "summary_id": r["id"]}
+                    embedded.append((r, summary, codec.vector(r["embedding"], **context)))
+                else:
+                    rest.append((r, summary))
+            except CorruptRowError as exc:
+                log.warning("a corrupt summary was left out of the search: %s", exc)
         hits: list[SearchHit] = []
         if embedded and self.embedder is not None:
             query_vector = (await self.embedder.embed([query]))[0]
-            for r in embedded:
-                score = cosine(query_vector, json.loads(r["embedding"]))
+            for r, summary, stored in embedded:
+                score = cosine(query_vector, stored)
                 if score > 0:
-                    hits.append(_hit(r, score, "embedding"))
-        rest = [r for r in rows if name is None or r["embedder"] != name]
-        text_hits = [_hit(r, text_score(query, r["text"]), "text") for r in rest]
+                    hits.append(_hit(r, summary, score, "embedding"))
+        text_hits = [_hit(r, s, text_score(query, s.text), "text") for r, s in rest]
         hits.sort(key=lambda h: -h.score)
         hits += sorted((h for h in text_hits if h.score > 0), key=lambda h: -h.score)
         return hits[:limit]
 
 
-def _hit(row: RowMapping, score: float, method: Literal["embedding", "text"]) -> SearchHit:
-    summary = codec.summary(row)
-    assert summary is not None
+def _hit(
+    row: RowMapping, summary: StoredSummary, score: float, method: Literal["embedding", "text"]
+) -> SearchHit:
     return SearchHit(
         conversation_id=row["conversation_id"],
         session_id=row["session_id"],

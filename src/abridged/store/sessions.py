@@ -43,7 +43,7 @@ class SessionOps(MessageOps):
     ) -> SessionInfo:
         """One session with its summaries and totals."""
         await self.open()
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="get_session") as conn:
             conv = await queries.read_conversation(conn, conversation_id, owner)
             return await _session_info(conn, conv, session_id)
 
@@ -53,13 +53,15 @@ class SessionOps(MessageOps):
         """Every session of a conversation, oldest first, with summaries and totals (stored ones
         for finalised sessions, live ones otherwise)."""
         await self.open()
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="list_sessions") as conn:
             conv = await queries.read_conversation(conn, conversation_id, owner)
             rows = await queries.all_sessions(conn, conversation_id)
             srows = (
                 (
                     await conn.execute(
-                        select(summaries).where(summaries.c.conversation_id == conversation_id)
+                        select(*codec.columns(summaries)).where(
+                            summaries.c.conversation_id == conversation_id
+                        )
                     )
                 )
                 .mappings()
@@ -103,7 +105,7 @@ class SessionOps(MessageOps):
         if reason not in ("new", "clear"):
             raise StoreError(f"reason must be 'new' or 'clear', not {reason!r}")
 
-        async def body(conn: AsyncConnection, conv: RowMapping) -> tuple[str, str]:
+        async def body(conn: AsyncConnection, conv: RowMapping) -> tuple[SessionInfo, str]:
             locked = await queries.cas(conn, conversation_id, int(conv["version"]))
             start = int(locked["next_seq"])
             old = str(locked["current_session_id"])
@@ -116,12 +118,12 @@ class SessionOps(MessageOps):
                 start_seq=start,
             )
             await queries.set_conversation(conn, conversation_id, current_session_id=sid)
-            return sid, old
+            return await read_session_info(conn, conversation_id, sid), old
 
-        sid, old = await self._write(conversation_id, owner, body)
+        info, old = await self._write(conversation_id, owner, body, operation="new_session")
         if summarize is not None:
             self._spawn(self.finalize_session(conversation_id, old, summarize))
-        return await self.get_session(conversation_id, sid)
+        return info
 
     async def resume(
         self,
@@ -146,7 +148,7 @@ class SessionOps(MessageOps):
             raise StoreError(f"resume ratio must be in (0, 1], got {ratio}", ratio=ratio)
         count = estimate or rough_tokens
 
-        async def body(
+        async def decide(
             conn: AsyncConnection, conv: RowMapping
         ) -> tuple[str, Literal["resumed", "new", "current"], int | None, str]:
             await queries.session_row(conn, conversation_id, session_id)
@@ -175,12 +177,17 @@ class SessionOps(MessageOps):
             await queries.set_conversation(conn, conversation_id, current_session_id=sid)
             return sid, "new", tokens, old
 
-        sid, mode, tokens, old = await self._write(conversation_id, owner, body)
-        if summarize is not None and mode != "current":
+        async def body(conn: AsyncConnection, conv: RowMapping) -> tuple[ResumeResult, str]:
+            sid, mode, tokens, old = await decide(conn, conv)
+            info = await read_session_info(conn, conversation_id, sid)
+            return ResumeResult(info, mode, tokens), old
+
+        result, old = await self._write(conversation_id, owner, body, operation="resume")
+        if summarize is not None and result.mode != "current":
             self._spawn(self.finalize_session(conversation_id, old, summarize))
-            if mode == "new":
+            if result.mode == "new":
                 self._spawn(self.finalize_session(conversation_id, session_id, summarize))
-        return ResumeResult(await self.get_session(conversation_id, sid), mode, tokens)
+        return result
 
     async def finalize_session(
         self,
@@ -194,7 +201,7 @@ class SessionOps(MessageOps):
         finalisation runs; callable directly). Skips a session whose final summary already
         covers its context; no transaction is open while ``summarize`` runs."""
         await self.open()
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="finalize_session") as conn:
             conv = await queries.read_conversation(conn, conversation_id, owner)
             context = await context_of(conn, conv, session_id)
         covers = (
@@ -221,11 +228,11 @@ class SessionOps(MessageOps):
             )
         vector, embedder = await self._vector(made.text)
 
-        async def body(conn: AsyncConnection, conv: RowMapping) -> None:
+        async def body(conn: AsyncConnection, conv: RowMapping) -> SessionInfo:
             row = await queries.session_row(conn, conversation_id, session_id)
             existing = await queries.summary_by_id(conn, row["final_summary_id"])
             if existing is not None and (existing.covers_to_seq or 0) >= covers:
-                return  # another finaliser covered it
+                return await _session_info(conn, conv, session_id)  # another finaliser covered it
             await queries.cas(conn, conversation_id, int(conv["version"]))
             summary_id = await queries.insert_summary(
                 conn, conversation_id, made, covers_to_seq=covers, vector=vector, embedder=embedder
@@ -242,9 +249,9 @@ class SessionOps(MessageOps):
                     **queries.totals_columns(totals),
                 )
             )
+            return await read_session_info(conn, conversation_id, session_id)
 
-        await self._write(conversation_id, owner, body)
-        return await self.get_session(conversation_id, session_id)
+        return await self._write(conversation_id, owner, body, operation="finalize_session")
 
     async def finalize_pending(
         self, conversation_id: str, summarize: SummaryMaker, *, owner: str | None = None
@@ -311,7 +318,16 @@ class SessionOps(MessageOps):
             await conn.execute(delete(sessions).where(sessions.c.id.in_(doomed)))
             await _delete_orphan_summaries(conn, conversation_id)
 
-        await self._write(conversation_id, owner, body)
+        await self._write(conversation_id, owner, body, operation="delete_session")
+
+
+async def read_session_info(
+    conn: AsyncConnection, conversation_id: str, session_id: str
+) -> SessionInfo:
+    """A session as the transaction on ``conn`` sees it (in a writer: after its own changes,
+    so that the operation returns what it committed without a second transaction)."""
+    conv = await queries.read_conversation(conn, conversation_id, None)
+    return await _session_info(conn, conv, session_id)
 
 
 async def _session_info(conn: AsyncConnection, conv: RowMapping, session_id: str) -> SessionInfo:
