@@ -165,11 +165,11 @@ class ConversationPool:
         entry.used = time.monotonic()
         return entry.convo
 
-    async def mark_synced(self, conversation_id: str, *, owner: str) -> None:
-        """Remember the store state this worker's copy now matches (after its own turn)."""
-        entry = self._open.get(conversation_id)
+    def mark_synced(self, info: ConversationInfo) -> None:
+        """Remember the store state this worker's copy now matches: ``info`` as read when its
+        own turn gave the lease back (``Store.finish_turn``)."""
+        entry = self._open.get(info.id)
         if entry is not None:
-            info = await self.store.open_conversation(conversation_id, owner=owner)
             entry.synced = _mark(info)
 
     def forget(self, conversation_id: str) -> None:
@@ -291,14 +291,23 @@ class TurnRunner:
     # -- the lease ---------------------------------------------------------------------------
 
     async def _wait_lease(
-        self, tenant: str, conversation_id: str, holder: str, on_wait: Callable[[], None]
+        self,
+        tenant: str,
+        conversation_id: str,
+        holder: str,
+        on_wait: Callable[[], None],
+        message_id: str | None = None,
     ) -> TurnLease:
         deadline = time.monotonic() + self.config.queue_timeout
         delay = 0.01
         waited = False
         while True:
             lease = await self.store.acquire_turn(
-                conversation_id, holder, ttl=self.config.lease_ttl, owner=tenant
+                conversation_id,
+                holder,
+                ttl=self.config.lease_ttl,
+                owner=tenant,
+                message_id=message_id,
             )
             if lease is not None:
                 return lease
@@ -346,6 +355,7 @@ class TurnRunner:
         """Run ``action`` on the conversation under its turn lease (waiting for a running turn,
         or ``TurnBusyError`` when ``queue`` is false)."""
         holder = self._holder()
+        done = False
         if queue:
             lease = await self._wait_lease(tenant, conversation_id, holder, lambda: None)
         else:
@@ -359,14 +369,24 @@ class TurnRunner:
             )
             convo = await self.pool.checkout(tenant, info)
             result = await action(convo)
-            await self.pool.mark_synced(conversation_id, owner=tenant)
+            done = True
             return result
         finally:
             self._running.pop(conversation_id, None)
             renew.cancel()
-            with contextlib.suppress(Exception):
-                await self.store.release_turn(conversation_id, holder)
+            await self._give_back(conversation_id, holder, synced=done)
             self.metrics.observe_store(self.store.cas_conflicts)
+
+    async def _give_back(self, conversation_id: str, holder: str, *, synced: bool) -> None:
+        """Release the lease; with ``synced`` (this worker's copy ran the turn to its end),
+        remember the store state it matches, read in the release itself. A lease lost to a
+        takeover leaves the copy unmarked: the next turn here reads the store again."""
+        try:
+            info = await self.store.finish_turn(conversation_id, holder)
+        except Exception:  # the lease expires on its own
+            return
+        if synced and info is not None:
+            self.pool.mark_synced(info)
 
     async def _try_lease(self, tenant: str, conversation_id: str, holder: str) -> TurnLease:
         lease = await self.store.acquire_turn(
@@ -401,17 +421,24 @@ class TurnRunner:
         message: Message,
         *,
         queue: bool = True,
+        minted: bool = False,
     ) -> TurnHandle:
         """Store ``message`` (queued) and start its turn; the handle streams its events.
 
         A message id already stored in the conversation is not stored again: the turn that
-        answers it is finished if it was interrupted, else its reply is returned.
+        answers it is finished if it was interrupted, else its reply is returned. ``minted``:
+        the id was made for this send (``user_message`` without a client's id), so nothing
+        stored can have it and that look-up is skipped (one transaction less).
         ``TurnBusyError`` (nothing stored) when ``queue`` is false and a turn is running.
         """
         holder = self._holder()
         lease = await self._try_lease(tenant, conversation_id, holder) if not queue else None
         try:
-            stored = await self.store.find_message(conversation_id, message.id, owner=tenant)
+            stored = (
+                None
+                if minted
+                else await self.store.find_message(conversation_id, message.id, owner=tenant)
+            )
             if stored is None:
                 stored = await self.store.append(
                     conversation_id, message, owner=tenant, status="queued"
@@ -448,7 +475,10 @@ class TurnRunner:
         started = time.monotonic()
         renew: asyncio.Future[None] | None = None
         outcome = "error"
-        fresh = lease is None  # the lease (and the conversation read with it) taken just now
+        synced = False
+        # the lease taken just now, after the message was stored: the conversation and the
+        # message were read with it (one transaction less each)
+        fresh = lease is None
         try:
             if lease is None:
                 lease = await self._wait_lease(
@@ -456,6 +486,7 @@ class TurnRunner:
                     conversation_id,
                     holder,
                     lambda: handle.put("queued", {"message_id": stored.message.id}),
+                    message_id=stored.message.id,
                 )
             self._note_takeover(lease)
             renew = asyncio.ensure_future(self._renew(conversation_id, holder))
@@ -473,8 +504,10 @@ class TurnRunner:
                     "took_over": lease.took_over_from is not None,
                 },
             )
-            current = await self.store.find_message(
-                conversation_id, stored.message.id, owner=tenant
+            current = (
+                lease.message
+                if fresh
+                else await self.store.find_message(conversation_id, stored.message.id, owner=tenant)
             )
             if current is not None and current.seq is not None:
                 answered, reply = convo.reply_to(current.seq)
@@ -491,7 +524,7 @@ class TurnRunner:
                     outcome = "answered"
                     return
             outcome = await self._stream_turn(handle, convo)
-            await self.pool.mark_synced(conversation_id, owner=tenant)
+            synced = True
         except TurnBusyError as exc:
             outcome = "timeout"
             handle.put("error", _error_payload(exc, 409))
@@ -508,8 +541,7 @@ class TurnRunner:
             if self._running.get(conversation_id) == holder:
                 del self._running[conversation_id]
             if lease is not None:
-                with contextlib.suppress(Exception):
-                    await self.store.release_turn(conversation_id, holder)
+                await self._give_back(conversation_id, holder, synced=synced)
             elapsed = time.monotonic() - started
             self.metrics.turns.labels(outcome=outcome).inc()
             self.metrics.turn_seconds.observe(elapsed)
