@@ -58,7 +58,11 @@ async def send_message(
     while a turn runs is stored at once and answered when that turn ends."""
     # start_turn reads the conversation first (a missing or foreign one: 404, nothing stored)
     handle = await svc.runner.start_turn(
-        tenant, conversation_id, user_message(body.content, body.id), queue=queue
+        tenant,
+        conversation_id,
+        user_message(body.content, body.id),
+        queue=queue,
+        minted=body.id is None,
     )
     if stream:
         return StreamingResponse(
