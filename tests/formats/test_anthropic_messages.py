@@ -468,8 +468,8 @@ _TEXT = {"type": "text", "text": "t"}
         ({"role": "user", "content": {"type": "text"}}, "content is a dict", "content:"),
         ({"role": "user", "content": [None]}, "content[0] of message 1 is not an object", "block"),
         (
-            {"role": "user", "content": [{"type": "audio"}]},
-            "'audio' is unknown",
+            {"role": "user", "content": [{"type": 7}]},
+            "block type 7 is unknown",
             "block type one of",
         ),
         (

@@ -332,8 +332,8 @@ _OK = {"role": "user", "content": "fine"}
     ("item", "text", "expected"),
     [
         (["not", "an", "item"], "item 1 is not an object", "an input or output item"),
-        ({"content": "no type nor role"}, "item has no type", "type: one of"),
-        ({"type": "web_search_call", "id": "ws_1"}, "unknown item type 'web_search_call'", "type:"),
+        ({"content": "no type nor role"}, "item has no type", "type: a string"),
+        ({"type": 5, "id": "ws_1"}, "unknown item type 5", "type:"),
         ({"type": "message", "content": "x"}, "message has no role", "role: one of"),
         ({"type": "message", "role": "tool", "content": "x"}, "unknown role 'tool'", "role:"),
         ({"role": "user"}, "user message has no content", "content"),

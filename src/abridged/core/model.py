@@ -105,6 +105,45 @@ class ToolCall:
         return self.parsed_arguments() is not None or self.arguments.strip() == "null"
 
 
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """A provider-native item or content block that abridged does not interpret (a Responses
+    ``web_search_call`` or ``mcp_call`` item, an Anthropic ``server_tool_use`` or
+    ``web_search_tool_result`` block, a provider's own ``compaction``), kept with its exact JSON.
+
+    ``format`` names the only wire format it is written back to (``"openai-responses"`` or
+    ``"anthropic-messages"``; every other writer drops it, as reasoning signed for another
+    provider), ``type`` is its ``type`` field and ``data`` its JSON text as received (compact,
+    key order kept), so writing it back gives the same object. It is counted by its size, shown
+    to a summarizer by its type only, and never pruned or rewritten.
+
+    >>> part = Opaque.of("openai-responses", {"type": "web_search_call", "id": "ws_1"})
+    >>> part.type, part.value()
+    ('web_search_call', {'type': 'web_search_call', 'id': 'ws_1'})
+    """
+
+    format: str
+    type: str
+    data: str
+    kind: Literal["opaque"] = field(default="opaque", init=False, repr=False)
+
+    @classmethod
+    def of(cls, format: str, value: Mapping[str, Any]) -> Opaque:
+        """The part holding ``value`` (an item or block object with a string ``type``)."""
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return cls(format, str(value.get("type", "")), text)
+
+    def value(self) -> Any:
+        """The item or block, decoded again (a new object each time)."""
+        return json.loads(self.data)
+
+    @property
+    def is_compaction(self) -> bool:
+        """Whether this is the provider's own compaction (a summary boundary: what precedes it
+        is not sent again)."""
+        return self.type == "compaction"
+
+
 ResultContent: TypeAlias = Text | Image | File
 
 
@@ -131,8 +170,8 @@ class ToolResult:
         return "\n".join(p.text for p in self.content if isinstance(p, Text))
 
 
-Part: TypeAlias = Text | Reasoning | Image | File | ToolCall | ToolResult
-PART_TYPES: tuple[type, ...] = (Text, Reasoning, Image, File, ToolCall, ToolResult)
+Part: TypeAlias = Text | Reasoning | Image | File | ToolCall | ToolResult | Opaque
+PART_TYPES: tuple[type, ...] = (Text, Reasoning, Image, File, ToolCall, ToolResult, Opaque)
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,6 +396,8 @@ def part_to_dict(part: Part) -> dict[str, Any]:
                 "provider": part.provider,
             }
         )
+    if isinstance(part, Opaque):
+        return {"type": "opaque", "format": part.format, "item_type": part.type, "data": part.data}
     if isinstance(part, Image):
         return _drop_none(
             {
@@ -409,6 +450,8 @@ def part_from_dict(data: Mapping[str, Any]) -> Part:
             id=data.get("id"),
             provider=data.get("provider"),
         )
+    if kind == "opaque":
+        return Opaque(str(data["format"]), str(data["item_type"]), str(data["data"]))
     if kind == "image":
         return Image(
             url=data.get("url"),

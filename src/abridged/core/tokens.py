@@ -50,7 +50,16 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from abridged.core.calibration import Calibration
-from abridged.core.model import File, Image, Message, Reasoning, Text, ToolCall, ToolResult
+from abridged.core.model import (
+    File,
+    Image,
+    Message,
+    Opaque,
+    Reasoning,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 from abridged.core.protocols import Tokenizer
 
 ImageProvider: TypeAlias = Literal["openai", "anthropic", "gemini"]
@@ -366,6 +375,10 @@ def message_content(
                 texts.extend((part.id, part.name, part.arguments))
         elif isinstance(part, Reasoning):
             fixed += _reasoning_content(part, texts)
+        elif isinstance(part, Opaque):
+            # a provider's own item: its JSON as sent (encrypted content in it counts as text,
+            # which over-estimates base64 a little: the safe side)
+            texts.append(part.data)
         else:
             fixed += _media_cost(part, image_provider)
     return MessageContent(tuple(t for t in texts if t), fixed)

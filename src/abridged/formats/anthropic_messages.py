@@ -10,6 +10,7 @@ from abridged.core.model import (
     File,
     Image,
     Message,
+    Opaque,
     Part,
     Reasoning,
     ResultContent,
@@ -196,6 +197,17 @@ def _read_block(
     if not isinstance(block, Mapping):
         raise _err(f"{field} of message {i} is not an object", i, "a content block object", field)
     kind = block.get("type")
+    if isinstance(kind, str) and kind not in _KNOWN_BLOCKS and allowed is not _RESULT_BLOCKS:
+        # A block of the provider's own (server tool use and results, MCP, container uploads,
+        # its compaction): kept whole, written back only to Anthropic.
+        if not kind or kind == "system" or "role" in block:
+            raise _err(
+                f"block type {kind!r} is unknown, in a {where}",
+                i,
+                "a content block object with a type",
+                f"{field}.type",
+            )
+        return Opaque.of(FORMAT, block), {}
     if kind not in allowed:
         problem = "is not allowed in" if kind in _KNOWN_BLOCKS else "is unknown, in"
         raise _err(
@@ -481,6 +493,9 @@ def _write_block(
             parsed = {RAW_ARGUMENTS_KEY: part.arguments}
         block = {"type": "tool_use", "id": part.id, "name": part.name, "input": parsed}
         return wire.apply(block, hint)
+    if isinstance(part, Opaque):
+        # the provider's own block: back to Anthropic as it came, dropped for anything else
+        return part.value() if part.format == FORMAT else None
     # ToolResult
     content: list[tuple[int, Part]] = list(enumerate(part.content))
     blocks = [
@@ -502,8 +517,8 @@ def _write_block(
 
 
 _ALLOWED: dict[str, tuple[type, ...]] = {
-    "user": (Text, Image, File),
-    "assistant": (Text, Reasoning, ToolCall),
+    "user": (Text, Image, File, Opaque),
+    "assistant": (Text, Reasoning, ToolCall, Opaque),
     "tool": (ToolResult,),
     "system": (Text,),
 }

@@ -10,6 +10,7 @@ from abridged.core.model import (
     File,
     Image,
     Message,
+    Opaque,
     Part,
     Reasoning,
     ResultContent,
@@ -473,6 +474,8 @@ def _write_assistant(m: Message, i: int, shape: Mapping[str, Any]) -> dict[str, 
                 reasoning.append((n, part))
         elif isinstance(part, ToolCall):
             calls.append(_write_tool_call(part, hint))
+        elif isinstance(part, Opaque):
+            continue  # a provider's own item (a Responses web search): only it reads it back
         elif isinstance(part, Text) and hint.get("form") == "refusal_field":
             refusal.append(part.text)
         elif isinstance(part, Text):
@@ -518,11 +521,12 @@ def _write_message(m: Message, i: int) -> list[dict[str, Any]]:
         return out
     role = m.role
     role_name = "developer" if role == "system" and m.meta.get("developer") is True else role
-    for n, part in enumerate(m.parts):
+    kept = [(n, p) for n, p in enumerate(m.parts) if not isinstance(p, Opaque)]
+    for n, part in kept:
         if role == "system" and not isinstance(part, Text):
             expected = "system messages hold text only"
             raise wire.misplaced(FORMAT, part, "a system message", index=i, n=n, expected=expected)
-    content = _write_content(list(enumerate(m.parts)), shape, i, role)
+    content = _write_content(kept, shape, i, role)
     return [wire.apply({"role": role_name, "content": content}, shape)]
 
 
@@ -531,8 +535,10 @@ def messages_to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
     What Chat Completions cannot express is handled so that a conversation always converts:
     reasoning whose ``provider`` is set (signed or encrypted for Anthropic or the Responses API)
-    is dropped, since only its provider accepts it back; several reasoning parts are joined; a
-    tool message with several results becomes several tool messages; ``is_error`` is dropped.
+    is dropped, since only its provider accepts it back, and so are ``Opaque`` parts (a
+    provider's own items: a Responses web search, an Anthropic server tool); several reasoning
+    parts are joined; a tool message with several results becomes several tool messages;
+    ``is_error`` is dropped.
     Parts that have no place in a message (an image in an assistant message, a file given by URL,
     a tool call outside an assistant message) raise ``FormatError`` naming the message index.
 

@@ -9,6 +9,7 @@ from abridged.core.model import (
     File,
     Image,
     Message,
+    Opaque,
     Part,
     Reasoning,
     ResultContent,
@@ -248,9 +249,11 @@ def _item_kind(item: object, i: int) -> str:
     kind = item.get("type")
     if kind is None and "type" not in item and "role" in item:
         kind = "message"  # an EasyInputMessage: {"role": ..., "content": ...}
+    if isinstance(kind, str) and kind and kind not in _ITEM_TYPES:
+        return "opaque"  # a built-in tool's item, MCP, a compaction...: kept as it came
     if kind not in _ITEM_TYPES:
         problem = "item has no type" if "type" not in item else f"unknown item type {kind!r}"
-        raise _err(problem, i, "type: one of " + ", ".join(_ITEM_TYPES), "type")
+        raise _err(problem, i, "type: a string, such as " + ", ".join(_ITEM_TYPES), "type")
     if kind == "message" and wire.read_role(item, _ROLES, FORMAT, i) == "assistant":
         return "assistant_message"
     return str(kind)
@@ -270,8 +273,12 @@ def messages_from_responses(items: Sequence[Mapping[str, Any]]) -> list[Message]
     ``"parts"``; where an assistant ``message`` item starts is recorded on its first text part),
     so ``messages_to_responses`` gives the items back.
 
+    Items of any other type (built-in tool calls and their outputs, ``mcp_*``, ``item_reference``,
+    the provider's ``compaction``) become ``Opaque`` parts holding the item's exact JSON, in the
+    assistant message of the items around them; they are written back unchanged.
+
     Raises ``FormatError`` (``format="openai-responses"``, ``index`` of the item) on malformed
-    input, unknown item types included (built-in tool calls have no place in the core model).
+    input: an item that is not an object, or has no type.
     """
     seq = wire.as_items(items, FORMAT, "Responses items")
     out: list[Message] = []
@@ -285,6 +292,11 @@ def messages_from_responses(items: Sequence[Mapping[str, Any]]) -> list[Message]
 
     for i, item in enumerate(seq):
         kind = _item_kind(item, i)
+        if kind == "opaque":
+            # Items abridged does not interpret join the assistant's group, whoever made them
+            # (a computer_call_output with its computer_call): a cut never separates them.
+            group.append((Opaque.of(FORMAT, item), {}))
+            continue
         if kind in ("reasoning", "function_call", "assistant_message"):
             _read_assistant_item(item, i, kind.removeprefix("assistant_"), group)
             if isinstance(group[-1][0], ToolCall):
@@ -410,6 +422,9 @@ def _write_assistant(m: Message, i: int, shape: Mapping[str, Any]) -> list[dict[
             # Reasoning of another provider is only valid with that provider: dropped.
             if part.provider == PROVIDER:
                 items.append(_write_reasoning(part, hint))
+        elif isinstance(part, Opaque):
+            if part.format == FORMAT:  # another provider's own block means nothing here
+                items.append(part.value())
         elif isinstance(part, ToolCall):
             call = {
                 "type": "function_call",
@@ -444,6 +459,12 @@ def _write_message(m: Message, i: int) -> list[dict[str, Any]]:
         return out
     parts: list[tuple[int, ResultContent]] = []
     for n, part in enumerate(m.parts):
+        if isinstance(part, Opaque):
+            if part.format == FORMAT:
+                raise wire.misplaced(
+                    FORMAT, part, f"a {m.role} message", index=i, n=n, expected="an item"
+                )
+            continue  # another provider's own block (an Anthropic container upload): dropped
         if not isinstance(part, Text | Image | File) or (
             m.role == "system" and not isinstance(part, Text)
         ):

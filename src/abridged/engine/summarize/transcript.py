@@ -31,13 +31,24 @@ Secrets are redacted from the rendered text (``abridged.engine.summarize.redact`
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from abridged.core.budget import format_token_size
-from abridged.core.model import File, Image, Message, Reasoning, Text, ToolCall, ToolResult
+from abridged.core.model import (
+    File,
+    Image,
+    Message,
+    Opaque,
+    Reasoning,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 from abridged.core.tokens import estimate_text_tokens
 from abridged.engine.summarize.redact import redact
 from abridged.errors import SettingError
@@ -333,6 +344,32 @@ def _media(part: Image | File) -> str:
     return "[" + " ".join(bits) + "]"
 
 
+#: Strings longer than this in a provider's own item (encrypted content, page bodies) are left
+#: out of what a summarizer sees of it: they are not readable, or too long to be worth it.
+_OPAQUE_STRING_CHARS = 300
+#: Tokens of a provider's own item shown to a summarizer (its type, query, URLs, titles).
+_OPAQUE_TOKENS = 200
+
+
+def _readable(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= _OPAQUE_STRING_CHARS else "…"
+    if isinstance(value, list):
+        return [_readable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _readable(v) for k, v in value.items()}
+    return value
+
+
+def _opaque(part: Opaque) -> str:
+    """A provider's own item as a summarizer sees it: its type and its short readable fields."""
+    try:
+        shown = json.dumps(_readable(part.value()), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        shown = ""
+    return f"[{part.type or 'provider item'} {shown}]"
+
+
 def _min_limit(a: int, b: int | None) -> int:
     return a if b is None else min(a, b)
 
@@ -410,6 +447,9 @@ def _render_message(message: Message, opts: TranscriptOptions, cache: _Cache) ->
                 inner.append(_render_call(part, opts, cache))
         elif isinstance(part, ToolResult):
             inner.append(_render_result(part, opts, cache))
+        elif isinstance(part, Opaque):
+            shown = cache.prep(_opaque(part), _OPAQUE_TOKENS, opts)
+            inner.append(f"<attachment>{shown}</attachment>")
         else:
             inner.append(f"<attachment>{cache.prep(_media(part), None, opts)}</attachment>")
     if message.role == "tool" or (
