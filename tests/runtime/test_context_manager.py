@@ -198,13 +198,13 @@ def test_an_ambiguous_start_switches_to_anthropic() -> None:
 
 def test_a_call_reads_and_estimates_only_new_messages(monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[int] = []
-    original = tracking.read_item
+    original = tracking.read_items
 
-    def counting(fmt: Any, item: Any, index: int, names: dict[str, str]) -> list[Message]:
-        reads.append(index)
-        return original(fmt, item, index, names)
+    def counting(fmt: Any, items: Any, index: int, names: dict[str, str]) -> list[Message]:
+        reads.extend(range(index, index + len(items)))
+        return original(fmt, items, index, names)
 
-    monkeypatch.setattr(tracking, "read_item", counting)
+    monkeypatch.setattr(tracking, "read_items", counting)
     counter = TokenCounter()
     cm = ContextManager(context_window=10_000_000, max_output_tokens=8_192, counter=counter)
     items = openai_session(500)

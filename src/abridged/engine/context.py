@@ -148,6 +148,29 @@ class CompactionState:
                 field="id",
             )
 
+    def at_provider_compaction(
+        self, index: int, through_id: str | None, length: int
+    ) -> CompactionState:
+        """This state once the provider compacted the conversation itself: history ``index``
+        holds its compaction item (which stands for everything before it), so the context
+        starts there; abridged's own summary and what it carried are not sent again. Usage
+        reported before ``length`` (the history's length now) described the context before.
+
+        >>> CompactionState(summary="s", cut=2).at_provider_compaction(5, "m4", 7).cut
+        5
+        """
+        return replace(
+            self,
+            summary=None,
+            cut=index,
+            through_id=through_id,
+            carried=(),
+            prune_boundary=max(self.prune_boundary, index),
+            pruned={i: m for i, m in self.pruned.items() if i >= index},
+            epoch=self.epoch + 1,
+            usage_boundary=max(self.usage_boundary, length),
+        )
+
     def truncated(self, index: int) -> CompactionState | None:
         """This state for a history whose messages from ``index`` on changed, or ``None`` when
         it depends on them (the summary or the carried messages cover them).

@@ -1,9 +1,12 @@
 """The wire formats a ContextManager speaks: read the caller's items, write contexts back.
 
-Three formats: ``"openai"`` (Chat Completions message dicts), ``"anthropic"`` (Messages API
+Four formats: ``"openai"`` (Chat Completions message dicts), ``"responses"`` (OpenAI Responses
+input items: ``response.output`` items appended as they come), ``"anthropic"`` (Messages API
 dicts, with the system prompt passed separately) and ``"abridged"`` (``Message`` objects). Items
-are read one at a time (a call costs O(new items)); tool results are named after their calls
-across items, as the whole-list readers do.
+are read as they are appended (a call costs O(new items)); consecutive assistant-side Responses
+items appended together (reasoning, function calls, messages, built-in tools' items) are read
+as one assistant message, as one response produced them; tool results are named after their
+calls across items, as the whole-list readers do.
 """
 
 from __future__ import annotations
@@ -11,7 +14,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, get_args
 
-from abridged.core.model import File, Image, Message, Reasoning, Text, ToolCall, ToolResult, Usage
+from abridged.core.model import (
+    File,
+    Image,
+    Message,
+    Opaque,
+    Reasoning,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from abridged.core.protocols import ToolSpec
 from abridged.core.tokens import (
     ENCRYPTED_CHARS_PER_TOKEN,
@@ -25,12 +38,14 @@ from abridged.core.tokens import (
 from abridged.errors import FormatError, SettingError
 from abridged.formats.anthropic_messages import messages_from_anthropic, messages_to_anthropic
 from abridged.formats.openai_chat import messages_from_openai, messages_to_openai
+from abridged.formats.openai_responses import messages_from_responses, messages_to_responses
 from abridged.formats.usage import usage_from_anthropic, usage_from_openai
 
-Format: TypeAlias = Literal["openai", "anthropic", "abridged"]
+Format: TypeAlias = Literal["openai", "responses", "anthropic", "abridged"]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
 _ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+_RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
 
 
 def check_format(value: object) -> Format | None:
@@ -46,9 +61,10 @@ def detect_format(items: Sequence[Any], *, system: object = None) -> tuple[Forma
     """The format of ``items`` and whether the guess is certain.
 
     ``Message`` items are abridged's; a separate ``system`` prompt, or Anthropic-only content
-    blocks (``tool_use``, ``tool_result``, thinking), mean Anthropic; ``system``/``developer``/
-    ``tool`` roles or ``tool_calls`` mean OpenAI. Plain user and assistant text is ambiguous:
-    OpenAI, uncertain.
+    blocks (``tool_use``, ``tool_result``, thinking), mean Anthropic; an item with a ``type``
+    (``function_call``, ``reasoning``, a built-in tool's item) or ``input_text``/``output_text``
+    parts mean Responses; a ``tool`` role or ``tool_calls`` mean OpenAI. Plain text messages
+    (system and developer ones too: both OpenAI APIs take them) are ambiguous: OpenAI, uncertain.
     """
     if any(isinstance(item, Message) for item in items):
         return "abridged", True
@@ -58,7 +74,9 @@ def detect_format(items: Sequence[Any], *, system: object = None) -> tuple[Forma
         item = plain(raw)
         if not isinstance(item, Mapping):
             continue
-        if item.get("role") in ("system", "developer", "tool") or "tool_calls" in item:
+        if isinstance(item.get("type"), str):
+            return "responses", True
+        if item.get("role") == "tool" or "tool_calls" in item:
             return "openai", True
         content = item.get("content")
         if isinstance(content, list):
@@ -69,6 +87,8 @@ def detect_format(items: Sequence[Any], *, system: object = None) -> tuple[Forma
                         return "anthropic", True
                     if kind in ("image_url", "input_audio"):
                         return "openai", True
+                    if kind in _RESPONSES_PARTS:
+                        return "responses", True
     return "openai", False
 
 
@@ -147,9 +167,41 @@ def _holds_objects(item: Any) -> bool:
     return False
 
 
+def responses_assistant_side(item: Any) -> bool:
+    """Whether a Responses item is one of those a response produces together (reasoning,
+    function calls, assistant messages, built-in tools' items): consecutive ones are read as one
+    assistant message, so that a cut or a pairing check never separates them."""
+    if not isinstance(item, Mapping):
+        item = plain(item)
+        if not isinstance(item, Mapping):
+            return False
+    kind = item.get("type", "message" if "role" in item else None)
+    if kind == "message":
+        return item.get("role") == "assistant"
+    return isinstance(kind, str) and kind not in ("function_call_output", "")
+
+
+def read_items(
+    fmt: Format, items: Sequence[Any], index: int, names: dict[str, str]
+) -> list[Message]:
+    """The messages of ``items``, consecutive items of the caller's list starting at ``index``
+    (for Responses: assistant-side items to be read as one message; else one item)."""
+    if fmt != "responses":
+        return [m for k, item in enumerate(items) for m in read_item(fmt, item, index + k, names)]
+    dicts = [plain(item) if _holds_objects(item) else item for item in items]
+    try:
+        messages = messages_from_responses(dicts)
+    except FormatError as error:
+        at = error.context.get("index")
+        raise _reindex(error, index + (at if isinstance(at, int) else 0)) from error
+    return _named(messages, names)
+
+
 def read_item(fmt: Format, item: Any, index: int, names: dict[str, str]) -> list[Message]:
     """The messages of one item of the caller's list (Anthropic items may give several); SDK
     objects are read as the dicts they stand for (``plain``)."""
+    if fmt == "responses":
+        return read_items(fmt, [item], index, names)
     if fmt == "abridged":
         if not isinstance(item, Message):
             raise FormatError(
@@ -190,6 +242,8 @@ def write_messages(fmt: Format, messages: Sequence[Message]) -> list[Any]:
     """``messages`` (no leading system messages for Anthropic) in the wire format."""
     if fmt == "openai":
         return messages_to_openai(messages)
+    if fmt == "responses":
+        return messages_to_responses(messages)
     if fmt == "anthropic":
         system, out = messages_to_anthropic(messages)
         if system is not None:
@@ -306,6 +360,8 @@ def token_upper_bound(message: Message, *, image_provider: ImageProvider = "open
             total += _text_bound(part.text) + sum(_text_bound(s) for s in part.summary)
             if part.encrypted:
                 total += int(len(part.encrypted) / ENCRYPTED_CHARS_PER_TOKEN) + 1
+        elif isinstance(part, Opaque):
+            total += _text_bound(part.data)
         else:
             total += _media_bound(part, image_provider)
     return total

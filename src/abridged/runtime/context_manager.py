@@ -285,6 +285,10 @@ class ContextManager:
         self._states: list[CompactionState] = [self._state]
         self._last_prepare: tuple[int, int] | None = None
         self._events: list[Event] = []
+        # the history index of the provider's own compaction the state starts at (None: none),
+        # and whether it moved since the last context was handed out
+        self._provider_cut: int | None = None
+        self._provider_moved = False
         self._budget: Budget | None = None
         self._head_key: tuple[str, ...] | None = None
         self._tools_key = _UNSET
@@ -565,14 +569,31 @@ class ContextManager:
         elif change.reread:
             self._output.invalidate()
             self._sizer.rebase(self._state, tracked.history, tracked.ledger)
+        boundary = tracked.provider_compaction
+        if boundary is not None and boundary > self._state.cut:
+            # The provider compacted the conversation itself (a Responses or Anthropic
+            # compaction item): what precedes it is neither sent nor summarized again.
+            history = tracked.history
+            through = history[boundary - 1].id if boundary > 0 else None
+            state = self._state.at_provider_compaction(boundary, through, len(history))
+            self._set_state(state, push=True)
+            self._provider_cut = boundary
+            self._provider_moved = True
         self._pick_embedded_usage(change.appended_at)
 
     def _rollback(self, length: int) -> None:
         """History from ``length`` on changed: roll the state back to one that does not depend
         on it, and forget what was measured after it."""
         current = self._state
-        while len(self._states) > 1 and self._states[-1].truncated(length) is None:
+        # a state cut at the provider's compaction depends on that item itself
+        lost = self._provider_cut is not None and self._provider_cut >= length
+        while len(self._states) > 1 and (
+            self._states[-1].truncated(length) is None or (lost and self._states[-1].cut >= length)
+        ):
             self._states.pop()
+        if lost:
+            self._provider_cut = None
+            self._provider_moved = True
         rolled = self._states[-1].truncated(length) or CompactionState()
         rolled = replace(
             rolled, calls=current.calls, backoff=current.backoff, epoch=current.epoch + 1
@@ -733,8 +754,16 @@ class ContextManager:
             "state": self._state,
             "count_tokens": self._count,
             "tools": self._tool_specs,
-            "pinned": self._pins,
+            "pinned": self._pinned(),
         }
+
+    def _pinned(self) -> set[int]:
+        """The pinned history indexes; the provider's own compaction item is one (a later cut
+        of abridged's carries it: only the provider can read what it stands for)."""
+        boundary = self._tracked.provider_compaction
+        if boundary is None:
+            return self._pins
+        return {i for i in self._pins if i >= boundary} | {boundary}
 
     def _plan_call(self) -> CompactionPlan | None:
         return plan_compaction(
@@ -860,6 +889,8 @@ class ContextManager:
             tracked.last_out = out
         events = tuple(self._events)
         self._events.clear()
+        if self._provider_moved and sending:
+            changed, self._provider_moved = True, False
         length = len(tracked.history)
         if changed or tracked.ledger.estimated == length:
             size = _Size(self.context_tokens())

@@ -31,11 +31,17 @@ def render_range(tracked: TrackedList, state: CompactionState, start: int, end: 
         first = ends[j - 1] if j > 0 else tracked.offset
         last = ends[j]
         low, high = max(first, start), min(last, end)
-        if low == first and high == last and not any(i in pruned for i in range(first, last)):
+        whole = low == first and high == last and not any(i in pruned for i in range(first, last))
+        if whole:
             out.append(items[j])
         else:
             chunk = [pruned.get(i, history[i]) for i in range(low, high)]
             out.extend(write_messages(fmt, chunk))
+        # the later items of a Responses group (empty ranges): sent with their group's message
+        while j + 1 < len(items) and ends[j + 1] == last and last > first:
+            j += 1
+            if whole:
+                out.append(items[j])
         position = high
         j += 1
     return out

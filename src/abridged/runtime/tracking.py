@@ -23,7 +23,14 @@ from typing import Any, Literal, TypeAlias
 from abridged.core.model import Message
 from abridged.core.turns import head_length
 from abridged.errors import FormatError
-from abridged.runtime.caller_formats import Format, detect_format, read_item, read_system
+from abridged.runtime.caller_formats import (
+    Format,
+    detect_format,
+    read_item,
+    read_items,
+    read_system,
+    responses_assistant_side,
+)
 from abridged.runtime.ledger import Ledger
 
 Verify: TypeAlias = Literal["auto", "spot", "full"]
@@ -68,7 +75,10 @@ class TrackedList:
 
     ``items[j]`` is the caller's object; ``history[ends[j - 1]:ends[j]]`` the messages read
     from it (Anthropic items may give several); ``history[:offset]`` the system prompt passed
-    separately (Anthropic). ``ledger`` follows ``history``.
+    separately (Anthropic). ``ledger`` follows ``history``. Responses items read together as
+    one message (a response's reasoning, calls and text) give it to the group's first item; the
+    others have an empty range right after it. ``provider_compaction``: the history index of the
+    last message holding the provider's own compaction (``None``: none).
     """
 
     def __init__(
@@ -89,6 +99,7 @@ class TrackedList:
         self.offset = 0
         self.system: Any = None
         self.names: dict[str, str] = {}
+        self.provider_compaction: int | None = None
         self.ledger = self._new_ledger()
         self.last_in: Sequence[Any] | None = None
         self.last_out: list[Any] | None = None
@@ -102,19 +113,49 @@ class TrackedList:
         fmt = self.format or "openai"
         start = len(self.history)
         base = len(self.items)
-        for k, item in enumerate(items):
-            self.items.append(item)
-            self.history.extend(read_item(fmt, item, base + k, self.names))
-            self.ends.append(len(self.history))
+        k = 0
+        while k < len(items):
+            size = 1
+            if fmt == "responses" and responses_assistant_side(items[k]):
+                while k + size < len(items) and responses_assistant_side(items[k + size]):
+                    size += 1
+            group = items[k : k + size]
+            self.history.extend(read_items(fmt, group, base + k, self.names))
+            self.items.extend(group)
+            self.ends.extend([len(self.history)] * size)
+            k += size
         self.ledger.extend(self.history[start:])
+        for index in range(start, len(self.history)):
+            if any(getattr(p, "is_compaction", False) for p in self.history[index].parts):
+                self.provider_compaction = index
+
+    def group_start(self, item_index: int) -> int:
+        """The first item of the group ``item_index`` was read in (itself, unless it is one of
+        a Responses group's later items, whose ranges are empty)."""
+        while (
+            0 < item_index < len(self.ends) and self.ends[item_index] == self.ends[item_index - 1]
+        ):
+            item_index -= 1
+        return item_index
 
     def truncate(self, item_index: int) -> int:
-        """Forget the items from ``item_index`` on; the history length that remains."""
+        """Forget the items from ``item_index`` on (from its group's first item); the history
+        length that remains."""
+        item_index = self.group_start(item_index)
         length = self.ends[item_index - 1] if item_index > 0 else self.offset
         del self.items[item_index:]
         del self.ends[item_index:]
         del self.history[length:]
         self.ledger.truncate(length)
+        if self.provider_compaction is not None and self.provider_compaction >= length:
+            self.provider_compaction = next(
+                (
+                    i
+                    for i in range(length - 1, -1, -1)
+                    if any(getattr(p, "is_compaction", False) for p in self.history[i].parts)
+                ),
+                None,
+            )
         self.last_out = None
         return length
 
@@ -221,6 +262,7 @@ class TrackedList:
                 self._rebuild_ledger()
                 self.append(messages[k:])
                 return Change(start, edited, True, reread)
+        d = self.group_start(d)
         length = self.truncate(d)
         self.append(messages[d:])
         edited = length if edited is None else min(edited, length)
