@@ -139,6 +139,29 @@ async def test_owner_mismatch_changes_nothing(store: Store) -> None:
     assert [c.id for c in await store.list_conversations(owner="ann")] == [convo.id]
 
 
+async def test_every_read_checks_the_owner(store: Store) -> None:
+    convo = await store.create_conversation(owner="ann")
+    stored = await store.append(convo.id, Message.user("mine"), owner="ann")
+    session = convo.current_session_id
+    reads = {
+        "open_conversation": lambda o: store.open_conversation(convo.id, owner=o),
+        "get_message": lambda o: store.get_message(convo.id, 1, owner=o),
+        "find_message": lambda o: store.find_message(convo.id, stored.message.id, owner=o),
+        "stored_messages": lambda o: store.stored_messages(convo.id, owner=o),
+        "history": lambda o: store.history(convo.id, owner=o),
+        "load_context": lambda o: store.load_context(convo.id, owner=o),
+        "compactions": lambda o: store.compactions(convo.id, owner=o),
+        "list_sessions": lambda o: store.list_sessions(convo.id, owner=o),
+        "get_session": lambda o: store.get_session(convo.id, session, owner=o),
+        "turn_lease": lambda o: store.turn_lease(convo.id, owner=o),
+    }
+    for name, read in reads.items():
+        await read("ann")  # the owner reads
+        with pytest.raises(OwnershipError) as info:
+            await read("bob")
+        assert info.value.context["conversation_id"] == convo.id, name
+
+
 @pytest.mark.parametrize("parts", ["{not json", '[{"type": "hologram"}]', '{"type": "text"}'])
 async def test_corrupt_row_names_conversation_and_message(store: Store, parts: str) -> None:
     bad = await store.create_conversation()
