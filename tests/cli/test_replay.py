@@ -131,6 +131,10 @@ def test_agent_cli_sessions_replay(cli: Run, path: Path, fmt: str, calls: int) -
     assert data["totals"]["calls"] == calls
     assert [s["action"] for s in data["steps"]] == ["send"] * calls
     assert data["sessions"][0]["stored"]["consistent"]
+    # the logs hold no system prompt or tool definitions, which the recorded counts include
+    assert data["totals"]["hidden_prefix"] > 1_000
+    assert data["totals"]["recoveries"] == 0
+    assert "hidden prefix" in cli("replay", path, "--window", "8k").stdout
 
 
 def test_a_model_summarizer_writes_the_summaries(cli: Run) -> None:

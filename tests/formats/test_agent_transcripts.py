@@ -75,6 +75,18 @@ def test_codex_reads_items_calls_and_token_counts() -> None:
     assert all(i.severity != "error" for i in validate_messages(t.messages))
 
 
+def test_codex_base_instructions_become_the_system_message(tmp_path: Path) -> None:
+    lines = [json.loads(x) for x in ROLLOUT.read_text(encoding="utf-8").splitlines()]
+    lines[0]["payload"]["base_instructions"] = {"text": "You are Codex, a coding agent."}
+    (t,) = load_transcripts(_write(tmp_path / "rollout-base.jsonl", lines))
+    assert t.meta["base_instructions"] is True
+    assert t.messages[0].role == "system" and t.messages[0].text.startswith("You are Codex")
+    (plain,) = load_transcripts(ROLLOUT)
+    assert "base_instructions" not in plain.meta
+    # the usage reports stay on the same replies
+    assert [m.usage for m in t.messages[1:]] == [m.usage for m in plain.messages]
+
+
 def test_legacy_codex_rollouts_without_envelope(tmp_path: Path) -> None:
     path = _write(
         tmp_path / "rollout-old.jsonl",

@@ -30,12 +30,13 @@ def test_a_report_is_the_base_and_a_stale_one_is_ignored() -> None:
     history = [Message.user("q"), Message.assistant("answer " * 20), Message.user("next")]
     sizer, ledger = setup(history)
     state = CompactionState()
-    assert sizer.record(Usage(input=1_000, output=22), 1, 0, current=0)
+    # (a report far beyond what "q" can cost would be a hidden prefix: see test_hidden_prefix)
+    assert sizer.record(Usage(input=12, output=22), 1, 0, current=0)
     size = sizer.exact(state, 3, history, ledger)
-    assert 1_000 + 22 < size < 1_000 + 60
+    assert 12 + 22 < size < 12 + 60
     assert not sizer.record(Usage(input=5_000), 3, 0, current=1)
     moved = CompactionState(epoch=1)
-    assert sizer.exact(moved, 3, history, ledger) < 1_000
+    assert sizer.exact(moved, 3, history, ledger) < 100
 
 
 def test_known_output_is_trusted_within_reason() -> None:

@@ -90,6 +90,7 @@ class _Session:
     stored: dict[str, Any] = field(default_factory=dict)
     stopped: dict[str, Any] | None = None
     seconds: float = 0.0
+    hidden_prefix: int = 0
 
 
 def _slug(text: str) -> str:
@@ -347,6 +348,7 @@ class Replayer:
             )
         await store_until(len(messages))
         session.stored = await self._stored(info.id, manager, seqs)
+        session.hidden_prefix = manager.hidden_prefix
         session.seconds = time.perf_counter() - started
         return session
 
@@ -403,6 +405,7 @@ def _session_dict(session: _Session) -> dict[str, Any]:
         "recorded_input_tokens": sum(recorded) if recorded else None,
         "seconds": round(session.seconds, 3),
         "stopped": 1 if session.stopped else 0,
+        "hidden_prefix": session.hidden_prefix,
     }
     return {
         "id": transcript.id,
@@ -456,6 +459,7 @@ def _sum_totals(sessions: list[dict[str, Any]], seconds: float) -> dict[str, Any
     )
     totals: dict[str, Any] = {k: sum(s["totals"][k] for s in sessions) for k in keys}
     totals["sessions"] = len(sessions)
+    totals["hidden_prefix"] = max((s["totals"]["hidden_prefix"] for s in sessions), default=0)
     totals["max_context_tokens"] = max(
         (s["totals"]["max_context_tokens"] for s in sessions), default=0
     )
@@ -708,6 +712,13 @@ def _facts(console: Console, data: dict[str, Any], report: Path | None = None) -
         + ")",
     )
     overflow = totals["overflows"]
+    if totals["hidden_prefix"]:
+        facts.add_row(
+            "hidden prefix",
+            f"{k(totals['hidden_prefix'])} tokens the provider counted that the transcript does "
+            "not hold (its system prompt and tool definitions): counted against the budget, "
+            "never compacted",
+        )
     facts.add_row(
         "largest context",
         f"{k(totals['max_context_tokens'])} of the {k(window)} window "

@@ -184,6 +184,8 @@ def _totals(totals: dict[str, Any]) -> str:
         _tile(f"{totals['cache_hit']:.0%}", "cache hit (estimate)"),
         _tile(_money(totals["cost"]), "cost (estimate)"),
     ]
+    if totals.get("hidden_prefix"):
+        tiles.append(_tile(_k(totals["hidden_prefix"]), "hidden prefix (system, tools)"))
     if totals.get("recorded_input_tokens"):
         tiles.append(_tile(_k(totals["input_tokens"]), "input tokens sent"))
         tiles.append(_tile(_k(totals["recorded_input_tokens"]), "input tokens, recorded run"))

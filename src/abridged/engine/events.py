@@ -234,6 +234,29 @@ class UsageUpdated(_Event):
         return f"Context {_share(self.context_tokens, self.input_budget)}{note}"
 
 
+@dataclass(frozen=True, slots=True)
+class HiddenPrefix(_Event):
+    """The provider counts tokens the messages do not hold (a system prompt or tool definitions
+    left out, as in agent logs): ``tokens`` of them, counted in every size and in the budget,
+    never compacted; ``0`` when a later report no longer shows them (``previous``: the size
+    known before)."""
+
+    tokens: int
+    previous: int = 0
+    kind: Literal["hidden_prefix"] = "hidden_prefix"
+
+    @property
+    def text(self) -> str:
+        """``The provider counts 26k tokens the messages do not hold ...``."""
+        if self.tokens <= 0:
+            return "The prefix the provider counted beyond the messages is gone"
+        return (
+            f"The provider counts {format_token_size(self.tokens)} tokens the messages do not "
+            "hold (a system prompt or tool definitions left out? pass them, e.g. tools=): "
+            "counted in the budget, never compacted"
+        )
+
+
 Event: TypeAlias = (
     CompactionStarted
     | CompactionEnded
@@ -243,6 +266,7 @@ Event: TypeAlias = (
     | SummarizerFallback
     | OverflowRecovered
     | UsageUpdated
+    | HiddenPrefix
 )
 """Everything the compactor and the ``ContextManager`` report."""
 

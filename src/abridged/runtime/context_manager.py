@@ -50,7 +50,7 @@ from abridged.core.turns import head_length
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks, CompactionResult, run_compaction
 from abridged.engine.context import CompactionState, build_context
-from abridged.engine.events import Event, UsageUpdated
+from abridged.engine.events import Event, HiddenPrefix, UsageUpdated
 from abridged.engine.plan import CompactionPlan, plan_compaction, plan_emergency
 from abridged.engine.triggers import CompactionSettings
 from abridged.errors import SettingError
@@ -328,6 +328,13 @@ class ContextManager:
     def context_messages(self) -> list[Message]:
         """The current context as abridged messages (O(context))."""
         return build_context(self._tracked.history, self._state)
+
+    @property
+    def hidden_prefix(self) -> int:
+        """Tokens the provider counts that the messages do not hold (a system prompt or tool
+        definitions left out, as in agent logs), learned from its reports; 0 when none. They
+        are counted in every size and in the budget, and never compacted."""
+        return self._sizer.hidden
 
     def context_tokens(self) -> int:
         """The current context's size (estimating what was only bounded so far)."""
@@ -618,7 +625,18 @@ class ContextManager:
             self._record(usage, last[0], last[1])
 
     def _record(self, usage: Usage, length: int, epoch: int) -> UsageUpdated:
-        taken = self._sizer.record(usage, length, epoch, self._state.epoch)
+        sizer = self._sizer
+        taken = sizer.record(usage, length, epoch, self._state.epoch)
+        if taken and sizer.whole_pending:
+            # Learned now, not at the next estimate: a hidden prefix changes this call's budget.
+            before = sizer.hidden
+            tracked = self._tracked
+            sizer.learn(self._state, tracked.history, tracked.ledger)
+            after = sizer.hidden
+            if after != before:
+                self._budget = None
+            if (after > 0) != (before > 0) or abs(after - before) > before // 4:
+                self._emit(HiddenPrefix(tokens=after, previous=before))
         event = UsageUpdated(
             usage=usage,
             context_tokens=usage.context_tokens,
@@ -703,6 +721,7 @@ class ContextManager:
                 counter=self.counter,
                 system=history[: head_length(history)],
                 tools_raw=self._sizer.tools_raw,
+                hidden=self._sizer.hidden,
             )
         return self._budget
 

@@ -47,16 +47,20 @@ def calibrated_budget(
     counter: TokenCounter,
     system: Iterable[Message],
     tools_raw: int,
+    hidden: int = 0,
 ) -> Budget:
     """The budget of a window once the ``system`` messages and the tool definitions
-    (``tools_raw``: their uncalibrated estimate) are counted with ``counter``'s calibration."""
+    (``tools_raw``: their uncalibrated estimate) are counted with ``counter``'s calibration;
+    ``hidden``: a prefix the provider counts that the messages do not hold (counted with the
+    tool definitions, the fixed part every plan adds to the messages' size; see
+    ``abridged.runtime.sizing``)."""
     cal = counter.calibration
     return compute_budget(
         context_window,
         max_output_tokens,
         settings,
         system_tokens=cal.apply(sum(counter.message_tokens(m) for m in system)),
-        tools_tokens=cal.apply(tools_raw),
+        tools_tokens=cal.apply(tools_raw) + hidden,
     )
 
 

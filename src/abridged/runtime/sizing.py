@@ -7,6 +7,14 @@ consecutive reports, learned from when sizes are next estimated. Without a repor
 estimated: what is sent before the tail (system, summary, carried messages, the change made by
 pruned outputs), plus the tail from the ledger, plus the tool definitions and the reply priming,
 all scaled by the conversation's calibration.
+
+**A hidden prefix.** Agent logs (Claude Code, Codex) and callers that leave out ``tools=`` send
+the model a system prompt or tool definitions the messages do not hold; the provider counts
+them. A ratio cannot explain an 11-token conversation reported at 26k tokens, so a report of a
+whole context far above what any calibration could make of its estimate (``HIDDEN_RATIO`` times,
+plus ``HIDDEN_MIN_TOKENS``) is read as a fixed offset, ``hidden``: counted in every size and in
+the budget, never compacted (it is not in the messages), learned again from each first report
+of an epoch, and forgotten when a later report no longer shows it.
 """
 
 from __future__ import annotations
@@ -15,13 +23,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from abridged.core.calibration import MAX_FACTOR
+from abridged.core.calibration import MAX_FACTOR, Calibration
 from abridged.core.model import Message, Reasoning, Usage
 from abridged.core.summary import summary_message
 from abridged.core.tokens import MESSAGE_OVERHEAD, OUTPUT_TRUST_RATIO, REPLY_PRIMING, TokenCounter
 from abridged.core.turns import head_length
 from abridged.engine.context import CompactionState
 from abridged.runtime.ledger import Ledger
+
+#: A whole context's report at least this many times its calibrated estimate (the calibration's
+#: own bound: no tokenizer counts more than twice o200k) ...
+HIDDEN_RATIO = MAX_FACTOR
+#: ... and above it by this many tokens, holds a prefix the messages do not.
+HIDDEN_MIN_TOKENS = 256
 
 
 def known_output_tokens(message: Message, usage: Usage | None, estimated: int) -> int | None:
@@ -77,6 +91,7 @@ class Sizer:
         self._samples: list[_Sample] = []
         self.base_raw = 0
         self.tools_raw = 0
+        self.hidden = 0
 
     def record(self, usage: Usage, length: int, epoch: int, current: int) -> bool:
         """Take a report for the context of ``history[:length]`` sent in ``epoch``; ``False``
@@ -91,6 +106,11 @@ class Sizer:
             self._samples.append(_Sample(-1, length, usage.context_tokens, epoch, None))
         self.report = Report(length, epoch, usage.context_tokens, usage)
         return True
+
+    @property
+    def whole_pending(self) -> bool:
+        """Whether a first report of an epoch (a whole context's size) waits to be learned."""
+        return any(s.start < 0 for s in self._samples)
 
     def forget(self, length: int | None = None) -> None:
         """Drop the report and samples (only those beyond ``length`` when given)."""
@@ -115,7 +135,7 @@ class Sizer:
         if report is not None:
             return report.tokens + math.ceil(MAX_FACTOR * ledger.upper(report.length, n))
         raw = self.base_raw + ledger.upper(tail_start(state), n) + self.tools_raw + REPLY_PRIMING
-        return math.ceil(MAX_FACTOR * raw)
+        return math.ceil(MAX_FACTOR * raw) + self.hidden
 
     def exact(
         self, state: CompactionState, length: int, history: Sequence[Message], ledger: Ledger
@@ -136,7 +156,7 @@ class Sizer:
             return report.tokens + known + cal.apply(ledger.exact(rest, length))
         start = min(tail_start(state), length)
         raw = self.base_raw + ledger.exact(start, length)
-        return cal.apply(raw + self.tools_raw + REPLY_PRIMING)
+        return cal.apply(raw + self.tools_raw + REPLY_PRIMING) + self.hidden
 
     def learn(self, state: CompactionState, history: Sequence[Message], ledger: Ledger) -> None:
         """Estimate what was only bounded, then learn from the queued reports."""
@@ -150,7 +170,7 @@ class Sizer:
             if sample.start < 0:  # the first report of an epoch: the whole context
                 start = min(tail_start(state), sample.end)
                 whole = self.base_raw + ledger.exact(start, sample.end)
-                cal = cal.update(sample.real, whole + self.tools_raw + REPLY_PRIMING)
+                cal = self._learn_whole(cal, sample.real, whole + self.tools_raw + REPLY_PRIMING)
                 continue
             start, real = sample.start, sample.real
             if start < sample.end and history[start].role == "assistant":
@@ -163,6 +183,18 @@ class Sizer:
             cal = cal.update(real, ledger.exact(start, sample.end))
         self.counter.calibration = cal
         self._samples.clear()
+
+    def _learn_whole(self, cal: Calibration, real: int, estimated: int) -> Calibration:
+        """Learn from a whole context's report: the hidden prefix when the report is beyond
+        any ratio, else the ratio of what the messages cost (the known prefix apart)."""
+        expected = cal.apply(estimated)
+        if real >= HIDDEN_RATIO * expected + HIDDEN_MIN_TOKENS:
+            self.hidden = real - expected
+            return cal
+        rest = real - self.hidden
+        if self.hidden and rest * HIDDEN_RATIO < expected:  # the prefix is no longer there
+            self.hidden, rest = 0, real
+        return cal.update(rest, estimated)
 
     def rebase(self, state: CompactionState, history: Sequence[Message], ledger: Ledger) -> None:
         """Recompute what is sent before the tail, after the state or the head changed."""

@@ -228,6 +228,7 @@ class ConversationCore:
             counter=self.counter,
             system=self._system_messages,
             tools_raw=self._tools_raw(),
+            hidden=self._sizer.hidden,
         )
 
     def context(self) -> list[Message]:

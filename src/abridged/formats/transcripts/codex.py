@@ -2,7 +2,11 @@
 
 Each line is ``{"timestamp", "type", "payload"}``:
 
-- ``session_meta``: the session's id, working directory, CLI version, model provider;
+- ``session_meta``: the session's id, working directory, CLI version, model provider, and the
+  model's instructions when the rollout recorded them (``base_instructions``, a string or
+  ``{"text": ...}``, and the legacy ``instructions``): they become the leading system message,
+  so that what the provider counted is in the transcript (see "hidden prefix" in
+  ``abridged.runtime.sizing`` for rollouts without them);
 - ``turn_context``: the model (and sandbox, approval policy) of a turn;
 - ``response_item``: what the model saw and said, as OpenAI Responses items: ``message`` (user,
   assistant, developer), ``reasoning``, ``function_call`` / ``function_call_output``. They go
@@ -106,6 +110,18 @@ def _item(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _instructions(payload: Mapping[str, Any]) -> str:
+    """The model's instructions a ``session_meta`` recorded (empty when none)."""
+    texts = []
+    for key in ("base_instructions", "instructions"):
+        value = payload.get(key)
+        if isinstance(value, Mapping):
+            value = value.get("text")
+        if isinstance(value, str) and value.strip():
+            texts.append(value)
+    return "\n\n".join(texts)
+
+
 def _usage(info: Any) -> dict[str, Any] | None:
     last = info.get("last_token_usage") if isinstance(info, Mapping) else None
     if not isinstance(last, Mapping):
@@ -136,6 +152,7 @@ def load_codex(path: str | Path, *, strict: bool = True) -> Transcript:
     # usage by the index (in ``items``) of the last assistant-side item before the report
     usages: dict[int, dict[str, Any]] = {}
     meta: dict[str, Any] = {}
+    instructions = ""
     skipped_items = 0
     for lineno, obj in jsonl_objects(p, CODEX, strict, skipped):
         kind = kind_of(obj)
@@ -204,6 +221,8 @@ def load_codex(path: str | Path, *, strict: bool = True) -> Transcript:
             )
             continue
         if kind == "session_meta":
+            if not instructions:
+                instructions = _instructions(payload)
             meta.setdefault("session_id", payload.get("id"))
             for key in ("cwd", "cli_version", "model_provider", "originator"):
                 if payload.get(key) and key not in meta:
@@ -227,6 +246,11 @@ def load_codex(path: str | Path, *, strict: bool = True) -> Transcript:
                 continue
             items.append(item)
             lines.append(lineno)
+    if instructions:
+        items.insert(0, {"type": "message", "role": "system", "content": instructions})
+        lines.insert(0, 1)
+        usages = {k + 1: v for k, v in usages.items()}
+        meta["base_instructions"] = True
     messages = _convert(items, lines, usages, p)
     meta = {k: v for k, v in meta.items() if v is not None}
     if skipped_items:
