@@ -216,6 +216,78 @@ def test_an_anthropic_session_through_the_proxy(provider: ProviderServer, tmp_pa
     assert max(r.prompt_tokens for r in requests) <= WINDOW - 512
 
 
+TOOLS_RESPONSES = [
+    {
+        "type": "function",
+        "name": "read_record",
+        "description": "Read a record.",
+        "parameters": {"type": "object", "properties": {"key": {"type": "string"}}},
+    }
+]
+
+
+def test_a_responses_session_through_the_proxy_and_direct(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    """The Responses API with the whole history in ``input`` (the SDK's own output items
+    appended as they came): managed like the others; the same history sent direct overflows."""
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Read every record."}]
+    with proxying(config_for(provider, tmp_path / "r.db")) as base:
+        client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+        for step in range(80):
+            kwargs: dict[str, Any] = {
+                "model": "gpt-test",
+                "instructions": "You are an agent.",
+                "input": history,
+                "tools": TOOLS_RESPONSES,
+            }
+            if step % 2:
+                response = client.responses.create(**kwargs)
+            else:
+                with client.responses.stream(**kwargs) as stream:
+                    response = stream.get_final_response()
+            output = [item.model_dump(exclude_none=True) for item in response.output]
+            history += output
+            for item in output:
+                if item["type"] == "function_call":
+                    key = json.loads(item["arguments"])["key"]
+                    history.append(
+                        {
+                            "type": "function_call_output",
+                            "call_id": item["call_id"],
+                            "output": record(key),
+                        }
+                    )
+        metrics = httpx.get(base + "/metrics").text
+    requests = provider.requests
+    assert len(requests) == 80 and all(r.status == 200 for r in requests)
+    assert all(validate_messages(r.messages) == [] for r in requests)
+    assert max(r.prompt_tokens for r in requests) <= WINDOW - 1_024
+    assert 'api="openai-responses"' in metrics and 'action="rewritten"' in metrics
+    # the sent items are the client's own wherever they were not pruned or summarized
+    last = requests[-1].body["input"]
+    assert last[-1] in history and last[-1]["type"] == "function_call_output"
+    direct = openai.OpenAI(base_url=provider.base_url + "/v1", api_key=KEY, max_retries=0)
+    with pytest.raises(openai.BadRequestError, match="context window"):
+        direct.responses.create(model="gpt-test", input=history, tools=TOOLS_RESPONSES)
+
+
+def test_a_responses_request_on_a_stored_response_passes_through(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    body = {"model": "gpt-test", "input": [{"role": "user", "content": "hi"}]}
+    with proxying(config_for(provider, tmp_path / "s.db")) as base:
+        response = httpx.post(
+            base + "/v1/responses",
+            content=json.dumps({**body, "previous_response_id": "resp_1"}).encode(),
+            headers={"authorization": f"Bearer {KEY}", "content-type": "application/json"},
+            timeout=60,
+        )
+        metrics = httpx.get(base + "/metrics").text
+    assert response.status_code in (200, 400)  # whatever the provider says, passed back
+    assert 'api="openai-responses"' in metrics and 'action="passthrough"' in metrics
+
+
 def _raw_post(base: str, body: dict[str, Any], **headers: str) -> httpx.Response:
     return httpx.post(
         base + "/v1/chat/completions",

@@ -1,12 +1,14 @@
 """The proxy's application: ``create_proxy_app(ProxyConfig(upstream=...))``.
 
-``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic): the history the
-app sent is stored, the context abridged would send goes upstream instead (the very request
-bytes while nothing was pruned or compacted), the answer streams back chunk by chunk, and its
-usage calibrates the next decision. An upstream "context too long" error runs the emergency
-path and one retry; every other upstream error is passed back unchanged. Everything else under
-``/v1`` (``/v1/models``, ``/v1/responses``, token counting...) is passed through unchanged.
-``X-Abridged: off`` passes a request through untouched.
+``POST /v1/chat/completions`` (OpenAI), ``POST /v1/responses`` (OpenAI Responses, with the
+whole history in ``input``) and ``POST /v1/messages`` (Anthropic): the history the app sent is
+stored, the context abridged would send goes upstream instead (the very request bytes while
+nothing was pruned or compacted), the answer streams back chunk by chunk, and its usage
+calibrates the next decision. An upstream "context too long" error runs the emergency path and
+one retry; every other upstream error is passed back unchanged. A Responses request that lets
+the provider keep the history (``previous_response_id``, ``conversation``) holds only its new
+items and is passed through, as is everything else under ``/v1`` (``/v1/models``, token
+counting...). ``X-Abridged: off`` passes a request through untouched.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from html import escape
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 from fastapi import FastAPI, Request
@@ -31,6 +33,7 @@ from abridged.providers.overflow import is_context_overflow
 from abridged.runtime.context_manager import Prepared
 from abridged.server.lease import TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
+from abridged.server.proxy.apis import Api, history_key, history_of
 from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.conversations import ProxyConversations
 from abridged.server.proxy.identity import conversation_identity
@@ -40,7 +43,6 @@ from abridged.store import Store
 __all__ = ["create_proxy_app", "proxy_app_from_environment"]
 
 log = logging.getLogger("abridged.proxy")
-Api = Literal["openai-chat", "anthropic"]
 _OFF = frozenset({"off", "0", "false", "no"})
 
 
@@ -73,14 +75,14 @@ class ProxyMetrics:
 
 def _encode(body: dict[str, Any], prepared: Prepared, api: Api) -> bytes:
     out = dict(body)
-    out["messages"] = prepared.messages
+    out[history_key(api)] = prepared.messages
     if api == "anthropic" and prepared.system is not None:
         out["system"] = prepared.system
     return json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _unchanged(body: dict[str, Any], prepared: Prepared, api: Api) -> bool:
-    if prepared.messages is not body["messages"]:
+    if prepared.messages is not body[history_key(api)]:
         return False
     return api != "anthropic" or prepared.system is None or prepared.system == body.get("system")
 
@@ -171,7 +173,7 @@ def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> Fast
             body = json.loads(raw)
         except ValueError:
             return await passthrough(request, raw, api)
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        if not isinstance(body, dict) or history_of(api, body) is None:
             return await passthrough(request, raw, api)
         identity = conversation_identity(api, headers, body)
         conversations: ProxyConversations = request.app.state.conversations
@@ -241,6 +243,10 @@ def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> Fast
     @app.post("/v1/chat/completions", include_in_schema=False)
     async def chat_completions(request: Request) -> Response:
         return await proxied(request, "openai-chat")
+
+    @app.post("/v1/responses", include_in_schema=False)
+    async def responses(request: Request) -> Response:
+        return await proxied(request, "openai-responses")
 
     @app.post("/v1/messages", include_in_schema=False)
     async def messages(request: Request) -> Response:

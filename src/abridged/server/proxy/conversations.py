@@ -15,19 +15,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from abridged.core.budget import BudgetSettings
 from abridged.core.windows import ModelLimits
 from abridged.errors import MessageValidationError, NotFoundError, StoreError
 from abridged.runtime.context_manager import ContextManager, Prepared
+from abridged.server.proxy.apis import API_FORMATS, Api, history_of
 from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.identity import Identity
 from abridged.store import Store
 
 __all__ = ["ProxyConversations"]
-
-Api = Literal["openai-chat", "anthropic"]
 
 
 @dataclass(slots=True)
@@ -117,7 +116,7 @@ class ProxyConversations:
             context_window=window,
             max_output_tokens=self.config.max_output_tokens if window else None,
             model=model,
-            format="openai" if api == "openai-chat" else "anthropic",
+            format=API_FORMATS[api],
             budget=BudgetSettings(
                 trigger_ratio=self.config.trigger, target_ratio=self.config.target
             ),
@@ -146,7 +145,11 @@ class ProxyConversations:
         the prepared context)``; ``None`` when abridged cannot read the history (the request
         then goes upstream as it came, and the provider answers it)."""
         model = str(body.get("model") or "unknown")
-        messages = body["messages"]
+        messages = history_of(api, body)
+        if messages is None:
+            return None
+        # Responses ``instructions`` are not in the history: the provider's reports teach the
+        # manager their size (a hidden prefix, ``abridged.runtime.sizing``)
         system = body.get("system") if api == "anthropic" else None
         tools = body.get("tools") if isinstance(body.get("tools"), list) else None
         cid = await self.current(identity, model)

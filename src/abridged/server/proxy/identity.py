@@ -18,12 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
+
+from abridged.server.proxy.apis import Api, history_key
 
 __all__ = ["IDENTITY_HEADERS", "Identity", "conversation_identity", "key_scope"]
 
 IDENTITY_HEADERS = ("x-abridged-conversation", "x-openwebui-chat-id", "session-id", "session_id")
-Api = Literal["openai-chat", "anthropic"]
 
 
 def _digest(*parts: str) -> str:
@@ -67,7 +68,9 @@ def _first_user(messages: Any) -> Any:
 def _system(api: Api, body: Mapping[str, Any]) -> Any:
     if api == "anthropic":
         return body.get("system")
-    messages = body.get("messages")
+    if api == "openai-responses" and body.get("instructions"):
+        return body.get("instructions")
+    messages = body.get(history_key(api))
     if not isinstance(messages, list):
         return None
     return [
@@ -111,7 +114,7 @@ def conversation_identity(
                 "px-" + _digest(owner, name, value.strip())[:32], owner, "header:" + name
             )
     stable = json.dumps(
-        [api, _system(api, body), _first_user(body.get("messages")), _tool_names(body)],
+        [api, _system(api, body), _first_user(body.get(history_key(api))), _tool_names(body)],
         sort_keys=True,
         ensure_ascii=False,
         default=str,

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
 from abridged.core.model import Usage
 from abridged.errors import AbridgedError
 from abridged.formats.usage import usage_from_anthropic, usage_from_openai
+from abridged.server.proxy.apis import Api
 
 __all__ = ["UsageTap", "forward_headers", "response_headers"]
 
@@ -44,8 +45,6 @@ _DROP_RESPONSE = frozenset(
     }
 )
 
-Api = Literal["openai-chat", "anthropic"]
-
 
 def forward_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """The client's headers as sent upstream (its credentials kept; the proxy's own
@@ -76,7 +75,8 @@ class UsageTap:
 
     JSON bodies are parsed once at the end (``usage``); event streams are read line by line,
     keeping only the events that carry usage (OpenAI's last chunk when the client asked for
-    ``stream_options.include_usage``; Anthropic's ``message_start`` and ``message_delta``).
+    ``stream_options.include_usage``; Responses' ``response.completed``; Anthropic's
+    ``message_start`` and ``message_delta``).
     """
 
     def __init__(self, api: Api, *, streaming: bool, limit: int = 32 << 20) -> None:
@@ -115,6 +115,11 @@ class UsageTap:
             if isinstance(event.get("usage"), dict):
                 self._openai = event["usage"]
             return
+        if self.api == "openai-responses":  # response.completed (or .incomplete) holds it
+            response = event.get("response")
+            if isinstance(response, dict) and isinstance(response.get("usage"), dict):
+                self._openai = response["usage"]
+            return
         if event.get("type") == "message_start":
             message = event.get("message")
             if isinstance(message, dict) and isinstance(message.get("usage"), dict):
@@ -130,10 +135,10 @@ class UsageTap:
                 report = body.get("usage") if isinstance(body, dict) else None
                 if not isinstance(report, dict):
                     return None
-                if self.api == "openai-chat":
+                if self.api != "anthropic":
                     return usage_from_openai(report)
                 return usage_from_anthropic(report)
-            if self.api == "openai-chat":
+            if self.api != "anthropic":
                 return usage_from_openai(self._openai) if self._openai else None
             merged = _anthropic_usage(self._start, self._delta)
             return usage_from_anthropic(merged) if merged else None
