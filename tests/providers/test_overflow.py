@@ -697,3 +697,14 @@ def test_an_explicit_overflow_code_wins_over_words_in_the_body(word: str) -> Non
     body["error"]["code"] = "context_length_exceeded"
     body["error"]["type"] = "insufficient_quota"
     assert is_context_overflow((400, body)) is None
+
+
+def test_a_rate_limit_code_wins_over_overflow_words_in_the_message() -> None:
+    """A quota or rate-limit code says what the error is, whatever its message looks like
+    (here Gemini's overflow wording under a per-minute token limit)."""
+    message = "The input token count (9000) exceeds the maximum number of tokens allowed (8192)."
+    limited = {"error": {"code": "rate_limit_tokens", "message": message}}
+    assert is_context_overflow((400, limited)) is None
+    plain = {"error": {"code": "invalid_argument", "message": message}}
+    info = is_context_overflow((400, plain))
+    assert info is not None and info.tokens == 9000 and info.limit == 8192

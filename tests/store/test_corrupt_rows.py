@@ -32,6 +32,7 @@ MESSAGE_DAMAGE = [
     ("meta", "{bad", True),
     ("meta", "1e999", True),
     ("input_tokens", "x", False),
+    ("status", "bogus", True),  # not a delivery status: the row cannot say where it belongs
 ]
 
 

@@ -65,6 +65,21 @@ async def test_an_unreachable_server_is_store_unavailable(url: str) -> None:
         await store.close()
 
 
+def test_a_driver_message_quoting_the_password_is_scrubbed() -> None:
+    """Some drivers quote their connection string back (a DSN in an error): the password, in
+    the URL or in its query, never reaches the error's message or context."""
+    url = resolve_url("postgresql://app:hunter2secret@db.internal:5432/app?sslpassword=qwerty99")
+    said = OSError(
+        "could not connect to postgresql://app:hunter2secret@db.internal:5432/app"
+        "?sslpassword=qwerty99: connection refused"
+    )
+    error = connect.environment_error(said, "open", url)
+    assert isinstance(error, StoreUnavailableError)
+    shown = f"{error} {error.context}"
+    assert "hunter2secret" not in shown and "qwerty99" not in shown
+    assert "db.internal" in shown and "***" in shown
+
+
 def test_a_url_that_cannot_be_parsed_is_a_store_error() -> None:
     with pytest.raises(StoreError) as info:
         Store(f"postgresql://alice:{SECRET}@127.0.0.1:notaport/db")

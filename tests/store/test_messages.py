@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from sqlalchemy import select, text, update
 
@@ -245,3 +247,29 @@ async def test_lone_surrogates_are_stored_and_read_back_equal(store: Store) -> N
     assert [m.message for m in context.messages] == batch
     assert context.messages[0].message.text == odd
     assert [m.message.fingerprint for m in context.messages] == [m.fingerprint for m in batch]
+
+
+async def test_concurrent_deliveries_give_each_queued_message_one_sequence_number(
+    db_url: str,
+) -> None:
+    """Several workers deliver the same queue at once (each its own store and connections):
+    every queued message is delivered once, the numbers have no gap, none is reserved twice."""
+    stores = [Store(db_url) for _ in range(3)]
+    try:
+        convo = await stores[0].create_conversation()
+        await stores[0].append(convo.id, Message.user("first"))
+        expected = 1
+        for round_ in range(8):
+            for k in range(4):
+                await stores[0].append(convo.id, Message.user(f"q{round_}.{k}"), status="queued")
+            results = await asyncio.gather(*(s.deliver(convo.id) for s in stores))
+            seqs = sorted(m.seq for batch in results for m in batch if m.seq is not None)
+            assert seqs == list(range(expected + 1, expected + 5)), (round_, seqs)
+            expected += 4
+            info = await stores[0].open_conversation(convo.id)
+            assert info.next_seq == expected + 1
+        delivered = await stores[0].stored_messages(convo.id)
+        assert [m.seq for m in delivered] == list(range(1, expected + 1))
+    finally:
+        for s in stores:
+            await s.close()

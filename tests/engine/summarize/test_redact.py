@@ -160,6 +160,10 @@ NOT_SECRETS = [
     "trace_id=4bf92f3577b34da6a3ce929d0e0e4736 span 00f067aa0ba902b7",
     "cache_key = 'd41d8cd98f00b204e9800998ecf8427e'",
     "from huggingface_hub import hf_hub_download",
+    # a long lowercase identifier after hf_ is code: tokens mix upper and lower case
+    "cache = hf_cachedtokenizerforsentencepiecemodels",
+    # an npm token is npm_ and exactly 36 characters: a longer identifier is not one
+    "npm_packagejsonversionoverridesfordependencieslist",
     "npm_config_cache=/tmp/npm-cache",
     "xai-sdk and gsk_ are prefixes",
 ]
@@ -194,3 +198,16 @@ def test_redaction_of_mixed_text_is_idempotent_and_leaves_no_secret(
         if secret in text and len(secret) > 12:
             assert secret not in once
     assert all(m.group(0).startswith("[REDACTED:") for m in PLACEHOLDER.finditer(once))
+
+
+def test_a_longer_hex_value_after_an_azure_key_name_is_never_cut_in_part() -> None:
+    # 40 hex digits (a SHA-1) are not an Azure key: redacting the first 32 would leave the rest
+    text = "Ocp-Apim-Subscription-Key: da39a3ee5e6b4b0d3255bfef95601890afd80709"
+    assert redact(text) == text
+
+
+def test_a_placeholder_inside_a_value_keeps_its_kind() -> None:
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJlMTIzNDU2"
+    once = redact(f'auth_token="session {jwt}"')
+    assert once == 'auth_token="session [REDACTED:jwt]"'
+    assert redact(once) == once
