@@ -48,7 +48,10 @@ def test_a_run_kills_a_planted_fault_and_reports_an_equivalent_one_as_surviving(
         "no-op", planted.path, planted.find, planted.find, planted.tests, "nothing"
     )
     outcomes = mutants.run(ROOT, [planted, equivalent], timeout=300)
-    assert [(o.name, o.killed) for o in outcomes] == [("scrub-keeps-secret", True), ("no-op", False)]
+    assert [(o.name, o.killed) for o in outcomes] == [
+        ("scrub-keeps-secret", True),
+        ("no-op", False),
+    ]
     table = mutants.table(outcomes)
     assert "1 of 2 mutants killed" in table
     assert table.index("no-op") < table.index("scrub-keeps-secret")  # survivors first
