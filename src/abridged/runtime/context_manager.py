@@ -182,7 +182,8 @@ class ContextManager:
     - Limits: ``limits`` (a ``ModelLimits``), or ``context_window`` and ``max_output_tokens``
       (each overrides the one from ``limits``); ``model`` names the model (calibration prior).
     - ``format``: ``"auto"`` (detected from the list), ``"openai"``, ``"responses"`` (OpenAI
-      Responses input items), ``"anthropic"`` or ``"abridged"``. ``tools``: the tool definitions, any format (``prepare`` may change them).
+      Responses input items), ``"anthropic"`` or ``"abridged"``. ``tools``: the tool
+      definitions, any format (``prepare`` may change them).
     - ``budget`` (``BudgetSettings``: trigger, target, keep, summary ceiling, switches) and
       ``settings`` (``CompactionSettings``: pruning, pins, backoff); both validated.
     - ``summarizer``: a ``Summarizer``, or a ``ChatModel`` to summarize with (an
