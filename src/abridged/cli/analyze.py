@@ -11,24 +11,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from abridged.core.budget import Budget, compute_budget, format_token_size, parse_token_size
+from abridged.cli.common import CliError, fail, limits_for, load, setting_error, stdout
+from abridged.core.budget import Budget, compute_budget, format_token_size
 from abridged.core.tokens import TokenCounter
-from abridged.core.windows import LimitsOverride, ModelLimits, resolve_limits
+from abridged.core.windows import ModelLimits
 from abridged.engine.analysis import TranscriptAnalysis, analyze_messages
 from abridged.engine.prune import PruneSettings
-from abridged.errors import AbridgedError
-from abridged.formats.transcripts import Transcript, load_transcripts
-from abridged.providers.registry import load_registry
-
-
-def _limits(model: str, window: str | None, max_output: str | None) -> ModelLimits:
-    override = None
-    if window is not None or max_output is not None:
-        override = LimitsOverride(
-            context_window=parse_token_size(window, name="window") if window else None,
-            max_output=parse_token_size(max_output, name="max_output") if max_output else None,
-        )
-    return resolve_limits(model, override=override, registry=load_registry())
+from abridged.errors import SettingError
+from abridged.formats.transcripts import Transcript
 
 
 def _quantiles(values: list[float]) -> dict[str, float | None]:
@@ -150,25 +140,12 @@ def run_analyze(
     as_json: bool = False,
 ) -> int:
     """Run the command; returns the exit code (0 ok, 1 bad input, 2 bad usage)."""
-    err = Console(stderr=True)
-    try:
-        transcripts = load_transcripts(path, format)
-    except OSError as exc:
-        err.print(f"[red]error:[/] cannot read {path}: {exc.strerror or exc}")
-        return 1
-    except AbridgedError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        return 1
-    if session is not None:
-        if not 1 <= session <= len(transcripts):
-            err.print(f"[red]error:[/] --session {session}: the file has {len(transcripts)}")
-            return 2
-        transcripts = [transcripts[session - 1]]
     results = []
     try:
+        transcripts = load(path, format, session)
         for transcript in transcripts:
             name = model or str(transcript.meta.get("model") or "unknown")
-            limits = _limits(name, window, max_output)
+            limits = limits_for(name, window, max_output)
             counter = TokenCounter(model=name)
             budget: Budget = compute_budget(limits.context_window, limits.max_output)
             # Protect what a cut would keep: pruning only what compaction would otherwise drop.
@@ -177,14 +154,15 @@ def run_analyze(
                 transcript.messages, counter=counter, budget=budget, prune_settings=prune
             )
             results.append(analysis_to_dict(transcript, analysis, limits))
-    except AbridgedError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        return 2
+    except CliError as exc:
+        return fail(exc)
+    except SettingError as exc:
+        return fail(setting_error(exc))
     if as_json:
         payload: Any = results[0] if len(results) == 1 else {"transcripts": results}
         sys.stdout.write(json.dumps(payload) + "\n")
         return 0
-    console = Console()
+    console = stdout()
     for data in results:
         _render(console, data)
         console.print()

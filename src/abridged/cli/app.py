@@ -13,9 +13,11 @@ import typer
 FormatOption = Annotated[
     str | None,
     typer.Option(
+        "--input-format",
         "--format",
         "-f",
-        help="Input transcript format, when detection is not enough (e.g. claude-code, codex).",
+        help="Input transcript format, when detection is not enough (e.g. claude-code, codex; "
+        "--format is the same, for older scripts).",
     ),
 ]
 WindowOption = Annotated[
@@ -98,10 +100,7 @@ def _root() -> None:
 @app.command()
 def analyze(
     path: TranscriptArgument,
-    format: Annotated[
-        str | None,
-        typer.Option("--format", "-f", help="Transcript format, when detection is not enough."),
-    ] = None,
+    format: FormatOption = None,
     window: Annotated[
         str | None,
         typer.Option(help="Context window, e.g. 16k (k = 1,024). Default: the model's."),

@@ -38,6 +38,27 @@ def stderr() -> Console:
     return Console(stderr=True)
 
 
+#: Columns of output piped to a file or another program (a terminal's own width otherwise):
+#: wide enough that paths and table rows are never wrapped.
+PIPED_WIDTH = 240
+
+
+def stdout() -> Console:
+    """The console for a command's results: the terminal's width (or ``COLUMNS``), else
+    ``PIPED_WIDTH`` columns when piped (rich would wrap at 80 and break paths)."""
+    console = Console()
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        return console
+    return Console(width=PIPED_WIDTH)
+
+
+#: Other names of the input formats, so that one set of names works everywhere: the output
+#: names of ``compact --format`` (``openai``, ``anthropic``) name the same files on input ...
+INPUT_FORMAT_ALIASES = {"openai": "openai-chat", "anthropic": "anthropic-messages"}
+#: ... and the input names name the same output.
+OUTPUT_FORMAT_ALIASES = {"openai-chat": "openai", "anthropic-messages": "anthropic"}
+
+
 def fail(error: CliError) -> int:
     """Print ``error`` on stderr; returns its exit code."""
     stderr().print(f"[red]error:[/] {escape(error.message)}", highlight=False, soft_wrap=True)
@@ -61,8 +82,12 @@ def load(path: Path, format: str | None, session: int | None = None) -> list[Tra
     """The transcripts of ``path`` (the ``session``-th only when given), or ``CliError``."""
     from abridged.formats.transcripts import FORMATS, load_transcripts  # noqa: PLC0415
 
-    if format is not None and format not in FORMATS:
-        raise CliError(f"--format {format!r}: expected one of {', '.join(FORMATS)}", BAD_USAGE)
+    if format is not None:
+        format = INPUT_FORMAT_ALIASES.get(format, format)
+        if format not in FORMATS:
+            raise CliError(
+                f"--input-format {format!r}: expected one of {', '.join(FORMATS)}", BAD_USAGE
+            )
     if not path.exists():
         raise CliError(f"cannot read {path}: no such file")
     if path.is_dir():
@@ -110,11 +135,11 @@ def limits_for(model: str, window: str | None, max_output: str | None) -> ModelL
         try:
             override = LimitsOverride(context_window=context_window, max_output=output)
         except SettingError as exc:
-            raise CliError(str(exc), BAD_USAGE) from exc
+            raise setting_error(exc) from exc
     try:
         return resolve_limits(model, override=override, registry=load_registry())
     except SettingError as exc:
-        raise CliError(str(exc), BAD_USAGE) from exc
+        raise setting_error(exc) from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +185,8 @@ _OPTION_OF = {
     "keep_recent_tokens": "--keep-recent",
     "summary_max_tokens": "--summary-max",
     "safety_margin": "--safety-margin",
+    "context_window": "--window",
+    "max_output": "--max-output",
 }
 
 

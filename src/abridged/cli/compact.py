@@ -22,6 +22,7 @@ from rich.table import Table
 
 from abridged.cli.common import (
     BAD_USAGE,
+    OUTPUT_FORMAT_ALIASES,
     CliError,
     Knobs,
     fail,
@@ -29,6 +30,7 @@ from abridged.cli.common import (
     load,
     make_summarizer,
     setting_error,
+    stdout,
 )
 from abridged.core.budget import format_token_size
 from abridged.core.model import Message, message_to_dict
@@ -296,6 +298,7 @@ def run_compact(
     as_json: bool = False,
 ) -> int:
     """Run the command; returns the exit code (0 ok, 1 unreadable input or failure, 2 usage)."""
+    output_format = OUTPUT_FORMAT_ALIASES.get(output_format, output_format)
     try:
         if output_format not in OUTPUT_FORMATS:
             raise CliError(
@@ -342,7 +345,7 @@ def run_compact(
         sys.stdout.write(text)
         console = Console(stderr=True)
     else:
-        console = Console()
+        console = stdout()
     if as_json:
         payload: Any = reports[0] if len(reports) == 1 else {"sessions": reports}
         if output is None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rich.console import Console
-
-from abridged.cli.common import CliError, check_database, fail, store_url
+from abridged.cli.common import CliError, check_database, fail, stdout, store_url
 from abridged.errors import AbridgedError
 
 
@@ -30,5 +28,5 @@ def run_upgrade(db: str | None) -> int:
         "upgraded": "schema upgraded",
         "current": "schema already current",
     }.get(done, done)
-    Console().print(f"{where}: {what} (revision {revision})", highlight=False)
+    stdout().print(f"{where}: {what} (revision {revision})", highlight=False)
     return 0

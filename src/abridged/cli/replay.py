@@ -46,6 +46,7 @@ from abridged.cli.common import (
     plural,
     setting_error,
     stderr,
+    stdout,
 )
 from abridged.core.budget import Budget, format_token_size
 from abridged.core.model import Message
@@ -910,7 +911,7 @@ def run_replay(
     if as_json:
         sys.stdout.write(json.dumps(data) + "\n")
     else:
-        render(Console(), data, timeline=timeline, report=report)
+        render(stdout(), data, timeline=timeline, report=report)
     if report is not None and as_json:
         stderr().print(f"report written to {report}", highlight=False)
     return _outcome(data)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from abridged.cli.common import BAD_USAGE, CliError, check_database, fail, store_url
+from abridged.cli.common import BAD_USAGE, CliError, check_database, fail, stdout, store_url
 from abridged.errors import AbridgedError
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ def run_keys_list(db: str | None, tenant: str | None) -> int:
             f"{k.created_at:%Y-%m-%d %H:%M}",
             f"{k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "",
         )
-    Console().print(table)
+    stdout().print(table)
     return 0
 
 

@@ -29,10 +29,12 @@ from rich.table import Table
 from abridged.cli.common import (
     BAD_INPUT,
     BAD_USAGE,
+    OUTPUT_FORMAT_ALIASES,
     CliError,
     fail,
     plural,
     sqlite_path,
+    stdout,
     store_url,
 )
 from abridged.core.budget import format_token_size
@@ -218,7 +220,7 @@ def run_list(*, db: str | None, owner: str | None, as_json: bool, limit: int | N
         if as_json:
             sys.stdout.write(json.dumps({"conversations": [], "db": store.where}) + "\n")
         else:
-            Console().print(f"no conversations yet (no database at {store.where})")
+            stdout().print(f"no conversations yet (no database at {store.where})")
         return 0
 
     async def body(s: Store) -> list[tuple[ConversationInfo, list[SessionInfo]]]:
@@ -245,7 +247,7 @@ def run_list(*, db: str | None, owner: str | None, as_json: bool, limit: int | N
         ]
         sys.stdout.write(json.dumps({"db": store.where, "conversations": out}) + "\n")
         return 0
-    console = Console()
+    console = stdout()
     if not rows:
         console.print(f"no conversations in {store.where}", highlight=False)
         return 0
@@ -315,7 +317,7 @@ def run_show(
         }
         sys.stdout.write(json.dumps(out) + "\n")
         return 0
-    _render_show(Console(), conv, sessions, sessions_shown, compactions, summaries)
+    _render_show(stdout(), conv, sessions, sessions_shown, compactions, summaries)
     return 0
 
 
@@ -447,7 +449,7 @@ def run_search(
         ]
         sys.stdout.write(json.dumps({"query": query, "hits": out}) + "\n")
         return 0
-    console = Console()
+    console = stdout()
     if not hits:
         console.print(f"no session summary matches {query!r}", highlight=False)
         return 0
@@ -474,6 +476,7 @@ def run_export(
     output: Path | None,
 ) -> int:
     """``sessions export ID``."""
+    output_format = OUTPUT_FORMAT_ALIASES.get(output_format, output_format)
     if output_format not in EXPORT_FORMATS:
         return fail(
             CliError(
@@ -534,5 +537,5 @@ def run_export(
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
         return fail(CliError(f"cannot write {output}: {exc.strerror or exc}", BAD_INPUT))
-    Console().print(f"wrote {len(messages):,} messages to {output} ({output_format})")
+    stdout().print(f"wrote {len(messages):,} messages to {output} ({output_format})")
     return 0
