@@ -283,3 +283,35 @@ def test_a_wrong_format_or_an_empty_file_is_an_error(cli: Run, tmp_path: Path) -
     two.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
     out = cli("replay", two, "--session", "2")
     assert out.returncode == 1 and "session 2 (b) holds no message" in out.stderr
+
+
+def test_session_n_reads_only_that_session(cli: Run, tmp_path: Path) -> None:
+    """``--session 2`` of a mini-swe-agent file reads line 2 alone: a broken line before or
+    after it is never parsed (the whole file would be, without ``--session``)."""
+    good = _swebench_session(tmp_path / "good.jsonl", 20, sessions=3)
+    lines = good.read_text(encoding="utf-8").splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(["{not json", lines[1], "{neither"]) + "\n", encoding="utf-8")
+    fmt = ("--input-format", "swebench-jsonl")
+    out = cli("replay", broken, *fmt, "--session", "2", "--window", "16k", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["sessions"][0]["id"] == "case-1"
+    whole = cli("replay", broken, *fmt, "--window", "16k")
+    assert whole.returncode == 1 and "line 1" in whole.stderr
+    beyond = cli("replay", good, "--session", "4", "--window", "16k")
+    assert beyond.returncode == 2 and "holds 3 sessions" in beyond.stderr
+
+
+def test_progress_lines_say_how_far_a_piped_replay_got(cli: Run, tmp_path: Path) -> None:
+    three = _swebench_session(tmp_path / "three.jsonl", 20, sessions=3)
+    out = cli("replay", three, "--window", "16k", "--progress", "--json")
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.startswith("session ")]
+    assert [line.split(":")[0] for line in lines] == [
+        "session 1/3 case-0",
+        "session 2/3 case-1",
+        "session 3/3 case-2",
+    ]
+    assert "2 calls" in lines[0] and "0 overflows" in lines[0]
+    quiet = cli("replay", three, "--window", "16k", "--json")
+    assert not [line for line in quiet.stderr.splitlines() if line.startswith("session ")]

@@ -188,6 +188,14 @@ def replay(
             show_default=False,
         ),
     ] = None,
+    progress: Annotated[
+        bool,
+        typer.Option(
+            "--progress",
+            help="A line per finished session on stderr when it is not a terminal "
+            "(a terminal shows a progress bar anyway).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Replay a recorded session call by call through abridged (engine and store)."""
@@ -217,6 +225,7 @@ def replay(
             report=report,
             as_json=as_json,
             timeline=timeline,
+            progress_lines=progress,
         )
     )
 

@@ -80,7 +80,11 @@ def describe_format_error(exc: FormatError) -> str:
 
 def load(path: Path, format: str | None, session: int | None = None) -> list[Transcript]:
     """The transcripts of ``path`` (the ``session``-th only when given), or ``CliError``."""
-    from abridged.formats.transcripts import FORMATS, load_transcripts  # noqa: PLC0415
+    from abridged.formats.transcripts import (  # noqa: PLC0415
+        FORMATS,
+        load_session,
+        load_transcripts,
+    )
 
     if format is not None:
         format = INPUT_FORMAT_ALIASES.get(format, format)
@@ -93,26 +97,30 @@ def load(path: Path, format: str | None, session: int | None = None) -> list[Tra
     if path.is_dir():
         raise CliError(f"cannot read {path}: it is a directory")
     try:
+        if session is not None:
+            # only that session is read (a mini-swe-agent file is not even parsed before it)
+            chosen = load_session(path, session, format) if session >= 1 else None
+            if chosen is None:
+                count = len(load_transcripts(path, format))
+                raise CliError(
+                    f"--session {session}: the file holds {count} session"
+                    + ("s" if count != 1 else ""),
+                    BAD_USAGE,
+                )
+            if not chosen.messages:
+                raise CliError(f"{path}: session {session} ({chosen.id}) holds no message")
+            return [chosen]
         transcripts = load_transcripts(path, format)
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except FormatError as exc:
         raise CliError(describe_format_error(exc)) from exc
+    except CliError:
+        raise
     except AbridgedError as exc:
         raise CliError(f"{path}: {exc}") from exc
     if not transcripts:
         raise CliError(f"{path}: no session in the file")
-    if session is not None:
-        if not 1 <= session <= len(transcripts):
-            raise CliError(
-                f"--session {session}: the file holds {len(transcripts)} session"
-                + ("s" if len(transcripts) != 1 else ""),
-                BAD_USAGE,
-            )
-        chosen = transcripts[session - 1]
-        if not chosen.messages:
-            raise CliError(f"{path}: session {session} ({chosen.id}) holds no message")
-        return [chosen]
     return transcripts
 
 

@@ -74,9 +74,12 @@ def detect_format(path: PathLike) -> str:
     return detect(Path(path)).format
 
 
-def load_swebench_jsonl(path: PathLike, *, strict: bool = True) -> Iterator[Transcript]:
+def load_swebench_jsonl(
+    path: PathLike, *, strict: bool = True, start: int = 0
+) -> Iterator[Transcript]:
     """The sessions of a flattened mini-swe-agent JSONL file, one per line, read lazily
-    (one line ahead when ``strict=False``, to know where trailing bad lines go).
+    (one line ahead when ``strict=False``, to know where trailing bad lines go). ``start``:
+    the sessions (lines) to pass over unread first (a repeated id there is not noticed).
 
     Each line is ``{"instance_id", "model", "exit_status", "messages": [...]}`` with the usage
     report beside each assistant message; the transcript's id is the instance id (``@line`` added
@@ -88,7 +91,7 @@ def load_swebench_jsonl(path: PathLike, *, strict: bool = True) -> Iterator[Tran
     skipped: list[int] = []  # filled by jsonl_objects too
     seen: set[str] = set()
     held: Transcript | None = None  # non-strict: held back until trailing bad lines are known
-    for lineno, obj in jsonl_objects(p, SWEBENCH_JSONL, strict, skipped):
+    for lineno, obj in jsonl_objects(p, SWEBENCH_JSONL, strict, skipped, skip=start):
         try:
             transcript = swebench_session(obj, p, lineno, seen)
         except FormatError:
@@ -164,6 +167,23 @@ def load_transcripts(
         )
     fmt = detected.format
     return _with_messages(_load(p, detected, strict), p, fmt, given=format is not None)
+
+
+def load_session(
+    path: PathLike, number: int, format: str | None = None, *, strict: bool = True
+) -> Transcript | None:
+    """The ``number``-th session of a file (from 1), read without the sessions after it (and,
+    in a mini-swe-agent JSONL file, without parsing the lines before it); ``None`` when the
+    file holds fewer. ``FormatError`` as ``load_transcripts``.
+    """
+    if number < 1:
+        return None
+    p = Path(path)
+    detected = detect(p, strict) if format is None else Detected(format)
+    if detected.format == SWEBENCH_JSONL and detected.doc is None:
+        return next(load_swebench_jsonl(p, strict=strict, start=number - 1), None)
+    transcripts = load_transcripts(p, detected.format, strict=strict)
+    return transcripts[number - 1] if number <= len(transcripts) else None
 
 
 def _load(p: Path, detected: Detected, strict: bool) -> list[Transcript]:

@@ -73,12 +73,16 @@ def read_json(path: Path, fmt: str) -> Any:
 
 
 def jsonl_objects(
-    path: Path, fmt: str, strict: bool, skipped: list[int]
+    path: Path, fmt: str, strict: bool, skipped: list[int], *, skip: int = 0
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; bad lines raise or land in ``skipped``."""
+    """(line number, object) for each non-blank line; bad lines raise or land in ``skipped``.
+    The first ``skip`` non-blank lines are passed over unread (not even decoded)."""
     with path.open("rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             if not raw.strip():
+                continue
+            if skip > 0:
+                skip -= 1
                 continue
             try:
                 text = decode(raw, fmt, str(path), lineno)
