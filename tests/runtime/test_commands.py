@@ -206,6 +206,10 @@ async def test_resume_finds_a_session_by_search_words(store: Store, server: Prov
     await convo.send("/new")
     await convo.send("Something else entirely")
     await store.drain()  # the first session's final summary (searchable) is ready
+    listing = (await convo.send("/resume")).text
+    # each session is titled by what was asked in it, not by the summary's first heading
+    first = next(line for line in listing.splitlines() if "#1" in line)
+    assert "PELICAN migration" in first and "## " not in listing and "intent" not in listing
     result = await convo.send("/resume pelican migration")
     assert result.text.startswith("Resumed session #1")
     await convo.send("Where were we?")

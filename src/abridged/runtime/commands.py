@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal
 
 from abridged.core.budget import format_token_size
 from abridged.core.windows import Pricing
+from abridged.engine.summarize.prompts import summary_title
 from abridged.errors import AbridgedError
 from abridged.runtime.events import TurnResult
 from abridged.runtime.state import summary_tokens
@@ -243,10 +244,8 @@ async def _resume(convo: Conversation, argument: str) -> str:
         lines = ["Sessions (/resume ID, number or search words):"]
         for s in sessions:
             summary = s.final_summary or s.start_summary
-            gist = ""
-            if summary is not None:
-                first = next((ln for ln in summary.text.splitlines() if ln.strip()), "")
-                gist = ": " + first.strip()[:80]
+            title = summary_title(summary.text) if summary is not None else ""
+            gist = f": {title}" if title else ""
             mark = "*" if s.is_current else " "
             lines.append(f" {mark} #{s.number} {s.id[:8]} ({s.reason}){gist}")
         return "\n".join(lines)

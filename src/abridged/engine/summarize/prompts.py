@@ -167,6 +167,26 @@ def parse_sections(text: str) -> dict[str, str]:
     return out
 
 
+def summary_title(text: str, max_chars: int = 80) -> str:
+    """A one-line title for a summary (a session listing): the first line of what the user
+    asked for, else its first line that is not a heading; list markers and the summary's own
+    header left out, cut at ``max_chars``.
+
+    >>> summary_title("## User intent and requests\n- Make round_total round half up.\n")
+    'Make round_total round half up.'
+    """
+    sections = parse_sections(text)
+    for body in (sections.get("intent", ""), text):
+        for line in body.splitlines():
+            line = line.strip().lstrip("-*• ").strip()
+            if not line or line.startswith("#") or _HEADING.match(line) or line == NONE_TEXT:
+                continue
+            if line.startswith(("<", "[")) or line.lower().startswith("summary of"):
+                continue  # the summary's own header or a tag, not its content
+            return line if len(line) <= max_chars else line[: max_chars - 1].rstrip() + "…"
+    return ""
+
+
 def add_to_section(text: str, key: str, addition: str) -> str:
     """``text`` with ``addition`` at the end of section ``key``; a missing section is inserted
     in its place in the order of ``SECTIONS`` (or at the end).
