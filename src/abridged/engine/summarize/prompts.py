@@ -177,8 +177,8 @@ def summary_title(text: str, max_chars: int = 80) -> str:
     """
     sections = parse_sections(text)
     for body in (sections.get("intent", ""), text):
-        for line in body.splitlines():
-            line = line.strip().lstrip("-*• ").strip()
+        for raw in body.splitlines():
+            line = raw.strip().lstrip("-*• ").strip()
             if not line or line.startswith("#") or _HEADING.match(line) or line == NONE_TEXT:
                 continue
             if line.startswith(("<", "[")) or line.lower().startswith("summary of"):
