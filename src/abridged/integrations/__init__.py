@@ -1,3 +1,4 @@
 """abridged inside agent frameworks: thin adapters from a framework's messages to abridged's and
 back, the ``ContextManager`` doing the work (``abridged.integrations.langchain``: a LangChain
-v1 agent middleware). Each module imports its framework lazily, from its extra."""
+v1 agent middleware; ``abridged.integrations.pydantic_ai``: a pydantic-ai capability). Each
+module needs its framework, from its extra; importing ``abridged`` loads none of them."""
