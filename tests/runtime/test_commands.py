@@ -307,3 +307,15 @@ async def test_status_during_a_turn_answers_at_once(store: Store) -> None:
         "command",
         "command_output",
     ]
+
+
+async def test_the_meter_after_new_measures_the_new_empty_session(
+    store: Store, server: ProviderServer
+) -> None:
+    convo = await open_convo(store, server)
+    await convo.send(f"Remember the codename ORCA. {NOTE}")
+    before = convo.context_tokens()
+    assert (await convo.send("/new")).command == "new"
+    after = convo.context_tokens()
+    # the system prompt and little else: not the last report of the old session
+    assert after < before / 3, (before, after)
