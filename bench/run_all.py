@@ -28,8 +28,9 @@ BENCHMARKS = [
     "startup",
     "service",
     "proxy",
+    "frameworks",
 ]
-TAKES_DATA = {"tokens", "retention", "cache", "replay", "proxy"}
+TAKES_DATA = {"tokens", "retention", "cache", "replay", "proxy", "frameworks"}
 
 
 def main() -> int:
