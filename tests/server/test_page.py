@@ -67,7 +67,10 @@ def test_the_page_streams_shows_the_ring_compacts_and_survives_a_reload(
         expect(page.get_by_test_id("input")).to_be_enabled()
         expect(page.get_by_test_id("ring")).to_have_attribute("data-state", "green")
 
-        # a turn: tool calls stream in, then the reply with its statistics
+        # a turn: tool calls stream in, then the reply with its statistics. Each model call
+        # takes 0.3 s, so that the live items are seen before the turn ends and the timeline is
+        # drawn again from the stored messages (a turn against an instant provider ends first)
+        provider.latency = 0.3
         page.get_by_test_id("input").fill("Read the records, please.")
         page.get_by_test_id("send").click()
         expect(page.get_by_test_id("tool-started").first).to_be_visible(timeout=20_000)
