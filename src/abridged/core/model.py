@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, get_args
 
+from abridged.errors import FormatError
+
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[Role, ...] = get_args(Role)
 
@@ -129,8 +131,16 @@ class Opaque:
 
     @classmethod
     def of(cls, format: str, value: Mapping[str, Any]) -> Opaque:
-        """The part holding ``value`` (an item or block object with a string ``type``)."""
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        """The part holding ``value`` (an item or block object with a string ``type``);
+        ``FormatError`` when it cannot be kept as JSON (nested too deeply, not JSON data)."""
+        try:
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        except (RecursionError, ValueError, TypeError) as exc:
+            raise FormatError(
+                f"a {value.get('type')!r} item cannot be kept as JSON: {type(exc).__name__}",
+                format=format,
+                expected="an item of JSON data, nested at most a few hundred levels",
+            ) from None
         return cls(format, str(value.get("type", "")), text)
 
     def value(self) -> Any:
