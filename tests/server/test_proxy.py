@@ -483,3 +483,30 @@ def test_the_proxy_command_starts_answers_and_stops(
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
     assert bad.returncode == 2 and "http://" in bad.stderr
+
+
+def test_langchain_chat_openai_through_the_proxy(provider: ProviderServer, tmp_path: Path) -> None:
+    """LangChain's ChatOpenAI with a ``base_url`` at the proxy: a long tool loop that keeps its
+    whole history fits the provider's 8k window; the same history sent direct overflows."""
+    from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+    from langchain_openai import ChatOpenAI
+
+    history: list[Any] = [SystemMessage("You are an agent."), HumanMessage("Read every record.")]
+    with proxying(config_for(provider, tmp_path / "lc.db")) as base:
+        model = ChatOpenAI(
+            model="gpt-test", base_url=base + "/v1", api_key=KEY, max_retries=0
+        ).bind_tools(TOOLS_OPENAI)
+        for _ in range(60):
+            reply = model.invoke(history)
+            history.append(reply)
+            for call in reply.tool_calls:
+                history.append(ToolMessage(record(call["args"]["key"]), tool_call_id=call["id"]))
+    requests = provider.requests
+    assert len(requests) == 60 and all(r.status == 200 for r in requests)
+    assert all(validate_messages(r.messages) == [] for r in requests)
+    assert max(r.prompt_tokens for r in requests) <= WINDOW - 1_024
+    direct = ChatOpenAI(
+        model="gpt-test", base_url=provider.base_url + "/v1", api_key=KEY, max_retries=0
+    ).bind_tools(TOOLS_OPENAI)
+    with pytest.raises(openai.BadRequestError, match="maximum context length"):
+        direct.invoke(history)
