@@ -456,3 +456,20 @@ def test_emergency_drop_setting_error() -> None:
     with pytest.raises(SettingError) as info:
         emergency_drop_oldest_steps(chat_session(3), min_split_turn_messages=0)
     assert info.value.name == "min_split_turn_messages"
+
+
+def test_interrupted_calls_get_an_error_result_before_what_follows() -> None:
+    from abridged.core.turns import close_interrupted_calls
+    from abridged.core.validate import is_paired
+
+    a = Message("assistant", (ToolCall("c1", "ls"), ToolCall("c2", "cat")))
+    answered = Message("tool", (ToolResult("c1", "ls", "a.py"),))
+    history = [Message.user("go"), a, answered, Message.user("and now?")]
+    closed = close_interrupted_calls(history, "stopped")
+    assert [m.role for m in closed] == ["user", "assistant", "tool", "tool", "user"]
+    assert closed[3].tool_results[0].call_id == "c2" and closed[3].tool_results[0].is_error
+    assert is_paired(closed) and not is_paired(history)
+    whole = [Message.user("go"), a, answered, Message("tool", (ToolResult("c2", "cat", "x"),))]
+    assert close_interrupted_calls(whole, "stopped") is whole  # nothing missing: the same list
+    trailing = close_interrupted_calls([Message.user("go"), a], "stopped")
+    assert [m.role for m in trailing] == ["user", "assistant", "tool", "tool"]

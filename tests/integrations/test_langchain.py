@@ -206,3 +206,32 @@ def test_a_sync_agent_with_a_store_is_refused_clearly(
     agent = create_agent(model(provider), [read_record], middleware=[middleware(store=store)])
     with pytest.raises(SettingError, match="async"):
         agent.invoke({"messages": [HumanMessage("hi")]})
+
+
+def test_a_run_stopped_between_a_call_and_its_result_does_not_break_the_next(
+    provider: ProviderServer,
+) -> None:
+    """A recursion limit stops a run after the model asked for a tool: the checkpointed state
+    ends with a call and no result. The next run's request gets an error result for it in what
+    is sent (the provider would refuse the history otherwise); the state is not changed."""
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 3}
+    agent = create_agent(
+        model(provider), [read_record], middleware=[middleware()], checkpointer=InMemorySaver()
+    )
+    with pytest.raises(GraphRecursionError):
+        agent.invoke({"messages": [HumanMessage("Read one record.")]}, config)
+    state = agent.get_state(config).values["messages"]
+    assert (
+        isinstance(state[-1], AIMessage) and state[-1].tool_calls
+    )  # dangling, as LangGraph left it
+    with pytest.raises(GraphRecursionError):
+        agent.invoke({"messages": [HumanMessage("Go on.")]}, config)
+    sent = provider.requests[-1]
+    assert sent.status == 200 and validate_messages(sent.messages) == []
+    closed = [r for m in sent.messages for r in m.tool_results if "stopped before" in r.text]
+    assert len(closed) == 1  # (Chat Completions has no error flag: the text says it)
+    direct = create_agent(model(provider), [read_record], checkpointer=InMemorySaver())
+    with pytest.raises(GraphRecursionError):
+        direct.invoke({"messages": [HumanMessage("Read one record.")]}, config)
+    with pytest.raises(Exception, match="tool_call"):  # without abridged: the provider refuses
+        direct.invoke({"messages": [HumanMessage("Go on.")]}, config)

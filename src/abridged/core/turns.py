@@ -37,7 +37,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from abridged.core.model import Message, Reasoning, ToolCall, ToolResult
+from abridged.core.model import Message, Reasoning, Text, ToolCall, ToolResult
 from abridged.errors import SettingError
 
 TokenCount: TypeAlias = Callable[[Message], int]
@@ -93,6 +93,46 @@ def unanswered_tool_calls(messages: Sequence[Message]) -> list[ToolCall]:
         return []
     answered = {r.call_id for m in messages[start:] for r in m.tool_results}
     return [c for m in messages[start:] for c in m.tool_calls if c.id not in answered]
+
+
+def close_interrupted_calls(messages: Sequence[Message], text: str) -> list[Message]:
+    """``messages`` with an error result (``text``) after every tool call that has none before
+    the next message that is not a tool result: a run stopped between a call and its result
+    (an interrupted agent, a recursion limit) leaves the history unpaired, and providers refuse
+    it. The same list (not a copy) when nothing is missing.
+
+    >>> call = Message("assistant", (ToolCall("c1", "ls"),))
+    >>> [m.role for m in close_interrupted_calls([call, Message.user("go on")], "stopped")]
+    ['assistant', 'tool', 'user']
+    """
+    out: list[Message] | None = None
+    pending: list[ToolCall] = []
+
+    def close(at: int) -> None:
+        nonlocal out
+        if out is None:
+            out = list(messages[:at])
+        out.extend(
+            Message("tool", (ToolResult(c.id, c.name, (Text(text),), is_error=True),))
+            for c in pending
+        )
+        pending.clear()
+
+    for index, message in enumerate(messages):
+        if message.role == "tool":
+            answered = {r.call_id for r in message.tool_results}
+            pending = [c for c in pending if c.id not in answered]
+        elif pending:
+            close(index)
+        if message.tool_calls:
+            pending = list(message.tool_calls)
+        if out is not None:
+            out.append(message)
+    if pending:
+        close(len(messages))
+    if out is not None:
+        return out
+    return messages if isinstance(messages, list) else list(messages)
 
 
 def head_length(messages: Sequence[Message]) -> int:

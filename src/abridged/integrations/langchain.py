@@ -6,7 +6,9 @@
     agent = create_agent(model, tools, middleware=[AbridgedMiddleware(context_window=128_000)])
 
 The agent's state (its checkpointed ``messages``) is never rewritten: at every model call the
-middleware gives the messages to a ``ContextManager`` (one per LangGraph ``thread_id``, else one
+middleware gives the messages to a ``ContextManager`` (a tool call the state holds no result for,
+left by a run that stopped in between, gets an error result in what is sent, so the provider
+does not refuse the history) (one per LangGraph ``thread_id``, else one
 for the middleware), which prunes old tool output and summarizes old turns at a turn boundary
 when they no longer fit, and the call is made with the context it returns
 (``request.override(messages=...)``). Messages abridged did not change are the agent's own
@@ -40,6 +42,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from abridged.core.budget import BudgetSettings
 from abridged.core.model import Image, Message, Text, ToolCall, ToolResult, Usage
+from abridged.core.turns import close_interrupted_calls
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks
 from abridged.engine.triggers import CompactionSettings
@@ -48,7 +51,12 @@ from abridged.providers.overflow import is_context_overflow
 from abridged.runtime.context_manager import ContextManager, Prepared
 from abridged.store import Store
 
+#: The result sent for a tool call the agent's state holds no result for (a run stopped between
+#: the call and its result: an interrupt, a recursion limit); the state itself is not changed.
+INTERRUPTED_RESULT = "This tool call has no result: the run that made it stopped before it ran."
+
 __all__ = [
+    "INTERRUPTED_RESULT",
     "AbridgedMiddleware",
     "message_from_langchain",
     "message_to_langchain",
@@ -206,7 +214,7 @@ class _Thread:
             out.append(known[1])
             own[id(known[1])] = lc
         self.read = read
-        return out, own
+        return close_interrupted_calls(out, INTERRUPTED_RESULT), own
 
 
 class AbridgedMiddleware(AgentMiddleware):
@@ -302,7 +310,8 @@ class AbridgedMiddleware(AgentMiddleware):
         request: ModelRequest[Any], prepared: Prepared, own: dict[int, BaseMessage]
     ) -> ModelRequest[Any]:
         """The request with the prepared context (the system prompt stays the request's)."""
-        if not prepared.state.compacted and not prepared.state.pruned:
+        unchanged = all(id(m) in own for m in prepared.messages)
+        if unchanged and not prepared.state.compacted and not prepared.state.pruned:
             return request  # the agent's own messages, as they are
         messages: list[AnyMessage] = []
         for index, message in enumerate(prepared.messages):
