@@ -29,6 +29,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingRes
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 from abridged.core.budget import format_token_size
+from abridged.errors import NotFoundError
 from abridged.providers.overflow import is_context_overflow
 from abridged.runtime.context_manager import Prepared
 from abridged.server.lease import TurnBusyError, hold_turn, new_holder
@@ -178,23 +179,31 @@ def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> Fast
         identity = conversation_identity(api, headers, body)
         conversations: ProxyConversations = request.app.state.conversations
         stack = AsyncExitStack()
-        try:
-            # the conversation exists before its lease can be taken
-            await conversations.current(identity, str(body.get("model") or "unknown"))
-            await stack.enter_async_context(
-                hold_turn(
-                    request.app.state.store,
-                    identity.conversation_id,
-                    new_holder(request.app.state.worker),
-                    owner=identity.owner,
-                    ttl=config.lease_ttl,
-                    wait=config.queue_timeout,
-                )
+        model = str(body.get("model") or "unknown")
+
+        def lease() -> Any:
+            return hold_turn(
+                request.app.state.store,
+                identity.conversation_id,
+                new_holder(request.app.state.worker),
+                owner=identity.owner,
+                ttl=config.lease_ttl,
+                wait=config.queue_timeout,
             )
+
+        try:
+            try:
+                held = await stack.enter_async_context(lease())
+            except NotFoundError:  # the first request: the conversation is made, then leased
+                await conversations.current(identity, model)
+                held = await stack.enter_async_context(lease())
             api_key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix(
                 "Bearer "
             )
-            made = await conversations.prepare(identity, api, body, api_key or None)
+            # the lease's own read of the conversation says where it points (a fork or not)
+            made = await conversations.prepare(
+                identity, api, body, api_key or None, base=held.lease.conversation
+            )
             if made is None:
                 await stack.aclose()
                 return await passthrough(request, raw, api)

@@ -24,7 +24,7 @@ from abridged.runtime.context_manager import ContextManager, Prepared
 from abridged.server.proxy.apis import API_FORMATS, Api, history_of
 from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.identity import Identity
-from abridged.store import Store
+from abridged.store import ConversationInfo, Store
 
 __all__ = ["ProxyConversations"]
 
@@ -35,6 +35,12 @@ class _Open:
     model: str
     api: Api
     used: float = field(default_factory=time.monotonic)
+
+
+def _pointed(info: ConversationInfo, identity: Identity) -> str:
+    """The stored conversation an identity's own conversation points to: its fork, or itself."""
+    fork = info.settings.get("fork")
+    return fork if isinstance(fork, str) and fork else identity.conversation_id
 
 
 class ProxyConversations:
@@ -81,8 +87,7 @@ class ProxyConversations:
                 info = await self.store.open_conversation(
                     identity.conversation_id, owner=identity.owner
                 )
-        fork = info.settings.get("fork")
-        return fork if isinstance(fork, str) and fork else identity.conversation_id
+        return _pointed(info, identity)
 
     async def _fork(self, identity: Identity, model: str) -> str:
         base = await self.store.open_conversation(identity.conversation_id, owner=identity.owner)
@@ -140,10 +145,13 @@ class ProxyConversations:
         api: Api,
         body: Mapping[str, Any],
         api_key: str | None,
+        *,
+        base: ConversationInfo | None = None,
     ) -> tuple[str, ContextManager, Prepared] | None:
         """The context to send for a request's body: ``(stored conversation id, its manager,
         the prepared context)``; ``None`` when abridged cannot read the history (the request
-        then goes upstream as it came, and the provider answers it)."""
+        then goes upstream as it came, and the provider answers it). ``base``: the identity's
+        conversation as already read (by the lease), so that it is not read again."""
         model = str(body.get("model") or "unknown")
         messages = history_of(api, body)
         if messages is None:
@@ -152,7 +160,7 @@ class ProxyConversations:
         # manager their size (a hidden prefix, ``abridged.runtime.sizing``)
         system = body.get("system") if api == "anthropic" else None
         tools = body.get("tools") if isinstance(body.get("tools"), list) else None
-        cid = await self.current(identity, model)
+        cid = _pointed(base, identity) if base is not None else await self.current(identity, model)
         manager = await self._manager(cid, identity, api, model, api_key)
         try:
             return cid, manager, await manager.aprepare(messages, system=system, tools=tools)
