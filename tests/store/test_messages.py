@@ -273,3 +273,21 @@ async def test_concurrent_deliveries_give_each_queued_message_one_sequence_numbe
     finally:
         for s in stores:
             await s.close()
+
+
+async def test_ensure_conversation_makes_a_named_one_once(db_url: str) -> None:
+    """Two processes asking for the same named conversation at once both get it, made once."""
+    stores = [Store(db_url) for _ in range(2)]
+    try:
+        made = await asyncio.gather(
+            *(s.ensure_conversation("named-1", owner="ann", model="m") for s in stores)
+        )
+        assert {m.id for m in made} == {"named-1"} and made[0].model == "m"
+        again = await stores[0].ensure_conversation("named-1", owner="ann", settings={"x": 1})
+        assert again.settings == {} and again.created_at == made[0].created_at
+        assert [c.id for c in await stores[0].list_conversations(owner="ann")] == ["named-1"]
+        with pytest.raises(OwnershipError):
+            await stores[1].ensure_conversation("named-1", owner="bob")
+    finally:
+        for s in stores:
+            await s.close()

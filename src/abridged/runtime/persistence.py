@@ -27,7 +27,7 @@ from abridged.core.model import Message
 from abridged.core.turns import head_length
 from abridged.engine.compaction import CompactionResult
 from abridged.engine.context import CompactionState
-from abridged.errors import MessageValidationError, NotFoundError, StoreError
+from abridged.errors import MessageValidationError
 
 if TYPE_CHECKING:
     from abridged.store import Context, Store
@@ -91,14 +91,8 @@ class StoredConversation:
             self.conversation_id = cid = info.id
             self._attached, self._version = True, info.version
             self._session_id = info.current_session_id or ""
-        else:
-            try:
-                info = await store.open_conversation(cid, owner=self.owner)
-            except NotFoundError:  # a conversation named by the caller, made on first use
-                try:
-                    info = await store.create_conversation(cid, owner=self.owner, model=self.model)
-                except StoreError:  # another process made it first
-                    info = await store.open_conversation(cid, owner=self.owner)
+        else:  # a conversation named by the caller is made on first use
+            info = await store.ensure_conversation(cid, owner=self.owner, model=self.model)
         stored = info.next_seq - 1
         if stored > len(body):
             self._attached = False

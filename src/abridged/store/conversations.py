@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from abridged.errors import CorruptRowError, StoreError
+from abridged.errors import CorruptRowError, NotFoundError, StoreEnvironmentError, StoreError
 from abridged.store import codec, queries
 from abridged.store.base import StoreBase, log
 from abridged.store.connect import transaction
@@ -59,6 +59,30 @@ class ConversationOps(StoreBase):
             await queries.set_conversation(conn, cid, current_session_id=session_id)
             row = await queries.read_conversation(conn, cid, None)
         return codec.conversation_info(row)
+
+    async def ensure_conversation(
+        self,
+        conversation_id: str,
+        *,
+        owner: str | None = None,
+        model: str | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> ConversationInfo:
+        """The conversation named ``conversation_id``, made (with ``model`` and ``settings``)
+        when there is none: for ids a caller chooses (a thread, a session, a proxied client).
+        Another process making it at the same time is not an error; a failing database is."""
+        try:
+            return await self.open_conversation(conversation_id, owner=owner)
+        except NotFoundError:
+            pass
+        try:
+            return await self.create_conversation(
+                conversation_id, owner=owner, model=model, settings=settings
+            )
+        except StoreEnvironmentError:
+            raise
+        except StoreError:  # taken meanwhile by another process: read what it made
+            return await self.open_conversation(conversation_id, owner=owner)
 
     async def open_conversation(
         self, conversation_id: str, *, owner: str | None = None

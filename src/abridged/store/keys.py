@@ -56,7 +56,7 @@ class KeyOps(StoreBase):
         await self.open()
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         record = ApiKey(queries.new_id(), name, label, codec.now(), None)
-        async with transaction(self._engine) as conn:
+        async with transaction(self._engine, operation="create_api_key") as conn:
             await conn.execute(
                 api_keys.insert().values(
                     id=record.id,
@@ -74,7 +74,7 @@ class KeyOps(StoreBase):
         if not key or len(key) > 512:
             return None
         await self.open()
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="tenant_for_key") as conn:
             row = (
                 await conn.execute(
                     select(api_keys.c.tenant)
@@ -90,7 +90,7 @@ class KeyOps(StoreBase):
         stmt = select(api_keys).order_by(api_keys.c.created_at)
         if tenant is not None:
             stmt = stmt.where(api_keys.c.tenant == tenant)
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="list_api_keys") as conn:
             rows = (await conn.execute(stmt)).mappings().all()
         return [
             ApiKey(
@@ -106,7 +106,7 @@ class KeyOps(StoreBase):
     async def revoke_api_key(self, key_id: str) -> None:
         """Revoke a key by its id (the row stays, for the record); ``NotFoundError`` if none."""
         await self.open()
-        async with transaction(self._engine) as conn:
+        async with transaction(self._engine, operation="revoke_api_key") as conn:
             result = await conn.execute(
                 update(api_keys)
                 .where(api_keys.c.id == key_id)

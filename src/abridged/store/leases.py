@@ -17,14 +17,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import Update, and_, or_, select, update
 
 from abridged.errors import NotFoundError, SettingError
 from abridged.store import codec, queries
 from abridged.store.base import StoreBase
 from abridged.store.connect import transaction
 from abridged.store.records import ConversationInfo, StoredMessage
-from abridged.store.schema import conversations, messages
+from abridged.store.schema import conversations
 
 __all__ = ["LeaseOps", "TurnLease"]
 
@@ -58,6 +58,15 @@ class LeaseState:
     expires_ms: int | None
 
 
+def _release(conversation_id: str, holder: str) -> Update:
+    """Give the lease back, if ``holder`` still holds it."""
+    return (
+        update(conversations)
+        .where(and_(conversations.c.id == conversation_id, conversations.c.lease_holder == holder))
+        .values(lease_holder=None, lease_expires_ms=None)
+    )
+
+
 class LeaseOps(StoreBase):
     """Turn leases: ``acquire_turn``, ``renew_turn``, ``release_turn`` (or ``finish_turn``),
     ``turn_lease``."""
@@ -82,13 +91,13 @@ class LeaseOps(StoreBase):
         if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
             raise SettingError("ttl", ttl, "a number of seconds > 0")
         await self.open()
-        async with transaction(self._engine, "write") as conn:
+        async with transaction(self._engine, "write", operation="acquire_turn") as conn:
             # The row is read locked (SQLite's write transaction already is): a lease released
             # between an unlocked read and the update would otherwise count as a takeover.
             row = (
                 (
                     await conn.execute(
-                        select(conversations)
+                        select(*codec.columns(conversations))
                         .where(conversations.c.id == conversation_id)
                         .with_for_update()
                     )
@@ -128,20 +137,7 @@ class LeaseOps(StoreBase):
                 return None
             message = None
             if message_id is not None:
-                found = (
-                    (
-                        await conn.execute(
-                            select(messages)
-                            .where(messages.c.conversation_id == conversation_id)
-                            .where(messages.c.message_id == message_id)
-                            .order_by(messages.c.version.desc())
-                            .limit(1)
-                        )
-                    )
-                    .mappings()
-                    .first()
-                )
-                message = None if found is None else codec.stored_message(found)
+                message = await queries.message_by_id(conn, conversation_id, message_id)
         return TurnLease(
             conversation_id,
             holder,
@@ -158,7 +154,7 @@ class LeaseOps(StoreBase):
         taken over): the caller must stop its turn."""
         await self.open()
         expires = now_ms() + int(ttl * 1000)
-        async with transaction(self._engine, "write") as conn:
+        async with transaction(self._engine, "write", operation="renew_turn") as conn:
             result = await conn.execute(
                 update(conversations)
                 .where(
@@ -176,17 +172,8 @@ class LeaseOps(StoreBase):
     async def release_turn(self, conversation_id: str, holder: str) -> bool:
         """Give the lease back (only if ``holder`` still holds it); whether it did."""
         await self.open()
-        async with transaction(self._engine, "write") as conn:
-            result = await conn.execute(
-                update(conversations)
-                .where(
-                    and_(
-                        conversations.c.id == conversation_id,
-                        conversations.c.lease_holder == holder,
-                    )
-                )
-                .values(lease_holder=None, lease_expires_ms=None)
-            )
+        async with transaction(self._engine, "write", operation="release_turn") as conn:
+            result = await conn.execute(_release(conversation_id, holder))
         return bool(result.rowcount == 1)
 
     async def finish_turn(self, conversation_id: str, holder: str) -> ConversationInfo | None:
@@ -194,21 +181,9 @@ class LeaseOps(StoreBase):
         left it (read in the same statement); ``None`` when ``holder`` no longer held the
         lease (it expired and was taken over: what the turn left may have been changed)."""
         await self.open()
-        async with transaction(self._engine, "write") as conn:
+        async with transaction(self._engine, "write", operation="finish_turn") as conn:
             row = (
-                (
-                    await conn.execute(
-                        update(conversations)
-                        .where(
-                            and_(
-                                conversations.c.id == conversation_id,
-                                conversations.c.lease_holder == holder,
-                            )
-                        )
-                        .values(lease_holder=None, lease_expires_ms=None)
-                        .returning(*conversations.c)
-                    )
-                )
+                (await conn.execute(_release(conversation_id, holder).returning(*conversations.c)))
                 .mappings()
                 .first()
             )
@@ -217,7 +192,7 @@ class LeaseOps(StoreBase):
     async def turn_lease(self, conversation_id: str, *, owner: str | None = None) -> LeaseState:
         """Who holds the lease now (an expired lease reads as free)."""
         await self.open()
-        async with transaction(self._engine, "read") as conn:
+        async with transaction(self._engine, "read", operation="turn_lease") as conn:
             await queries.read_conversation(conn, conversation_id, owner)
             row = (
                 await conn.execute(

@@ -183,17 +183,9 @@ class MessageOps(ConversationOps):
         """The stored message with this message id (its newest version), queued or delivered;
         ``None`` when the conversation has none (what makes a retried send idempotent)."""
         await self.open()
-        stmt = (
-            select(*codec.columns(messages))
-            .where(messages.c.conversation_id == conversation_id)
-            .where(messages.c.message_id == message_id)
-            .order_by(messages.c.version.desc())
-            .limit(1)
-        )
         async with transaction(self._engine, "read", operation="find_message") as conn:
             await queries.read_conversation(conn, conversation_id, owner)
-            row = (await conn.execute(stmt)).mappings().first()
-        return None if row is None else codec.stored_message(row)
+            return await queries.message_by_id(conn, conversation_id, message_id)
 
     async def stored_messages(
         self,

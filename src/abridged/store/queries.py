@@ -324,3 +324,23 @@ def totals_columns(t: SessionTotals) -> dict[str, int]:
         "cache_write_tokens": t.cache_write,
         "reasoning_tokens": t.reasoning,
     }
+
+
+async def message_by_id(
+    conn: AsyncConnection, conversation_id: str, message_id: str
+) -> StoredMessage | None:
+    """The newest version of the message with this message id, queued or delivered."""
+    row = (
+        (
+            await conn.execute(
+                select(*codec.columns(messages))
+                .where(messages.c.conversation_id == conversation_id)
+                .where(messages.c.message_id == message_id)
+                .order_by(messages.c.version.desc())
+                .limit(1)
+            )
+        )
+        .mappings()
+        .first()
+    )
+    return None if row is None else codec.stored_message(row)

@@ -19,7 +19,7 @@ from typing import Any
 
 from abridged.core.budget import BudgetSettings
 from abridged.core.windows import ModelLimits
-from abridged.errors import MessageValidationError, NotFoundError, StoreError
+from abridged.errors import MessageValidationError
 from abridged.runtime.context_manager import ContextManager, Prepared
 from abridged.server.proxy.apis import API_FORMATS, Api, history_of
 from abridged.server.proxy.config import ProxyConfig
@@ -71,22 +71,12 @@ class ProxyConversations:
 
     async def current(self, identity: Identity, model: str) -> str:
         """The stored conversation an identity points to now (made on first sight)."""
-        try:
-            info = await self.store.open_conversation(
-                identity.conversation_id, owner=identity.owner
-            )
-        except NotFoundError:
-            try:
-                info = await self.store.create_conversation(
-                    identity.conversation_id,
-                    owner=identity.owner,
-                    model=model,
-                    settings={"proxy": {"source": identity.source}},
-                )
-            except StoreError:  # another worker made it first
-                info = await self.store.open_conversation(
-                    identity.conversation_id, owner=identity.owner
-                )
+        info = await self.store.ensure_conversation(
+            identity.conversation_id,
+            owner=identity.owner,
+            model=model,
+            settings={"proxy": {"source": identity.source}},
+        )
         return _pointed(info, identity)
 
     async def _fork(self, identity: Identity, model: str) -> str:
