@@ -29,17 +29,15 @@ from abridged.integrations.langchain import (
 )
 from abridged.store import Store
 from abridged.testing import ProviderServer, RecordedRequest, Reply
+from tests.integrations.support import WINDOW, record_text, scripted
 
-WINDOW = 8_192
 KEY = "sk-langchain-test-0123456789abcdef"
 
 
 @tool
 def read_record(key: str) -> str:
     """Read a record (about 600 tokens)."""
-    return f"record {key}\n" + "\n".join(
-        f"{i:03d} {key} alpha bravo charlie delta echo foxtrot golf" for i in range(60)
-    )
+    return record_text(key)
 
 
 def calls_until(steps: int) -> Any:
@@ -146,18 +144,13 @@ def test_an_overflow_is_recovered_once(provider: ProviderServer) -> None:
 
 
 def test_a_store_keeps_the_thread_and_a_restart_resumes(tmp_path: Path) -> None:
-    budget = {"calls": 40}
-
-    def reply(request: RecordedRequest) -> Reply:
-        budget["calls"] -= 1
-        if budget["calls"] < 0:
-            return Reply("Done.")
-        return Reply("", tool_calls=[("read_record", {"key": f"k{request.index}"})])
-
+    calls = {"left": 40}
     db = tmp_path / "lc.db"
     config = {"configurable": {"thread_id": "thread-1"}, "recursion_limit": 200}
     saver = InMemorySaver()
-    with ProviderServer(context_window=WINDOW, max_output=1_024, replies=reply) as provider:
+    with ProviderServer(
+        context_window=WINDOW, max_output=1_024, replies=scripted(calls)
+    ) as provider:
 
         async def run(text: str) -> AbridgedMiddleware:
             async with Store(db) as store:
@@ -174,7 +167,7 @@ def test_a_store_keeps_the_thread_and_a_restart_resumes(tmp_path: Path) -> None:
             # as a new process would
             first = await run("Read every record.")
             count = len(provider.requests)
-            budget["calls"] = 15
+            calls["left"] = 15
             return first, count, await run("Read fifteen more.")
 
         first, count, second = asyncio.run(both())

@@ -6,7 +6,6 @@ the window, a restarted process resumes the session."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,9 @@ from agents.tracing import set_tracing_disabled
 from abridged.core.validate import validate_messages
 from abridged.integrations.openai_agents import AbridgedInputFilter, AbridgedSession
 from abridged.store import Store
-from abridged.testing import ProviderServer, RecordedRequest, Reply
+from abridged.testing import ProviderServer
+from tests.integrations.support import WINDOW, record_text
 
-WINDOW = 8_192
 KEY = "sk-agents-test-0123456789abcdef"
 set_tracing_disabled(True)  # the SDK would otherwise export traces to OpenAI
 
@@ -28,30 +27,7 @@ set_tracing_disabled(True)  # the SDK would otherwise export traces to OpenAI
 @function_tool
 def read_record(key: str) -> str:
     """Read a record (about 600 tokens)."""
-    return f"record {key}\n" + "\n".join(
-        f"{i:03d} {key} alpha bravo charlie delta echo foxtrot golf" for i in range(60)
-    )
-
-
-def scripted(calls: dict[str, int]) -> Any:
-    def reply(request: RecordedRequest) -> Reply:
-        calls["left"] -= 1
-        if calls["left"] < 0:
-            return Reply("Done.")
-        return Reply("", tool_calls=[("read_record", {"key": f"k{request.index}"})])
-
-    return reply
-
-
-@pytest.fixture
-def calls() -> dict[str, int]:
-    return {"left": 40}
-
-
-@pytest.fixture
-def provider(calls: dict[str, int]) -> Iterator[ProviderServer]:
-    with ProviderServer(context_window=WINDOW, max_output=1_024, replies=scripted(calls)) as s:
-        yield s
+    return record_text(key)
 
 
 def make_agent(provider: ProviderServer) -> Agent[Any]:

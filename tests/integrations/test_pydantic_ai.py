@@ -6,7 +6,6 @@ store; and the message conversion both ways."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,40 +32,15 @@ from abridged.integrations.pydantic_ai import (
     messages_from_pydantic_ai,
 )
 from abridged.store import Store
-from abridged.testing import ProviderServer, RecordedRequest, Reply
+from abridged.testing import ProviderServer
+from tests.integrations.support import WINDOW, record_text
 
-WINDOW = 8_192
 KEY = "sk-pydantic-ai-test-0123456789abcdef"
 
 
 def read_record(key: str) -> str:
     """Read a record (about 600 tokens)."""
-    return f"record {key}\n" + "\n".join(
-        f"{i:03d} {key} alpha bravo charlie delta echo foxtrot golf" for i in range(60)
-    )
-
-
-def scripted(calls: dict[str, int]) -> Any:
-    """Tool calls while ``calls["left"]`` lasts, then a final answer."""
-
-    def reply(request: RecordedRequest) -> Reply:
-        calls["left"] -= 1
-        if calls["left"] < 0:
-            return Reply("Done.")
-        return Reply("", tool_calls=[("read_record", {"key": f"k{request.index}"})])
-
-    return reply
-
-
-@pytest.fixture
-def calls() -> dict[str, int]:
-    return {"left": 40}
-
-
-@pytest.fixture
-def provider(calls: dict[str, int]) -> Iterator[ProviderServer]:
-    with ProviderServer(context_window=WINDOW, max_output=1_024, replies=scripted(calls)) as s:
-        yield s
+    return record_text(key)
 
 
 def agent(provider: ProviderServer, *capabilities: Any) -> Agent[None, str]:

@@ -23,7 +23,6 @@ restarted process (or another worker) sends the same context; use the agent's as
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
@@ -47,6 +46,8 @@ from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks
 from abridged.engine.triggers import CompactionSettings
 from abridged.errors import SettingError
+from abridged.formats.usage import usage_from_openai
+from abridged.integrations.managers import ManagerOptions, stored_conversation_id
 from abridged.providers.overflow import is_context_overflow
 from abridged.runtime.context_manager import ContextManager, Prepared
 from abridged.store import Store
@@ -159,13 +160,15 @@ def usage_from_langchain(message: BaseMessage) -> Usage | None:
     read = int(details.get("cache_read") or 0)
     write = int(details.get("cache_creation") or 0)
     reasoning = int((meta.get("output_token_details") or {}).get("reasoning") or 0)
-    total = int(meta.get("input_tokens") or 0)
-    return Usage(
-        input=max(total - read - write, 0),
-        output=int(meta.get("output_tokens") or 0),
-        cache_read=read,
-        cache_write=write,
-        reasoning=reasoning,
+    # LangChain counts cached tokens inside ``input_tokens``, as OpenAI does
+    return usage_from_openai(
+        {
+            "input_tokens": meta.get("input_tokens"),
+            "output_tokens": meta.get("output_tokens"),
+            "cached_tokens": read,
+            "cache_write_tokens": write,
+            "reasoning_tokens": reasoning,
+        }
     )
 
 
@@ -182,14 +185,6 @@ def _thread_id() -> str | None:
         return None
     value = configurable.get("thread_id")
     return str(value) if value is not None else None
-
-
-def _conversation_id(thread: str) -> str:
-    """The store's id of a thread's conversation (at most 64 characters)."""
-    name = f"langchain-{thread}"
-    if len(name) <= 64:
-        return name
-    return "langchain-" + hashlib.sha256(thread.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 class _Thread:
@@ -244,23 +239,15 @@ class AbridgedMiddleware(AgentMiddleware):
         super().__init__()
         if isinstance(max_threads, bool) or not isinstance(max_threads, int) or max_threads < 1:
             raise SettingError("max_threads", max_threads, "an integer >= 1")
-        self._options: dict[str, Any] = {
-            "context_window": context_window,
-            "max_output_tokens": max_output_tokens,
-            "model": model,
-            "budget": budget,
-            "settings": settings,
-            "summarizer": summarizer,
-            "hooks": hooks,
-            "format": "abridged",
-        }
-        self._limits = limits
+        self._options = ManagerOptions(
+            limits, context_window, max_output_tokens, model, budget, settings, summarizer, hooks
+        )
         self._store = store
         self._owner = owner
         self._max_threads = max_threads
         self._threads: OrderedDict[str | None, _Thread] = OrderedDict()
         self._tools: tuple[Any, list[dict[str, Any]]] | None = None
-        ContextManager(limits, **self._options)  # the settings are checked now
+        self._options.manager("abridged")  # the settings are checked now
 
     def manager(self, thread_id: str | None = None) -> ContextManager | None:
         """The manager of a thread (``None``: the calls made outside any thread), if any."""
@@ -279,13 +266,9 @@ class AbridgedMiddleware(AgentMiddleware):
                 "a Store",
                 "async agent calls (ainvoke, astream): the store is async; or no store",
             )
-        conversation = _conversation_id(key) if key is not None and self._store else None
-        manager = ContextManager(
-            self._limits,
-            store=self._store,
-            conversation_id=conversation,
-            owner=self._owner,
-            **self._options,
+        conversation = stored_conversation_id("langchain", key) if key is not None else None
+        manager = self._options.manager(
+            "abridged", store=self._store, conversation_id=conversation, owner=self._owner
         )
         entry = self._threads[key] = _Thread(manager)
         while len(self._threads) > self._max_threads:

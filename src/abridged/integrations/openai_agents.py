@@ -27,7 +27,6 @@ window's default margins. Requires ``pip install 'abridged[openai-agents]'``.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from agents.memory import SessionABC
@@ -38,10 +37,9 @@ from abridged.core.model import Message
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks
 from abridged.engine.triggers import CompactionSettings
-from abridged.errors import NotFoundError, StoreError
 from abridged.formats.openai_responses import messages_from_responses
+from abridged.integrations.managers import ManagerOptions, stored_conversation_id
 from abridged.runtime.caller_formats import plain
-from abridged.runtime.context_manager import ContextManager
 from abridged.store import Store, StoredMessage
 
 __all__ = ["AbridgedInputFilter", "AbridgedSession"]
@@ -51,20 +49,10 @@ ITEM_KEY = "agents_item"
 POPPED_KEY = "agents_popped"
 
 
-def _conversation_id(session_id: str) -> str:
-    name = f"agents-{session_id}"
-    if len(name) <= 64:
-        return name
-    return "agents-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
-
-
 def _stored(item: Any) -> Message:
     """One item as a stored message: its meaning for abridged, and its exact JSON."""
     data = plain(item)
-    try:
-        (message,) = messages_from_responses([data])
-    except ValueError:  # pragma: no cover - one item reads as one message
-        message = Message.user("")
+    (message,) = messages_from_responses([data])  # one item is one message, or a FormatError
     return message.replace(meta={**message.meta, ITEM_KEY: data})
 
 
@@ -79,23 +67,17 @@ class AbridgedSession(SessionABC):
         self.session_id = session_id
         self.store = store
         self.owner = owner
-        self.conversation_id = _conversation_id(session_id)
+        self.conversation_id = stored_conversation_id("agents", session_id)
         self._ready = False
 
     async def _ensure(self) -> None:
         if self._ready:
             return
-        try:
-            await self.store.open_conversation(self.conversation_id, owner=self.owner)
-        except NotFoundError:
-            try:
-                await self.store.create_conversation(
-                    self.conversation_id,
-                    owner=self.owner,
-                    settings={"openai_agents": {"session_id": self.session_id}},
-                )
-            except StoreError:  # another process made it first
-                await self.store.open_conversation(self.conversation_id, owner=self.owner)
+        await self.store.ensure_conversation(
+            self.conversation_id,
+            owner=self.owner,
+            settings={"openai_agents": {"session_id": self.session_id}},
+        )
         self._ready = True
 
     async def _live(self) -> list[StoredMessage]:
@@ -152,17 +134,10 @@ class AbridgedInputFilter:
         summarizer: Any = None,
         hooks: CompactionHooks | None = None,
     ) -> None:
-        self.manager = ContextManager(
-            limits,
-            context_window=context_window,
-            max_output_tokens=max_output_tokens,
-            model=model,
-            format="responses",
-            budget=budget,
-            settings=settings,
-            summarizer=summarizer,
-            hooks=hooks,
+        options = ManagerOptions(
+            limits, context_window, max_output_tokens, model, budget, settings, summarizer, hooks
         )
+        self.manager = options.manager("responses")
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         """The model's input for this call: the compacted items, the same instructions."""

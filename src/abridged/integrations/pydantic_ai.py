@@ -22,7 +22,6 @@ With a ``store`` each conversation's state lives in abridged's store, keyed by i
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +60,8 @@ from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks
 from abridged.engine.triggers import CompactionSettings
 from abridged.errors import SettingError
+from abridged.formats.usage import usage_from_openai
+from abridged.integrations.managers import ManagerOptions, stored_conversation_id
 from abridged.providers.overflow import is_context_overflow
 from abridged.runtime.context_manager import ContextManager, Prepared
 from abridged.store import Store
@@ -82,16 +83,17 @@ def _opaque(part: Any) -> Opaque:
 
 def _usage(response: ModelResponse) -> Usage | None:
     usage = response.usage
-    read, write = usage.cache_read_tokens or 0, usage.cache_write_tokens or 0
-    total = usage.input_tokens or 0
-    if total <= 0:
+    if not usage.input_tokens:
         return None
-    return Usage(
-        input=max(total - read - write, 0),
-        output=usage.output_tokens or 0,
-        cache_read=read,
-        cache_write=write,
-        reasoning=usage.output_reasoning_tokens or 0,
+    # pydantic-ai counts cached tokens inside ``input_tokens``, as OpenAI does
+    return usage_from_openai(
+        {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cached_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+            "reasoning_tokens": usage.output_reasoning_tokens,
+        }
     )
 
 
@@ -174,8 +176,10 @@ class _Conversation:
         self.read: dict[int, tuple[ModelMessage, list[Message]]] = {}
         # the origin of each abridged message of the last request (for an overflow's retry)
         self.origin: dict[int, tuple[ModelMessage, list[Message]]] = {}
-        # the messages the next attempt of this request sends (after an overflow)
+        # the messages the next attempt of this request sends (after an overflow), and whether
+        # this request already had its one recovery
         self.recovered: list[ModelMessage] | None = None
+        self.retried = False
 
     def convert(
         self, messages: list[ModelMessage]
@@ -219,13 +223,6 @@ def _back(
     return out
 
 
-def _conversation_id(key: str) -> str:
-    name = f"pydantic-ai-{key}"
-    if len(name) <= 64:
-        return name
-    return "pydantic-ai-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40]
-
-
 def _tools(request_context: ModelRequestContext) -> list[dict[str, Any]]:
     parameters = request_context.model_request_parameters
     tools = [*parameters.function_tools, *parameters.output_tools]
@@ -258,7 +255,6 @@ class AbridgedCapability(AbstractCapability[Any]):
     _conversations: OrderedDict[str | None, _Conversation] = field(
         default_factory=OrderedDict, init=False, repr=False
     )
-    _retried: set[int] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         limit = self.max_conversations
@@ -266,27 +262,23 @@ class AbridgedCapability(AbstractCapability[Any]):
             raise SettingError("max_conversations", limit, "an integer >= 1")
         self._manager_for(None, check_only=True)
 
-    def _options(self) -> dict[str, Any]:
-        return {
-            "context_window": self.context_window,
-            "max_output_tokens": self.max_output_tokens,
-            "model": self.model_name,
-            "budget": self.budget,
-            "settings": self.settings,
-            "summarizer": self.summarizer,
-            "hooks": self.hooks,
-            "format": "abridged",
-        }
-
     def _manager_for(self, key: str | None, *, check_only: bool = False) -> ContextManager:
-        conversation = _conversation_id(key) if key is not None and self.store else None
-        store = None if check_only else self.store
-        return ContextManager(
+        options = ManagerOptions(
             self.limits,
-            store=store,
-            conversation_id=conversation if store is not None else None,
-            owner=self.owner if store is not None else None,
-            **self._options(),
+            self.context_window,
+            self.max_output_tokens,
+            self.model_name,
+            self.budget,
+            self.settings,
+            self.summarizer,
+            self.hooks,
+        )
+        conversation = stored_conversation_id("pydantic-ai", key) if key is not None else None
+        return options.manager(
+            "abridged",
+            store=None if check_only else self.store,
+            conversation_id=conversation,
+            owner=self.owner,
         )
 
     def manager(self, conversation_id: str | None = None) -> ContextManager | None:
@@ -316,6 +308,7 @@ class AbridgedCapability(AbstractCapability[Any]):
         conversation = self._conversation(ctx)
         messages, origin = conversation.convert(list(request_context.messages))
         conversation.origin = origin
+        conversation.retried = False
         prepared = await conversation.manager.aprepare(messages, tools=_tools(request_context))
         if prepared.state.compacted or prepared.state.pruned:
             request_context.messages = _back(prepared, origin)
@@ -327,10 +320,10 @@ class AbridgedCapability(AbstractCapability[Any]):
         """A "context too long" error: the emergency path, then one more attempt."""
         overflow = isinstance(error, ModelContextWindowExceededError)
         info = is_context_overflow(error)
-        if not (overflow or info is not None) or id(request_context) in self._retried:
-            raise error
-        self._retried.add(id(request_context))
         conversation = self._conversation(ctx)
+        if not (overflow or info is not None) or conversation.retried:
+            raise error
+        conversation.retried = True
         recovered = await conversation.manager.arecover_overflow(
             info.tokens if info is not None else None
         )
@@ -353,7 +346,6 @@ class AbridgedCapability(AbstractCapability[Any]):
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: Any
     ) -> Any:
         """The reply's usage teaches the manager the real size of what was sent."""
-        self._retried.discard(id(request_context))
         if isinstance(response, ModelResponse):
             usage = _usage(response)
             if usage is not None:
