@@ -534,3 +534,27 @@ def test_deeply_nested_tool_arguments_are_kept_verbatim_and_compacted() -> None:
     ctx = cm.prepare(items)
     assert cm.state.compactions >= 1 and ctx.changed
     assert ctx.messages[-2]["tool_calls"][0]["function"]["arguments"] == deep
+
+
+def test_a_plain_chat_looks_for_its_format_in_new_items_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """System, user and assistant text fit Chat Completions and Responses alike: the format
+    stays uncertain, and each call looks at the items added since, not the whole list."""
+    scanned: list[int] = []
+    original = tracking.detect_format
+
+    def counting(items: Any, *, system: Any = None) -> Any:
+        scanned.append(len(items))
+        return original(items, system=system)
+
+    monkeypatch.setattr(tracking, "detect_format", counting)
+    cm = make()
+    items: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+    items += [{"role": "user" if k % 2 else "assistant", "content": f"m{k}"} for k in range(400)]
+    cm.prepare(items)
+    for k in range(5):
+        items.append({"role": "user", "content": f"more {k}"})
+        cm.prepare(items)
+    assert scanned == [401, 1, 1, 1, 1, 1]
+    assert cm.format == "openai"

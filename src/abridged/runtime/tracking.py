@@ -194,7 +194,10 @@ class TrackedList:
         """Settle the format; ``True`` when the list was re-read in a newly certain format."""
         if self.format is not None and self.certain:
             return False
-        fmt, certain = detect_format(messages, system=system)
+        # the items already read were plain (ambiguous) text: only the new ones can settle it,
+        # so a chat of plain messages costs O(new items) a call, not O(all)
+        new = messages if self.format is None else messages[len(self.items) :]
+        fmt, certain = detect_format(new, system=system)
         if self.format is None or fmt == self.format:
             self.format, self.certain = fmt, certain
             return False
