@@ -66,7 +66,7 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -380,8 +380,8 @@ class Tally:
     scored: int = 0
 
     def add(self, other: Tally) -> None:
-        for name in self.__slots__:  # type: ignore[attr-defined]
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
     def figures(self) -> dict[str, Any]:
         return {
@@ -395,9 +395,7 @@ class Tally:
         }
 
 
-def score(
-    requests: Sequence[RecordedRequest], canaries: Sequence[Canary], budget: int, runs: int
-) -> Tally:
+def score(requests: Sequence[RecordedRequest], canaries: Sequence[Canary], budget: int) -> Tally:
     """The figures of one driven session (see the module docstring)."""
     tally = Tally(requests=len(requests))
     index = KeepIndex(canaries)
@@ -412,7 +410,7 @@ def score(
             continue
         tally.prompt += request.prompt_tokens
         tally.cached += request.cached_tokens
-        texts = [json.dumps(m.text) + str(m.fingerprint) for m in request.messages]
+        texts = [m.fingerprint for m in request.messages]
         if previous and texts[: len(previous)] != previous:
             rewrites += 1
         previous = texts
@@ -428,8 +426,8 @@ def score(
                 continue
             tally.scored += 1
             tally.kept += all(s in present for s in canary.keep)
-    failed = sum(1 for r in requests if r.status != 200)
-    tally.failed_runs = min(failed, runs)
+    # a failed request ends its run (none of the variants retries it)
+    tally.failed_runs = sum(1 for r in requests if r.status != 200)
     return tally
 
 
@@ -444,7 +442,7 @@ def drive_session(
     ):
         DRIVERS[framework](builtin)(s, player, window, budget.trigger, Path(tmp))
         requests = s.requests
-    return score(requests, canaries, window - MAX_OUTPUT, len(runs))
+    return score(requests, canaries, window - MAX_OUTPUT)
 
 
 # -- the command ----------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from abridged.core.model import Message
+from abridged.core.model import Message, Opaque
 from abridged.core.turns import head_length
 from abridged.errors import FormatError
 from abridged.runtime.caller_formats import (
@@ -68,6 +68,11 @@ def spot_positions(low: int, high: int) -> Iterator[int]:
         position = high - 1 - step
         step *= 2
     yield from range(low, min(high, low + 2))
+
+
+def _holds_compaction(message: Message) -> bool:
+    """Whether ``message`` holds the provider's own compaction (``Opaque.is_compaction``)."""
+    return any(isinstance(p, Opaque) and p.is_compaction for p in message.parts)
 
 
 class TrackedList:
@@ -126,7 +131,7 @@ class TrackedList:
             k += size
         self.ledger.extend(self.history[start:])
         for index in range(start, len(self.history)):
-            if any(getattr(p, "is_compaction", False) for p in self.history[index].parts):
+            if _holds_compaction(self.history[index]):
                 self.provider_compaction = index
 
     def group_start(self, item_index: int) -> int:
@@ -149,11 +154,7 @@ class TrackedList:
         self.ledger.truncate(length)
         if self.provider_compaction is not None and self.provider_compaction >= length:
             self.provider_compaction = next(
-                (
-                    i
-                    for i in range(length - 1, -1, -1)
-                    if any(getattr(p, "is_compaction", False) for p in self.history[i].parts)
-                ),
+                (i for i in range(length - 1, -1, -1) if _holds_compaction(self.history[i])),
                 None,
             )
         self.last_out = None
