@@ -12,6 +12,7 @@ from abridged.engine.context import (
     build_context,
     build_view,
     first_task,
+    leading_carried,
     pinned_indexes,
     summary_message,
 )
@@ -47,6 +48,27 @@ def test_the_layout_is_system_summary_carried_pruned_tail() -> None:
     assert view.sources[:4] == (0, SUMMARY_SOURCE, 1, 6)
     assert view.position(7) == 4 and view.position(1) == 2 and view.position(3) is None
     assert view.position(0) == 0 and view.position(len(history)) is None
+
+
+def test_leading_carried_messages_come_before_the_summary() -> None:
+    # the pinned task (1) survives every compaction: it stays in the cached prefix, before the
+    # summary that changes at each one; a later carried message (5) keeps its place in time
+    history = agent_session(10)
+    assert leading_carried((1, 5), 1) == 1 and leading_carried((2, 5), 1) == 0
+    state = CompactionState(
+        summary="The summary.", cut=6, through_id=history[5].id, carried=(1, 5), leading=1
+    )
+    view = build_view(history, state)
+    context = list(view.messages)
+    assert context[:4] == [history[0], history[1], summary_message("The summary."), history[5]]
+    assert context[4:] == history[6:]
+    assert view.sources[:5] == (0, 1, SUMMARY_SOURCE, 5, 6)
+    assert view.position(1) == 1 and view.position(5) == 3 and view.position(6) == 4
+    assert all(view.position(s) == p for p, s in enumerate(view.sources) if s >= 0)
+    with pytest.raises(MessageValidationError, match="leading"):
+        CompactionState(summary="s", cut=6, carried=(1,), leading=2)
+    # a provider's own compaction drops what abridged carried, and the layout with it
+    assert state.at_provider_compaction(7, history[6].id, 10).leading == 0
 
 
 def test_a_state_for_other_messages_is_refused() -> None:

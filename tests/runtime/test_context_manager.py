@@ -385,7 +385,8 @@ def test_manual_compaction_with_instructions() -> None:
     cm.prepare(items)
     ctx = cm.compact("focus on the queue")
     assert summarizer.requests[0].focus == "focus on the queue"
-    assert ctx.changed and "Summary of the earlier part" in ctx.messages[1]["content"]
+    assert ctx.changed and ctx.messages[1] is items[1]  # the pinned task, before the summary
+    assert "Summary of the earlier part" in ctx.messages[2]["content"]
     assert any(isinstance(e, CompactionEnded) for e in ctx.events)
 
 
@@ -418,7 +419,9 @@ def test_pins_and_the_message_count_trigger() -> None:
     cm.pin(1)
     ctx = cm.prepare(items + openai_step(9, chars=100) + openai_step(10, chars=100))
     assert cm.state.compactions == 1 and 1 in cm.state.carried
-    assert len(ctx.messages) <= 12 and ctx.messages[2] is items[1]
+    # a carried message no summarized one precedes comes before the summary
+    assert len(ctx.messages) <= 12 and ctx.messages[1] is items[1]
+    assert "Summary of the earlier part" in ctx.messages[2]["content"]
     cm.unpin(1)
     with pytest.raises(SettingError):
         cm.pin(-1)
@@ -520,7 +523,7 @@ def test_tool_calls_with_text_stay_paired_in_abridged_format() -> None:
     cm = make()
     ctx = cm.prepare(history)
     assert ctx.format == "abridged" and is_paired(ctx.messages)
-    assert ctx.messages[1].is_summary or any("[tool output pruned" in str(m) for m in ctx.messages)
+    assert ctx.messages[2].is_summary or any("[tool output pruned" in str(m) for m in ctx.messages)
     assert messages_to_openai(ctx.messages)
 
 

@@ -58,6 +58,10 @@ async def test_a_restart_sends_the_same_bytes(store: Store) -> None:
     again = make(store=store, conversation_id=cid, settings=EAGER_PRUNE)
     ctx = await again.aprepare(list(live))
     assert json.dumps(ctx.messages) == last
+    # the pinned task comes before the summary, after the restart as before it
+    sent = json.loads(last)
+    assert sent[1] == live[1] and "Summary of the earlier part" in sent[2]["content"]
+    assert again.state.leading == first.state.leading == 1
     assert again.state.summary == first.state.summary
     assert again.state.cut == first.state.cut
     assert dict(again.state.pruned) == dict(first.state.pruned)

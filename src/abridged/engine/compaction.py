@@ -191,6 +191,7 @@ def commit_summary(plan: CompactionPlan, text: str, file_ops: FileOps) -> Compac
         cut=plan.first_kept,
         through_id=plan.through_id,
         carried=plan.carried,
+        leading=plan.leading,
         prune_boundary=max(state.prune_boundary, plan.prune_boundary, plan.first_kept),
         pruned=pruned,
         epoch=state.epoch + 1,

@@ -6,10 +6,13 @@ that the provider's prompt cache keeps as long a prefix as possible::
 
     system      the leading system messages of the history (the tool definitions go with them,
                 outside the message list)
+    leading     carried messages that no summarized message precedes (the pinned first task):
+                they survive every compaction, so they come before the summary, which changes
+                at each one, and stay in the cached prefix (``CompactionState.leading``)
     summary     one user message (``meta["kind"] == "summary"``) folding everything before the
                 cut, when there was a compaction
-    carried     messages before the cut sent verbatim anyway: pinned steps (the user's pins, the
-                first task) and, after the emergency path, the latest user message
+    carried     the other messages before the cut sent verbatim anyway: pinned steps (the
+                user's pins) and, after the emergency path, the latest user message, in order
     pruned      the start of the tail, up to the prune boundary, where old tool outputs are
                 placeholders (the boundary only moves forward)
     tail        ``history[cut:]`` verbatim, growing at each step
@@ -75,7 +78,8 @@ class CompactionState:
       of the message right before it (the last one the summary covers), to check that the state
       belongs to the history it is applied to.
     - ``carried``: history indexes before ``cut`` sent verbatim (pinned steps; the latest user
-      message after the emergency path), ascending.
+      message after the emergency path), ascending; the first ``leading`` of them are laid out
+      before the summary (no summarized message precedes them, see ``leading_carried``).
     - ``prune_boundary``: the history index up to which tool outputs were pruned (forward only);
       ``pruned`` maps each pruned history index to the message sent in its place.
     - ``epoch``: bumped by every change of what is sent before the tail (prune, compaction): a
@@ -92,6 +96,7 @@ class CompactionState:
     cut: int = 0
     through_id: str | None = None
     carried: tuple[int, ...] = ()
+    leading: int = 0
     prune_boundary: int = 0
     pruned: Mapping[int, Message] = field(default_factory=lambda: _NO_PRUNED)
     epoch: int = 0
@@ -101,7 +106,15 @@ class CompactionState:
     compactions: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("cut", "prune_boundary", "epoch", "usage_boundary", "calls", "compactions"):
+        for name in (
+            "cut",
+            "leading",
+            "prune_boundary",
+            "epoch",
+            "usage_boundary",
+            "calls",
+            "compactions",
+        ):
             _check_index(name, getattr(self, name))
         carried = tuple(self.carried)
         if list(carried) != sorted(set(carried)) or any(i >= self.cut or i < 0 for i in carried):
@@ -110,6 +123,11 @@ class CompactionState:
                 field="carried",
             )
         object.__setattr__(self, "carried", carried)
+        if self.leading > len(carried):
+            raise MessageValidationError(
+                f"leading ({self.leading}) cannot exceed the {len(carried)} carried messages",
+                field="leading",
+            )
         if not isinstance(self.pruned, MappingProxyType):
             object.__setattr__(self, "pruned", MappingProxyType(dict(self.pruned)))
 
@@ -165,6 +183,7 @@ class CompactionState:
             cut=index,
             through_id=through_id,
             carried=(),
+            leading=0,
             prune_boundary=max(self.prune_boundary, index),
             pruned={i: m for i, m in self.pruned.items() if i >= index},
             epoch=self.epoch + 1,
@@ -195,8 +214,8 @@ class ContextView:
     """A context laid out from a history and a state, with where each message comes from.
 
     ``sources[p]`` is the history index of context position ``p`` (``SUMMARY_SOURCE`` for the
-    summary message). Positions ``[0, head)`` are the leading system messages, ``tail_start`` is
-    the position of history index ``cut``.
+    summary message). Positions ``[0, head)`` are the leading system messages, then the
+    ``leading`` carried messages, ``tail_start`` is the position of history index ``cut``.
     """
 
     messages: tuple[Message, ...]
@@ -206,6 +225,7 @@ class ContextView:
     cut: int
     carried: tuple[int, ...]
     history_length: int
+    leading: int = 0
 
     def position(self, index: int) -> int | None:
         """The context position of history message ``index``, or ``None`` when it is not sent
@@ -221,6 +241,8 @@ class ContextView:
             return index
         k = bisect.bisect_left(self.carried, index)
         if k < len(self.carried) and self.carried[k] == index:
+            if k < self.leading:
+                return self.head + k
             return self.tail_start - len(self.carried) + k
         return None
 
@@ -243,30 +265,49 @@ def build_view(messages: Sequence[Message], state: CompactionState) -> ContextVi
     head = min(head_length(messages), state.cut)
     out: list[Message] = list(messages[:head])
     sources: list[int] = list(range(head))
-    if state.summary is not None:
-        out.append(summary_message(state.summary))
-        sources.append(SUMMARY_SOURCE)
-    for index in state.carried:
-        if index >= head:
+    carried = tuple(i for i in state.carried if i >= head)
+    leading = min(state.leading, len(carried))
+    order = [*carried[:leading], SUMMARY_SOURCE, *carried[leading:]]
+    for index in order:
+        if index == SUMMARY_SOURCE:
+            if state.summary is not None:
+                out.append(summary_message(state.summary))
+                sources.append(SUMMARY_SOURCE)
+        else:
             out.append(messages[index])
             sources.append(index)
     tail_start = len(out)
     for index in range(state.cut, n):
         out.append(pruned.get(index, messages[index]))
     sources.extend(range(state.cut, n))
-    carried = tuple(i for i in state.carried if i >= head)
-    return ContextView(tuple(out), tuple(sources), head, tail_start, state.cut, carried, n)
+    return ContextView(tuple(out), tuple(sources), head, tail_start, state.cut, carried, n, leading)
 
 
 def build_context(messages: Sequence[Message], state: CompactionState) -> list[Message]:
-    """The messages to send for ``messages`` under ``state``: system, summary, carried (pinned),
-    pruned region, tail. The tool definitions go with the system prompt, outside this list.
+    """The messages to send for ``messages`` under ``state``: system, leading carried (the pinned
+    task), summary, other carried, pruned region, tail. The tool definitions go with the system
+    prompt, outside this list.
 
     >>> history = [Message.system("be brief"), Message.user("hi"), Message.assistant("hello")]
     >>> [m.text for m in build_context(history, CompactionState())]
     ['be brief', 'hi', 'hello']
     """
     return list(build_view(messages, state).messages)
+
+
+def leading_carried(carried: Sequence[int], head: int) -> int:
+    """How many of ``carried`` (ascending history indexes) no summarized message precedes: the
+    run of indexes from ``head`` (the first index after the system messages) on.
+
+    >>> leading_carried((1, 2, 7), 1), leading_carried((3, 4), 1)
+    (2, 0)
+    """
+    count = 0
+    for index in carried:
+        if index != head + count:
+            break
+        count += 1
+    return count
 
 
 def first_task(messages: Sequence[Message]) -> int | None:

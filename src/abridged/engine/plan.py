@@ -54,6 +54,7 @@ from abridged.engine.context import (
     CompactionState,
     ContextView,
     build_view,
+    leading_carried,
     pinned_indexes,
 )
 from abridged.engine.prune import PrunePlan, apply_prune, plan_prune
@@ -92,7 +93,8 @@ class CompactionPlan:
     - ``cut``: the cut (a ``CutPoint``, or a ``MinimalCut`` on the emergency path's last stage).
     - ``first_kept``: the new cut (first verbatim tail message; the history length when nothing
       remains of the tail); ``first_kept_id``/``through_id``: ids of that message and of the one
-      before it. ``carried``: history indexes sent verbatim before the tail after the cut.
+      before it. ``carried``: history indexes sent verbatim before the tail after the cut, the first
+      ``leading`` of them before the summary.
     - ``summarize``: history indexes folded into the summary before the split turn;
       ``turn_prefix``: those of the split turn's earlier part, folded into the same summary
       (its request is of kind ``turn_prefix``: the turn goes on). ``previous_summary``: folded
@@ -124,6 +126,7 @@ class CompactionPlan:
     first_kept_id: str | None = None
     through_id: str | None = None
     carried: tuple[int, ...] = ()
+    leading: int = 0
     summarize: tuple[int, ...] = ()
     turn_prefix: tuple[int, ...] = ()
     previous_summary: str | None = None
@@ -720,6 +723,7 @@ class _Planner:
             first_kept_id=messages[first_kept].id if first_kept < self.n else None,
             through_id=messages[first_kept - 1].id if first_kept > 0 else None,
             carried=carried,
+            leading=leading_carried(carried, view.head),
             summarize=tuple(sources[p] for p in main),
             turn_prefix=tuple(sources[p] for p in prefix),
             previous_summary=state.summary,

@@ -187,8 +187,9 @@ class ContextManager:
     - ``budget`` (``BudgetSettings``: trigger, target, keep, summary ceiling, switches) and
       ``settings`` (``CompactionSettings``: pruning, pins, backoff); both validated.
     - ``summarizer``: a ``Summarizer``, or a ``ChatModel`` to summarize with (an
-      ``LLMSummarizer`` sized to this budget, with the extractive fallback); default
-      ``ExtractiveSummarizer()``.
+      ``LLMSummarizer`` sized to this budget, with the extractive fallback; when the model's
+      ``name`` is ``model``, the summary request is the context itself plus an instruction, so
+      the provider reads it from the prompt cache); default ``ExtractiveSummarizer()``.
     - ``hooks``: ``before_compact``, ``after_compact``, ``on_event``. ``counter``: the token
       counter (an exact tokenizer, a carried-over calibration). ``clock``: for durations.
     - ``pinned``: history indexes never summarized away.
@@ -259,7 +260,7 @@ class ContextManager:
             name = model or (limits.model if limits is not None and limits.model else None)
             counter = TokenCounter(model=name)
         self.counter = counter
-        self._summarizer = SummarizerFactory(summarizer)
+        self._summarizer = SummarizerFactory(summarizer, own_name=model)
         self.hooks = hooks if hooks is not None else CompactionHooks()
         self._clock = clock
         self._pins: set[int] = {int(i) for i in pinned}

@@ -105,10 +105,15 @@ class SummarizerFactory:
 
     ``given``: a ``Summarizer`` (used as it is), a ``ChatModel`` (an ``LLMSummarizer`` of that
     model), ``"extractive"``, or ``None``: the ``LLMSummarizer`` of ``own_model`` (the
-    conversation's own model, reusing its prompt cache) when there is one, else the extractive
-    summarizer. An ``LLMSummarizer`` is sized to the budget (its output to the summary ceiling,
-    its input to the input budget) and falls back to the extractive summary in a worker thread;
-    a window too small for the model's prompts gets the extractive summarizer.
+    conversation's own model) when there is one, else the extractive summarizer. An
+    ``LLMSummarizer`` is sized to the budget (its output to the summary ceiling, its input to the
+    input budget) and falls back to the extractive summary in a worker thread; a window too small
+    for the model's prompts gets the extractive summarizer.
+
+    The summary request reuses the conversation's prompt cache (``cache_reuse``: its own prefix
+    plus an instruction) whenever the summarizing model *is* the conversation's model: ``own_model``
+    itself, or a ``given`` model named ``own_name`` (the ``ContextManager``'s ``model=``). A
+    different, cheaper model gets a transcript instead: it could not read the other model's cache.
     """
 
     def __init__(
@@ -116,6 +121,7 @@ class SummarizerFactory:
         given: Summarizer | ChatModel | str | None = None,
         *,
         own_model: ChatModel | None = None,
+        own_name: str | None = None,
     ) -> None:
         if isinstance(given, str) and given != "extractive":
             raise SettingError(
@@ -123,6 +129,10 @@ class SummarizerFactory:
             )
         self.given = given
         self.own_model = own_model
+        names = {own_name, own_model.name if own_model is not None else None} - {None}
+        self.cache_reuse = given is None or (
+            isinstance(given, ChatModel) and (given is own_model or given.name in names)
+        )
         self._made: dict[tuple[int, int, int], Summarizer] = {}
 
     def __call__(self, budget: Budget) -> Summarizer:
@@ -145,7 +155,7 @@ class SummarizerFactory:
                             64, min(budget.summary_max, budget.max_output_tokens)
                         ),
                         input_budget_tokens=budget.input_budget,
-                        cache_reuse=given is None,
+                        cache_reuse=self.cache_reuse,
                         fallback=OffLoopSummarizer(ExtractiveSummarizer()),
                     )
                 except SettingError:  # a window too small for the model's prompts

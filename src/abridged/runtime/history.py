@@ -137,6 +137,7 @@ def restore_state(
             calls=calls,
         )
     wanted = set(summary.carried_seqs)
+    carried = tuple(i for i in range(head, cut) if seqs[i] in wanted)
     return CompactionState(
         summary=summary.text,
         file_ops=FileOps(
@@ -145,7 +146,8 @@ def restore_state(
         ),
         cut=cut,
         through_id=history[cut - 1].id if cut > 0 else None,
-        carried=tuple(i for i in range(head, cut) if seqs[i] in wanted),
+        carried=carried,
+        leading=min(summary.leading, len(carried)),
         prune_boundary=max(cut, boundary),
         pruned=pruned,
         epoch=epoch,
@@ -181,6 +183,8 @@ def compaction_record(
         "trigger": result.plan.trigger,
         "compactions": state.compactions,
     }
+    if state.leading:
+        meta["leading"] = state.leading
     if result.plan.emergency:
         meta["emergency"] = result.plan.emergency
     if result.fallback_reason:

@@ -10,6 +10,7 @@ then extends it with each call's new items, O(new).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from typing import Any
 
 from abridged.core.summary import summary_message
@@ -58,17 +59,27 @@ def render_context(tracked: TrackedList, state: CompactionState) -> list[Any]:
     head = min(head_length(history), state.cut)
     if fmt != "anthropic":
         out.extend(render_range(tracked, state, 0, head))
+    carried = [i for i in state.carried if i >= head]
+    leading = min(state.leading, len(carried))
+    _render_runs(out, tracked, state, carried[:leading])
     if state.summary is not None:
         out.extend(write_messages(fmt, [summary_message(state.summary)]))
+    _render_runs(out, tracked, state, carried[leading:])
+    out.extend(render_range(tracked, state, state.cut, n))
+    return out
+
+
+def _render_runs(
+    out: list[Any], tracked: TrackedList, state: CompactionState, indexes: Sequence[int]
+) -> None:
+    """Render ``indexes`` (ascending) into ``out``, each run of consecutive ones at once."""
     run: list[int] = []
-    for index in [*(i for i in state.carried if i >= head), -1]:
+    for index in [*indexes, -1]:
         if run and index != run[-1] + 1:
             out.extend(render_range(tracked, state, run[0], run[-1] + 1))
             run = []
         if index >= 0:
             run.append(index)
-    out.extend(render_range(tracked, state, state.cut, n))
-    return out
 
 
 class OutputCache:

@@ -28,6 +28,7 @@ class StoredSummary:
     latest user message after the emergency path); ``file_ops``: the files read and modified up
     to it (``{"read": [...], "modified": [...]}``). ``id`` and ``covers_to_seq`` (messages before
     this sequence number are covered) are set by the store on the summaries it returns.
+    ``meta["leading"]``: how many carried messages come before the summary (``leading``).
     """
 
     text: str
@@ -44,6 +45,16 @@ class StoredSummary:
         if self.id is not None:
             meta["summary_id"] = self.id
         return summary_message(self.text, meta)
+
+    @property
+    def leading(self) -> int:
+        """How many of the carried messages are laid out before the summary (the pinned task):
+        ``meta["leading"]``, 0 when absent or unreadable (summaries stored before it was
+        recorded were laid out summary first)."""
+        value = self.meta.get("leading", 0)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+        return 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,16 +188,20 @@ class Context:
 
     def to_messages(self) -> list[Message]:
         """The messages to send, as the engine lays them out (``build_context``, without the
-        system prompt): the summary message, the carried messages before the cut, then the
-        tail, each in its pruned form where it has one. Commands are sent too: filter
-        ``meta["kind"]`` if you store them."""
-        head = [self.summary.to_message()] if self.summary is not None else []
+        system prompt): the leading carried messages (the pinned task), the summary message,
+        the other carried messages before the cut, then the tail, each in its pruned form where
+        it has one. Commands are sent too: filter ``meta["kind"]`` if you store them."""
         carried = [m.message for m in self.carried]
+        leading = 0
+        summary: list[Message] = []
+        if self.summary is not None:
+            summary = [self.summary.to_message()]
+            leading = min(self.summary.leading, len(carried))
         tail = [
             self.pruned.get(m.seq, m.message) if m.seq is not None else m.message
             for m in self.messages
         ]
-        return head + carried + tail
+        return carried[:leading] + summary + carried[leading:] + tail
 
 
 @dataclass(frozen=True, slots=True)
