@@ -41,6 +41,7 @@ consecutive reports; a report made before the last compaction (``boundary``) is 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import re
@@ -167,14 +168,18 @@ _HAN_PIECE, _HANGUL_PIECE, _WORD_PIECE, _NUMBER_PIECE, _PUNCT_PIECE = 1, 2, 3, 4
 
 #: The pre-tokeniser: the alternatives of ``o200k_base``'s pattern in its order, with Python's
 #: character classes (and CJK split out so that it can be costed per character).
-_PIECES = re.compile(
-    rf"({_LEAD}?[{_HAN_KANA}]+)"
-    rf"|({_LEAD}?[{_HANGUL}]+)"
-    rf"|({_LEAD}?(?:[A-Z]*{_LOWER_PLUS}|[A-Z]+{_LOWER_STAR})(?:'(?i:[stmd]|re|ve|ll))?)"
-    r"|(\d{1,3})"
-    r"|( ?(?:_|[^\s\w])+[\r\n/]*)"
-    r"|(\s*[\r\n]+|\s+(?!\S)|\s+)"
+_PIECE_PATTERNS = (
+    rf"{_LEAD}?[{_HAN_KANA}]+",
+    rf"{_LEAD}?[{_HANGUL}]+",
+    rf"{_LEAD}?(?:[A-Z]*{_LOWER_PLUS}|[A-Z]+{_LOWER_STAR})(?:'(?i:[stmd]|re|ve|ll))?",
+    r"\d{1,3}",
+    r" ?(?:_|[^\s\w])+[\r\n/]*",
+    r"\s*[\r\n]+|\s+(?!\S)|\s+",
 )
+#: One group per kind of piece (``m.lastindex`` says which).
+_PIECES = re.compile("|".join(f"({p})" for p in _PIECE_PATTERNS))
+#: The same pieces without groups, so that ``findall`` returns them as strings (in C).
+_PIECE_TEXTS = re.compile("|".join(f"(?:{p})" for p in _PIECE_PATTERNS))
 
 # Word costs: 1 + per_letter * max(0, letters - free) + per_letter_long * max(0, letters - long),
 # by leading character and case: common words are one token whatever their length up to a point,
@@ -255,44 +260,41 @@ def text_cost(text: str) -> float:
     """The estimated tokens of ``text`` as a fraction (sum of per-piece costs).
 
     ``estimate_text_tokens`` rounds it; summing fractions first and rounding once keeps many
-    small texts from accumulating rounding error.
+    small texts from accumulating rounding error. A piece's cost depends on its text alone, and
+    logs and code repeat their pieces, so costs are memoized per piece (``_piece_cost``).
     """
     if not text:
         return 0.0
-    total = 0.0
-    for m in _PIECES.finditer(text):
-        kind = m.lastindex
-        if kind == _WORD_PIECE:
-            start, end = m.span()
-            if end - start <= 4 and text[start] == " ":
-                total += 1.0
-            else:
-                total += _word_cost(m.group())
-        elif kind == _NUMBER_PIECE:
-            total += 1.0
-        elif kind == _PUNCT_PIECE:
-            start, end = m.span()
-            if end - start <= _PUNCT_FREE and text[start:end].isascii():
-                total += 1.0
-            else:
-                total += _punct_cost(m.group())
-        elif kind == _HAN_PIECE:
-            piece = m.group()
-            core = piece if piece[0].isalpha() else piece[1:]
-            kana = sum(1 for ch in core if ch < "\u3100")
-            total += _HAN_PER_CHAR * (len(core) - kana) + _KANA_PER_CHAR * kana
-            if len(core) < len(piece):
-                total += _CJK_LEAD
-        elif kind == _HANGUL_PIECE:
-            piece = m.group()
-            letters = len(piece) if piece[0].isalpha() else len(piece) - 1
-            total += _HANGUL_PER_RUN + _HANGUL_PER_CHAR * letters
-            if letters < len(piece):
-                total += _CJK_LEAD
-        else:  # whitespace or newline run
-            start, end = m.span()
-            total += 1.0 + (end - start - 1) // _SPACE_RUN
-    return total
+    return sum(map(_piece_cost, _PIECE_TEXTS.findall(text)))
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _piece_cost(piece: str) -> float:
+    """The cost of one piece of the pre-tokeniser. ``_PIECES`` finds the same kind for the
+    piece alone as in its text: only the last (whitespace) alternative looks ahead."""
+    m = _PIECES.fullmatch(piece)
+    kind = m.lastindex if m is not None else None
+    n = len(piece)
+    if kind == _WORD_PIECE:
+        if n <= 4 and piece[0] == " ":
+            return 1.0
+        return _word_cost(piece)
+    if kind == _NUMBER_PIECE:
+        return 1.0
+    if kind == _PUNCT_PIECE:
+        if n <= _PUNCT_FREE and piece.isascii():
+            return 1.0
+        return _punct_cost(piece)
+    if kind == _HAN_PIECE:
+        core = piece if piece[0].isalpha() else piece[1:]
+        kana = sum(1 for ch in core if ch < "\u3100")
+        cost = _HAN_PER_CHAR * (len(core) - kana) + _KANA_PER_CHAR * kana
+        return cost + _CJK_LEAD if len(core) < n else cost
+    if kind == _HANGUL_PIECE:
+        letters = n if piece[0].isalpha() else n - 1
+        cost = _HANGUL_PER_RUN + _HANGUL_PER_CHAR * letters
+        return cost + _CJK_LEAD if letters < n else cost
+    return 1.0 + (n - 1) // _SPACE_RUN  # whitespace or newline run
 
 
 def estimate_text_tokens(text: str) -> int:
