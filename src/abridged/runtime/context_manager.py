@@ -260,7 +260,7 @@ class ContextManager:
             name = model or (limits.model if limits is not None and limits.model else None)
             counter = TokenCounter(model=name)
         self.counter = counter
-        self._summarizer = SummarizerFactory(summarizer, own_name=model)
+        self._summarizer = SummarizerFactory(summarizer, own_name=model, counter=counter)
         self.hooks = hooks if hooks is not None else CompactionHooks()
         self._clock = clock
         self._pins: set[int] = {int(i) for i in pinned}

@@ -100,6 +100,25 @@ def off_loop_fallback(summarizer: Summarizer) -> Summarizer | None:
     return OffLoopSummarizer(ExtractiveSummarizer())
 
 
+def summary_output_tokens(budget: Budget) -> int:
+    """The most a model summary may hold: the summary ceiling, within the model's output."""
+    return max(64, min(budget.summary_max, budget.max_output_tokens))
+
+
+def summary_input_tokens(budget: Budget) -> int:
+    """The most a summary request may send: the window less the summary's own output and the
+    safety margin. A summary's output is smaller than a reply's, so a cache-reusing request (the
+    context, plus the step that filled it, plus the instruction) fits where a call would not.
+
+    >>> from abridged.core.budget import compute_budget
+    >>> b = compute_budget(16_384, 4_096)
+    >>> b.input_budget, summary_input_tokens(b)
+    (11264, 13108)
+    """
+    room = budget.context_window - budget.safety_margin - summary_output_tokens(budget)
+    return max(budget.input_budget, room)
+
+
 class SummarizerFactory:
     """The summarizer compactions use under a budget, made once per budget.
 
@@ -114,6 +133,8 @@ class SummarizerFactory:
     plus an instruction) whenever the summarizing model *is* the conversation's model: ``own_model``
     itself, or a ``given`` model named ``own_name`` (the ``ContextManager``'s ``model=``). A
     different, cheaper model gets a transcript instead: it could not read the other model's cache.
+    ``counter``: the conversation's token counter, which the ``LLMSummarizer`` sizes its requests
+    with (its per-message cache).
     """
 
     def __init__(
@@ -122,6 +143,7 @@ class SummarizerFactory:
         *,
         own_model: ChatModel | None = None,
         own_name: str | None = None,
+        counter: TokenCounter | None = None,
     ) -> None:
         if isinstance(given, str) and given != "extractive":
             raise SettingError(
@@ -129,6 +151,7 @@ class SummarizerFactory:
             )
         self.given = given
         self.own_model = own_model
+        self.counter = counter
         names = {own_name, own_model.name if own_model is not None else None} - {None}
         self.cache_reuse = given is None or (
             isinstance(given, ChatModel) and (given is own_model or given.name in names)
@@ -151,11 +174,10 @@ class SummarizerFactory:
                 try:
                     made = LLMSummarizer(
                         model,
-                        max_output_tokens=max(
-                            64, min(budget.summary_max, budget.max_output_tokens)
-                        ),
-                        input_budget_tokens=budget.input_budget,
+                        max_output_tokens=summary_output_tokens(budget),
+                        input_budget_tokens=summary_input_tokens(budget),
                         cache_reuse=self.cache_reuse,
+                        counter=self.counter,
                         fallback=OffLoopSummarizer(ExtractiveSummarizer()),
                     )
                 except SettingError:  # a window too small for the model's prompts

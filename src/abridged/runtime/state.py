@@ -139,7 +139,7 @@ class ConversationCore:
             model=model.name,
             image_provider="anthropic" if provider == "anthropic" else "openai",
         )
-        self._summarizers = SummarizerFactory(summarizer, own_model=model)
+        self._summarizers = SummarizerFactory(summarizer, own_model=model, counter=self.counter)
         self._system_messages: list[Message] = (
             [Message.system(system, id="system")] if system else []
         )

@@ -57,7 +57,13 @@ from abridged.core.protocols import (
     SummaryRequest,
     ToolSpec,
 )
-from abridged.core.tokens import estimate_context_tokens, estimate_text_tokens
+from abridged.core.tokens import (
+    REPLY_PRIMING,
+    TokenCounter,
+    estimate_context_tokens,
+    estimate_text_tokens,
+    estimate_tools_tokens,
+)
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.fileops import (
     DEFAULT_EXTRACTORS,
@@ -205,6 +211,8 @@ class LLMSummarizer:
     - ``max_depth`` (default 3; >= 2): levels of calls in a map-reduce, the map included.
     - ``options``: extra options passed to every model call (``temperature=0``, ...).
     - ``extractors``: file-operation extractors (see ``fileops``).
+    - ``counter`` (default ``None``: the plain estimate): the conversation's ``TokenCounter``;
+      its per-message cache makes sizing a cache-reusing request (the whole context) cheap.
     """
 
     def __init__(
@@ -220,6 +228,7 @@ class LLMSummarizer:
         max_depth: int = 3,
         options: Mapping[str, Any] | None = None,
         extractors: Sequence[FileOpsExtractor] = DEFAULT_EXTRACTORS,
+        counter: TokenCounter | None = None,
     ) -> None:
         if isinstance(max_output_tokens, bool) or not isinstance(max_output_tokens, int):
             raise SettingError("max_output_tokens", max_output_tokens, "an integer >= 64")
@@ -246,6 +255,7 @@ class LLMSummarizer:
         self.max_depth = max_depth
         self.options: Mapping[str, Any] = dict(options or {})
         self.extractors = tuple(extractors)
+        self.counter = counter
 
     @property
     def name(self) -> str:
@@ -328,6 +338,17 @@ class LLMSummarizer:
 
     # -- one call ------------------------------------------------------------------------------
 
+    def _call_tokens(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None) -> int:
+        """``call_tokens``, through the conversation's counter (cached per message) if given."""
+        if self.counter is None:
+            return call_tokens(messages, tools)
+        definitions = tool_definitions(tools) or None
+        return (
+            self.counter.messages_tokens(messages)
+            + estimate_tools_tokens(definitions)
+            + REPLY_PRIMING
+        )
+
     async def _call(
         self,
         messages: Sequence[Message],
@@ -337,7 +358,7 @@ class LLMSummarizer:
         tools: Sequence[ToolSpec] | None = None,
         extra: Mapping[str, Any] | None = None,
     ) -> str:
-        size = call_tokens(messages, tools)
+        size = self._call_tokens(messages, tools)
         if size > self.input_budget_tokens:  # a bug if it happens: the engine sized it
             raise SummaryFailedError(
                 f"internal: a summarizer call of {size} tokens exceeds the input budget "
@@ -386,7 +407,7 @@ class LLMSummarizer:
         messages = self.cache_messages(
             request, ceiling=prompting.ceiling, file_ops=prompting.file_ops
         )
-        if call_tokens(messages, request.tools) > self.input_budget_tokens - SLACK_TOKENS:
+        if self._call_tokens(messages, request.tools) > self.input_budget_tokens - SLACK_TOKENS:
             return None
         return await self._call(
             messages,
