@@ -366,7 +366,8 @@ async def test_the_retry_keeps_images_and_files(store: Store, tight_server: Prov
 
 
 async def test_silent_truncation_drops_the_reply_and_retries_once(store: Store) -> None:
-    history = [f"Note {i}. {PARAGRAPH}" for i in range(4)]
+    # a short first task (pinned, as first tasks are): the retry must fit the 600 tokens read
+    history = ["Keep these notes.", *(f"Note {i}. {PARAGRAPH}" for i in range(4))]
     truncated = Completion(
         Message.assistant("I only saw the end."), usage=Usage(input=600), finish_reason="stop"
     )

@@ -37,6 +37,9 @@ from abridged.engine.summarize.prompts import TURN_PREFIX_LABEL
 from abridged.engine.triggers import Backoff, CompactionSettings
 from abridged.errors import MessageValidationError
 
+#: The largest share of the input budget a first task may hold to be pinned by default.
+PIN_TASK_SHARE = 0.25
+
 #: ``ContextView.sources`` entry of the summary message (it is in no history position).
 SUMMARY_SOURCE = -1
 
@@ -330,14 +333,15 @@ def pinned_indexes(
     pinned: Collection[int] = (),
 ) -> frozenset[int]:
     """History indexes pinned by the caller (``pinned``) or by policy (the first task, when
-    ``pin_first_task`` and it holds at most ``pin_first_task_max_tokens`` and an eighth of the
-    input budget). Messages with ``meta["pinned"]`` are pinned too (the cut sees them itself).
+    ``pin_first_task`` and it holds at most ``pin_first_task_max_tokens`` and a quarter of the
+    input budget, ``PIN_TASK_SHARE``). Messages with ``meta["pinned"]`` are pinned too (the cut
+    sees them itself).
     """
     n = len(messages)
     out = {i for i in pinned if isinstance(i, int) and 0 <= i < n}
     if settings.pin_first_task:
         task = first_task(messages)
-        limit = min(settings.pin_first_task_max_tokens, budget.input_budget // 8)
+        limit = min(settings.pin_first_task_max_tokens, int(budget.input_budget * PIN_TASK_SHARE))
         if task is not None and count_tokens(messages[task]) <= limit:
             out.add(task)
     return frozenset(out)

@@ -63,8 +63,9 @@ class CompactionSettings:
       context holds more messages than this; the cut then keeps at most half of them.
     - ``pin_first_task`` (default ``True``): the conversation's first user message is pinned
       (sent verbatim in every context) when it holds at most ``pin_first_task_max_tokens``
-      tokens and at most an eighth of the input budget.
-    - ``pin_first_task_max_tokens`` (default 2,048; integer >= 0).
+      tokens and at most a quarter of the input budget (``PIN_TASK_SHARE``): the task is what
+      every later step serves, and laid out before the summary it stays in the cached prefix.
+    - ``pin_first_task_max_tokens`` (default 4,096; integer >= 0).
     - ``min_split_turn_messages`` (default 5; integer >= 1): from this many messages on, the
       earlier part of a turn cut in two is summarized as a turn in progress (the summary says
       the turn goes on, and what it was doing).
@@ -84,7 +85,7 @@ class CompactionSettings:
     prune_enabled: bool = True
     max_messages: int | None = None
     pin_first_task: bool = True
-    pin_first_task_max_tokens: int = 2_048
+    pin_first_task_max_tokens: int = 4_096
     min_split_turn_messages: int = DEFAULT_MIN_SPLIT_TURN_MESSAGES
     backoff_max_calls: int = 64
     emergency_keep_share: float = field(default=0.25)
