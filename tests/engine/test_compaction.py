@@ -557,7 +557,12 @@ def test_summary_requests_carry_the_prefix_and_tools() -> None:
     plan = plan_for(chat(30, 1_200), tools=tools)
     request: SummaryRequest | None = plan.main_request
     assert request is not None and request.tools == tools
-    assert request.prefix == tuple(chat(30, 1_200))
+    # the context up to the cut: it ends with the last summarized message; what is kept after it
+    # is not sent twice
+    history = tuple(chat(30, 1_200))
+    assert request.prefix == history[: plan.first_kept]
+    assert request.prefix[-1] is request.messages[-1] or request.prefix[-1] == request.messages[-1]
+    assert plan.first_kept < len(history)
     # The ceiling, divided by how much the counter counts over the plain estimate.
     assert request.max_tokens <= plan.summary_max_tokens <= BUDGET.summary_max
     ratio = sum(count_tokens(m) for m in request.messages) / sum(

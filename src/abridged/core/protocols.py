@@ -144,7 +144,8 @@ class SummaryRequest:
     ``messages`` are the ones to fold into the summary; ``previous_summary`` is the summary they
     follow (an ``update`` folds them into it); ``turn_prefix`` asks what an unfinished turn was
     doing. ``prefix`` is the exact context the conversation last sent (system, summary, messages)
-    and ``tools`` its tool definitions, for the cache-reusing mode. ``max_tokens`` is the ceiling
+    up to the cut, and ``tools`` its tool definitions, for the cache-reusing mode (the provider
+    reads it from its cache). ``max_tokens`` is the ceiling
     on the summary; ``focus`` the user's instructions (``/compact focus on the API``).
     """
 

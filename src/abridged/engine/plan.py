@@ -704,7 +704,10 @@ class _Planner:
             file_ops=state.file_ops,
             max_tokens=max(1, int(ceiling / ratio)),
             focus=self.focus,
-            prefix=tuple(view.messages),
+            # The context as last sent, up to the cut: a cache-reusing request reads it all from
+            # the provider's cache and ends where the summary ends; the steps kept after the cut
+            # (the newest, not cached yet) are sent with the next call, not twice.
+            prefix=tuple(view.messages[:tail]),
             tools=self.tools,
             later=tuple(messages[sources[p]] for p in kept if p >= tail),
         )
