@@ -176,7 +176,8 @@ def test_session_replay_keeps_canaries_the_baseline_drops() -> None:
     assert ours["contexts_over_budget"] == 0
     assert all(c["share"] == 1.0 for c in ours["survival_by_kind"]["all"].values())
     assert ours["survival_after_5"] == 1.0 and ours["retention_every_call"] == 1.0
-    assert base["survival_after_5"] == 0.0 and base["retention_every_call"] < 1.0
+    # the baseline lost the early canary by then (the mid one may still be in its last N)
+    assert base["survival_after_5"] <= 0.5 and base["retention_every_call"] < 1.0
     # the summary names the files modified before each cut
     assert figures["files_modified_before_cut"] > 0
     assert figures["files_missing_from_summary"] == 0

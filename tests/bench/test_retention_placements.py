@@ -338,11 +338,13 @@ def test_summaries_that_reach_the_target_are_not_missed() -> None:
 
 
 def test_an_overflow_the_tail_cannot_fix_is_a_forced_compaction() -> None:
-    """Under the trigger, then one observation below the target (5,632) but too big to fit
-    next to the history: an ordinary cut runs before the call (no emergency stage), and what it
-    keeps stays above the target."""
+    """Under the trigger, then one observation below the target but too big to fit next to the
+    history: an ordinary cut runs before the call (no emergency stage), and what it keeps stays
+    above the target."""
     budget = R.compute_budget(R.WINDOW, R.MAX_OUTPUT)
-    messages = _overflowing(10, 600, budget.target - 300)
+    steps = 12
+    messages = _overflowing(steps, 600, budget.target - 300)
+    assert steps * 600 < budget.trigger < budget.input_budget < steps * 600 + budget.target - 300
     result = _replay(messages)
     assert result.recoveries == []
     (forced,) = result.forced_compactions

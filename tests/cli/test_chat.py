@@ -99,7 +99,7 @@ def test_a_chat_streams_meters_compacts_aborts_and_resumes(
     screen = _turn(child, "hello")
     assert "Noted (1 messages)." in screen  # the reply streamed in
     first = _meter(screen)
-    assert GREEN in first and "/ 4k" in ANSI.sub("", first) and "trigger 2.2k" in first
+    assert GREEN in first and "/ 4k" in ANSI.sub("", first) and "trigger 2.3k" in first
     assert "│" in first  # the trigger's mark on the bar
 
     # grow the context: the meter turns amber, then a compaction is announced with its sizes

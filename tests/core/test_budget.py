@@ -102,8 +102,8 @@ def test_design_example_budget() -> None:
         output_reserve=32_000,
         safety_margin=4_000,
         input_budget=164_000,
-        trigger=131_200,
-        target=82_000,
+        trigger=139_400,
+        target=73_800,
         keep_recent=20_000,
         summary_max=4_000,
         system_tokens=0,
@@ -111,7 +111,7 @@ def test_design_example_budget() -> None:
         enabled=True,
         overflow_recovery=True,
     )
-    assert budget.should_compact(131_200) and not budget.should_compact(131_199)
+    assert budget.should_compact(139_400) and not budget.should_compact(139_399)
     assert budget.exceeds_input_budget(164_001) and not budget.exceeds_input_budget(164_000)
 
 
@@ -120,7 +120,7 @@ def test_small_window_budget() -> None:
     assert budget.output_reserve == 2_048  # the default 8k output capped at half the window
     assert budget.safety_margin == 256
     assert budget.input_budget == 1_792
-    assert (budget.keep_recent, budget.summary_max) == (448, 358)
+    assert (budget.keep_recent, budget.summary_max) == (268, 358)
 
 
 def test_system_prompt_and_tools_count_against_the_budget() -> None:
@@ -183,8 +183,8 @@ def test_default_safety_margin() -> None:
         ("trigger_ratio", "0.8", "(0, 1]"),
         ("trigger_ratio", True, "(0, 1]"),
         ("target_ratio", -0.1, "(0, 1]"),
-        ("target_ratio", 0.8, "trigger_ratio=0.8"),
-        ("target_ratio", 0.9, "trigger_ratio=0.8"),
+        ("target_ratio", 0.85, "trigger_ratio=0.85"),
+        ("target_ratio", 0.9, "trigger_ratio=0.85"),
         ("safety_margin", -1, ">= 0"),
         ("safety_margin", 1.5, ">= 0"),
         ("keep_recent_tokens", 0, ">= 1"),
@@ -222,13 +222,13 @@ def test_budget_settings_errors(name: str, value: object, valid: str) -> None:
             (100_000, 4_000),
             {"settings": BudgetSettings(keep_recent_tokens=60_000)},
             "keep_recent_tokens",
-            "target=47000",
+            "target=42300",
         ),
         (
             (100_000, 4_000),
-            {"settings": BudgetSettings(summary_max_tokens=47_001)},
+            {"settings": BudgetSettings(summary_max_tokens=42_301)},
             "summary_max_tokens",
-            "target=47000",
+            "target=42300",
         ),
     ],
 )
@@ -242,8 +242,8 @@ def test_compute_budget_errors(
 
 
 def test_keep_equal_to_target_is_valid() -> None:
-    budget = compute_budget(100_000, 4_000, BudgetSettings(keep_recent_tokens=47_000))
-    assert budget.keep_recent == budget.target == 47_000
+    budget = compute_budget(100_000, 4_000, BudgetSettings(keep_recent_tokens=42_300))
+    assert budget.keep_recent == budget.target == 42_300
 
 
 # -- sizes -----------------------------------------------------------------------------------------

@@ -51,7 +51,10 @@ from tests.engine.strategies_compaction import (
 )
 from tests.strategies import agent_session, assert_valid_context, chat_session, count_tokens
 
-BUDGET = compute_budget(16_384, 4_096)  # input 11,264; trigger 9,011; target 5,632; keep 2,816
+# The engine's mechanics at fixed numbers (not the defaults, which bench/policies.py chooses):
+# input 11,264; trigger 9,011; target 5,632; keep 2,816
+FIXED = BudgetSettings(trigger_ratio=0.8, target_ratio=0.5, keep_recent_tokens=2_816)
+BUDGET = compute_budget(16_384, 4_096, FIXED)
 
 
 def run(plan: CompactionPlan, summarizer: Any = None, **kwargs: Any) -> CompactionResult:

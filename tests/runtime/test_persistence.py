@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from abridged.core.budget import BudgetSettings
 from abridged.engine.prune import PruneSettings
 from abridged.engine.triggers import CompactionSettings
 from abridged.errors import MessageValidationError, SettingError
@@ -74,9 +75,11 @@ async def test_a_restart_sends_the_same_bytes(store: Store) -> None:
 
 async def test_two_processes_on_one_conversation_send_the_same_bytes(store: Store) -> None:
     items = _mixed_session(12)
-    one = make(store=store)
+    # a narrow gap between trigger and target: several compactions in the run
+    narrow = BudgetSettings(trigger_ratio=0.8, target_ratio=0.5, keep_recent_tokens=2_816)
+    one = make(store=store, budget=narrow)
     await _drive(one, items)
-    two = make(store=store, conversation_id=one.conversation_id)
+    two = make(store=store, conversation_id=one.conversation_id, budget=narrow)
     live = list(items)
     for k in range(12, 90):
         live += openai_step(k, 2_400 if k % 3 == 0 else 700)

@@ -37,12 +37,12 @@ SessionOption = Annotated[
 TriggerOption = Annotated[
     float | None,
     typer.Option(
-        help="Compact at this share of the input budget (default 0.80).", show_default=False
+        help="Compact at this share of the input budget (default 0.85).", show_default=False
     ),
 ]
 TargetOption = Annotated[
     float | None,
-    typer.Option(help="Compact down to this share of the input budget (default 0.50)."),
+    typer.Option(help="Compact down to this share of the input budget (default 0.45)."),
 ]
 KeepRecentOption = Annotated[
     str | None,

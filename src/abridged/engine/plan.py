@@ -685,11 +685,12 @@ class _Planner:
             ceiling = max(MIN_EMERGENCY_SUMMARY_TOKENS, min(ceiling, room * 4 // 5))
         else:
             # When even the shortest tail leaves no room for a full summary under the target,
-            # the summary gives next, down to half its ceiling, if that reaches the target;
-            # when it would not (the tail alone is too big), shrinking it would only lose
-            # what it carries.
+            # the summary gives next, down to three quarters of its ceiling, if that reaches the
+            # target; when it would not (the tail alone, or a large pinned task, is too big),
+            # shrinking it would only lose what it carries (measured: a half-size summary
+            # dropped user facts that bench/retention.py plants).
             room = int(self.budget.target / self.scale) - base_after - self.summary_overhead
-            if self.budget.summary_max // 2 <= room < ceiling:
+            if self.budget.summary_max * 3 // 4 <= room < ceiling:
                 ceiling = room
         # One summary, always: the earlier history and, when the cut splits a turn, that turn's
         # earlier steps (``turn_prefix``: the summary says the turn goes on). A second block

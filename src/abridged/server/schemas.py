@@ -32,8 +32,8 @@ class SettingsPatch(_Strict):
 
     - ``auto_compact`` (default true): automatic pruning and compaction.
     - ``prune`` (default true): prune stale tool output before summarizing.
-    - ``trigger`` (default 0.8, in (0, 1]): compact when the context reaches this share of the
-      input budget; ``target`` (default 0.5, in (0, trigger)): compact down to this share.
+    - ``trigger`` (default 0.85, in (0, 1]): compact when the context reaches this share of the
+      input budget; ``target`` (default 0.45, in (0, trigger)): compact down to this share.
     - ``summarizer`` (default ``model``): the conversation's model, or ``extractive`` (no model
       call).
     - ``context_window`` (default null: the model's): override the window, >= 1024.

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from abridged.core.budget import DEFAULT_TARGET_RATIO, DEFAULT_TRIGGER_RATIO
 from abridged.errors import SettingError
 
 __all__ = ["PROXY_ENV_PREFIX", "ProxyConfig"]
@@ -24,7 +25,8 @@ class ProxyConfig:
     - ``db``: the store (default ``ABRIDGED_DB``, else the user's file).
     - ``context_window`` / ``max_output_tokens``: override the model's limits (else the
       registry, then the upstream's ``/v1/models`` listing, then the conservative default).
-    - ``trigger`` (0.8) / ``target`` (0.5): shares of the input budget, as everywhere.
+    - ``trigger`` (0.85) / ``target`` (0.45): shares of the input budget, as everywhere
+      (``BudgetSettings``' defaults).
     - ``timeout`` (default 600 s, > 0): the upstream's answer (streams: between two chunks).
     - ``lease_ttl`` (default 30 s, >= 1) / ``queue_timeout`` (default 600 s, > 0): one request
       per conversation at a time across workers, as the service's turns.
@@ -35,8 +37,8 @@ class ProxyConfig:
     db: str | None = None
     context_window: int | None = None
     max_output_tokens: int | None = None
-    trigger: float = 0.8
-    target: float = 0.5
+    trigger: float = DEFAULT_TRIGGER_RATIO
+    target: float = DEFAULT_TARGET_RATIO
     timeout: float = 600.0
     lease_ttl: float = 30.0
     queue_timeout: float = 600.0
