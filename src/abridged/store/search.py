@@ -18,6 +18,9 @@ from abridged.store.records import SearchHit, StoredSummary
 from abridged.store.schema import conversations, sessions, summaries
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+#: The least cosine similarity that is a hit: a query sharing no word with a summary still meets
+#: it at a few character trigrams or hashed buckets (scores around 0.002), which says nothing.
+MIN_EMBEDDING_SCORE = 0.05
 
 
 def text_score(query: str, text: str) -> float:
@@ -88,7 +91,7 @@ class SearchOps(CompactionOps):
             query_vector = (await self.embedder.embed([query]))[0]
             for r, summary, stored in embedded:
                 score = cosine(query_vector, stored)
-                if score > 0:
+                if score >= MIN_EMBEDDING_SCORE:
                     hits.append(_hit(r, summary, score, "embedding"))
         text_hits = [_hit(r, s, text_score(query, s.text), "text") for r, s in rest]
         hits.sort(key=lambda h: -h.score)
