@@ -24,13 +24,14 @@ BENCHMARKS = [
     "scale",
     "retention",
     "cache",
+    "policies",
     "replay",
     "startup",
     "service",
     "proxy",
     "frameworks",
 ]
-TAKES_DATA = {"tokens", "retention", "cache", "replay", "proxy", "frameworks"}
+TAKES_DATA = {"tokens", "retention", "cache", "policies", "replay", "proxy", "frameworks"}
 
 
 def main() -> int:

@@ -152,3 +152,11 @@ def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
             timeout=120,
         )
         assert done.returncode == 2 and "error" in done.stderr, args
+
+
+def test_run_all_knows_it() -> None:
+    spec = importlib.util.spec_from_file_location("bench_run_all_policies", BENCH / "run_all.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert "policies" in module.BENCHMARKS and "policies" in module.TAKES_DATA
