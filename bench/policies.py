@@ -329,9 +329,7 @@ def variant_settings(text: str) -> tuple[BudgetSettings, CompactionSettings]:
             raise argparse.ArgumentTypeError(f"abridged:{text}: {key}={value!r}") from exc
         target[key] = int(number) if number.is_integer() and "ratio" not in key else number
     try:
-        budget = BudgetSettings(**values[0])
-        compute_budget(16_384, MAX_OUTPUT, budget)
-        return budget, CompactionSettings(**values[1])
+        return BudgetSettings(**values[0]), CompactionSettings(**values[1])
     except SettingError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
@@ -591,6 +589,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.workers < 1:
         parser.error("--workers must be >= 1")
     names = list(dict.fromkeys(["none", *args.policies]))
+    for name in names:  # a variant's sizes must fit every window of the run
+        variant = name.partition(":")[2]
+        for window, tokens in args.windows if variant else ():
+            try:
+                compute_budget(tokens, MAX_OUTPUT, variant_settings(variant)[0])
+            except SettingError as exc:
+                parser.error(f"--policies {name} at {window}: {exc}")
 
     started = time.perf_counter()
     transcripts = load_transcripts(args.data)

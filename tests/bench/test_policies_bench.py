@@ -143,7 +143,13 @@ def test_benchmark_runs_every_policy_and_reports(swebench_path: Path, tmp_path: 
 
 
 def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
-    for args in (["--windows", "2k"], ["--policies", "nobody"], ["--limit", "0"]):
+    for args in (
+        ["--windows", "2k"],
+        ["--policies", "nobody"],
+        ["--limit", "0"],
+        # a variant's sizes are checked against every window of the run
+        ["--windows", "16k,32k", "--policies", "abridged:keep_recent_tokens=9000"],
+    ):
         done = subprocess.run(
             [sys.executable, str(BENCH / "policies.py"), "--no-results", *args],
             capture_output=True,
