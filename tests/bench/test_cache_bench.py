@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.bench.support import compacting_sessions
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 
@@ -53,20 +55,6 @@ def test_billing_and_shares() -> None:
     assert figures["naive"]["calls"] == 0 and figures["naive"]["share"] is None
 
 
-def _compacting_sessions(source: Path, target: Path, count: int) -> None:
-    """The ``count`` shortest sessions whose recorded context went past 17k tokens."""
-    rows = []
-    for line in source.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        obj = json.loads(line)
-        peak = max((m.get("usage") or {}).get("prompt_tokens", 0) for m in obj["messages"])
-        if peak >= 17_000:
-            rows.append((len(obj["messages"]), obj["instance_id"], line))
-    rows.sort()
-    target.write_text("".join(r[2] + "\n" for r in rows[:count]), encoding="utf-8")
-
-
 def _run(data: Path, *extra: str) -> dict[str, object]:
     done = subprocess.run(
         [sys.executable, str(BENCH / "cache.py"), "--data", str(data), "--json", *extra],
@@ -82,7 +70,7 @@ def _run(data: Path, *extra: str) -> dict[str, object]:
 
 def test_benchmark_runs_and_reports(swebench_path: Path, tmp_path: Path) -> None:
     data = tmp_path / "two.jsonl"
-    _compacting_sessions(swebench_path, data, 2)
+    compacting_sessions(swebench_path, data, 2)
     results = tmp_path / "RESULTS.md"
     out: dict[str, Any] = _run(data, "--workers", "2", "--results", str(results))
     for key in (

@@ -3,73 +3,24 @@ compacted context and summary request look like, how it recovers, on synthetic a
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from abridged.core.model import Message, ToolCall, Usage
-from abridged.core.tokens import estimate_context_tokens
+from tests.bench.support import FakeKit, load_bench
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench"
-DATA = Path("/work/shared/data/swebench-gemini3/trajectories.jsonl")
-
-
-def _load(name: str) -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))  # the peers import their neighbour ``policy_kit``
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-KIT = _load("policy_kit")
-CODEX = _load("peer_codex")
-PI = _load("peer_pi")
+KIT = load_bench("policy_kit")
+CODEX = load_bench("peer_codex")
+PI = load_bench("peer_pi")
 
 W16 = KIT.Window("16k", 16_384, 4_096)
 W32 = KIT.Window("32k", 32_768, 4_096)
-
-
-@dataclass
-class Summary:
-    messages: list[Message]
-    previous: str | None
-    request: list[Message]
-    max_tokens: int
-
-
-@dataclass
-class FakeKit:
-    """A kit counting with abridged's estimate; its summaries are ``summary N``."""
-
-    window: Any
-    summaries: list[Summary] = field(default_factory=list)
-
-    def count(self, messages: Sequence[Message]) -> int:
-        return estimate_context_tokens(messages)
-
-    def summarize(
-        self,
-        messages: Sequence[Message],
-        *,
-        previous: str | None,
-        request: Sequence[Message],
-        max_tokens: int,
-    ) -> str:
-        self.summaries.append(Summary(list(messages), previous, list(request), max_tokens))
-        return f"summary {len(self.summaries)}"
 
 
 # -- a synthetic session --------------------------------------------------------------------------
@@ -390,13 +341,12 @@ def test_pi_mid_run_check_compacts_before_any_overflow() -> None:
 # -- real sessions --------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="the SWE-bench sessions are not here")
 @pytest.mark.parametrize("peer", ["codex", "pi"])
-def test_peers_on_real_sessions(peer: str) -> None:
+def test_peers_on_real_sessions(peer: str, swebench_path: Path) -> None:
     from abridged.formats.transcripts import load_transcripts
 
     module = CODEX if peer == "codex" else PI
-    transcripts = load_transcripts(str(DATA))[:3]
+    transcripts = load_transcripts(str(swebench_path))[:3]
     total_compactions = 0
     for transcript in transcripts:
         kit = FakeKit(W16)

@@ -4,68 +4,27 @@ that records what it is asked)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from functools import partial
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 from abridged.core.model import Message, ToolCall, Usage
-from abridged.core.tokens import estimate_context_tokens
+from tests.bench.support import FakeKit as SupportKit
+from tests.bench.support import load_bench
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench"
-
-
-def _load(name: str) -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))  # the peers import their neighbour ``policy_kit``
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-OC = _load("peer_opencode")
-LC = _load("peer_langchain")
-KIT = _load("policy_kit")
+OC = load_bench("peer_opencode")
+LC = load_bench("peer_langchain")
+KIT = load_bench("policy_kit")
 
 W16 = KIT.Window("16k", 16_384, 4_096)
 W32 = KIT.Window("32k", 32_768, 4_096)
 
 
-@dataclass
-class FakeKit:
-    window: Any
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-    def count(self, messages: Sequence[Message]) -> int:
-        return estimate_context_tokens(list(messages))
-
-    def summarize(
-        self,
-        messages: Sequence[Message],
-        *,
-        previous: str | None,
-        request: Sequence[Message],
-        max_tokens: int,
-    ) -> str:
-        n = len(self.requests) + 1
-        self.requests.append(
-            {
-                "messages": list(messages),
-                "previous": previous,
-                "request": list(request),
-                "max_tokens": max_tokens,
-            }
-        )
-        return f"SUMMARY {n}"
+# the shared fake kit, its summaries labelled ``SUMMARY N``
+FakeKit = partial(SupportKit, label="SUMMARY")
 
 
 def _output(n: int, chars: int) -> str:
@@ -197,7 +156,7 @@ def test_opencode_summarizes_on_overflow_with_its_request() -> None:
     kit = FakeKit(W16)
     policy, driver = _single_run(kit, steps=9)
     assert policy.stats()["compactions"] == 1
-    request = kit.requests[0]["request"]
+    request = kit.summaries[0].request
     assert [m.role for m in request] == ["system", "user"]
     assert request[0].text == OC.COMPACTION_SYSTEM
     prompt = request[1].text
@@ -207,8 +166,8 @@ def test_opencode_summarizes_on_overflow_with_its_request() -> None:
     assert "\n[truncated]" in prompt  # outputs cut at 2,000 characters
     assert "Create a new anchored summary" in prompt
     assert prompt.endswith(OC.SUMMARY_TEMPLATE)
-    assert kit.requests[0]["previous"] is None
-    assert kit.requests[0]["max_tokens"] == W16.max_output
+    assert kit.summaries[0].previous is None
+    assert kit.summaries[0].max_tokens == W16.max_output
     # the model then sees: the kept tail, the question, the summary, the continue message
     context = driver.contexts[-1]
     texts = [m.text for m in context]
@@ -219,7 +178,7 @@ def test_opencode_summarizes_on_overflow_with_its_request() -> None:
     assert tail and tail[0].role == "assistant"  # never a tool result without its call
     assert kit.count(tail) <= OC.preserve_recent_budget(W16) + 50
     assert _paired(context)
-    summarized = kit.requests[0]["messages"]
+    summarized = kit.summaries[0].messages
     assert summarized[0].text == "Fix the bug."
     assert not set(map(id, summarized)) & set(map(id, tail))
 
@@ -228,11 +187,11 @@ def test_opencode_second_summary_folds_in_the_first() -> None:
     kit = FakeKit(W16)
     policy, _ = _single_run(kit, steps=20)
     assert policy.stats()["compactions"] >= 2
-    second = kit.requests[1]
-    assert second["previous"] == "SUMMARY 1"
-    assert "<prior-summary>\nSUMMARY 1\n</prior-summary>" in second["request"][1].text
+    second = kit.summaries[1]
+    assert second.previous == "SUMMARY 1"
+    assert "<prior-summary>\nSUMMARY 1\n</prior-summary>" in second.request[1].text
     # the first summary is not summarized again as a message
-    assert all(m.text != "SUMMARY 1" for m in second["messages"])
+    assert all(m.text != "SUMMARY 1" for m in second.messages)
 
 
 def test_opencode_recovers_from_a_rejection_by_compacting() -> None:
@@ -295,14 +254,14 @@ def test_langchain_summary_request_is_its_prompt() -> None:
     kit = FakeKit(W16)
     policy = LC.LangChainPolicy(kit, trigger=("tokens", 1_500), keep=("messages", 4))
     driver = _lc_session(policy, kit, steps=8, chars=800)
-    assert kit.requests, "the summary model was never called"
-    request = kit.requests[0]["request"]
+    assert kit.summaries, "the summary model was never called"
+    request = kit.summaries[0].request
     assert [m.role for m in request] == ["user"]
     text = request[0].text
     assert text.startswith("<role>\nContext Extraction Assistant\n</role>")
     assert "<messages>\nMessages to summarize:\n" in text
     assert "Fix the bug." in text and "file_0.py" in text
-    summarized = kit.requests[0]["messages"]
+    summarized = kit.summaries[0].messages
     assert summarized[0].text == "Fix the bug."
     summaries = [c[1] for c in driver.contexts if c and LC.summary_text(c[1]) is not None]
     assert summaries and LC.summary_text(summaries[0]) == "SUMMARY 1"
@@ -317,7 +276,7 @@ def test_langchain_trim_drops_a_history_without_a_human_message() -> None:
     driver = _lc_session(policy, kit, steps=40, chars=1_200)
     summaries = [LC.summary_text(c[1]) for c in driver.contexts if c]
     assert "Previous conversation was too long to summarize." in summaries
-    assert policy.stats()["summary_calls"] == len(kit.requests)
+    assert policy.stats()["summary_calls"] == len(kit.summaries)
 
 
 @pytest.mark.parametrize("module", [OC, LC])

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from abridged.core.model import Message
+from tests.bench.support import compacting_sessions
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -79,19 +80,6 @@ def test_variants_name_budget_and_compaction_settings() -> None:
             P.variant_settings(bad)
 
 
-def _compacting_sessions(source: Path, target: Path, count: int) -> None:
-    """The ``count`` shortest sessions whose recorded context went past 17k tokens."""
-    rows = []
-    for line in source.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            obj = json.loads(line)
-            peak = max((m.get("usage") or {}).get("prompt_tokens", 0) for m in obj["messages"])
-            if peak >= 17_000:
-                rows.append((len(obj["messages"]), obj["instance_id"], line))
-    rows.sort()
-    target.write_text("".join(r[2] + "\n" for r in rows[:count]), encoding="utf-8")
-
-
 def _run(*args: str) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, str(BENCH / "policies.py"), "--json", *args],
@@ -107,7 +95,7 @@ def _run(*args: str) -> dict[str, Any]:
 
 def test_benchmark_runs_every_policy_and_reports(swebench_path: Path, tmp_path: Path) -> None:
     data = tmp_path / "three.jsonl"
-    _compacting_sessions(swebench_path, data, 3)
+    compacting_sessions(swebench_path, data, 3)
     results = tmp_path / "RESULTS.md"
     out = _run("--data", str(data), "--windows", "16k", "--results", str(results))
     policies = out["windows"]["16k"]["policies"]

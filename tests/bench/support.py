@@ -1,0 +1,79 @@
+"""Shared by the benchmark tests: loading a ``bench/`` script as a module, a fake policy kit, and
+picking real sessions that compact."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from abridged.core.model import Message
+from abridged.core.tokens import estimate_context_tokens
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+
+
+def load_bench(name: str) -> ModuleType:
+    """``bench/NAME.py`` as the module ``bench_NAME`` (the bench directory on ``sys.path``: the
+    scripts import their neighbours, such as ``results`` and ``policy_kit``)."""
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Summary:
+    """One ``Kit.summarize`` call a fake kit recorded."""
+
+    messages: list[Message]
+    previous: str | None
+    request: list[Message]
+    max_tokens: int
+
+
+@dataclass
+class FakeKit:
+    """A policy kit counting with abridged's estimate; its summaries are ``{label} N``."""
+
+    window: Any
+    label: str = "summary"
+    summaries: list[Summary] = field(default_factory=list)
+
+    def count(self, messages: Sequence[Message]) -> int:
+        return estimate_context_tokens(messages)
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        previous: str | None,
+        request: Sequence[Message],
+        max_tokens: int,
+    ) -> str:
+        self.summaries.append(Summary(list(messages), previous, list(request), max_tokens))
+        return f"{self.label} {len(self.summaries)}"
+
+
+def compacting_sessions(source: Path, target: Path, count: int) -> None:
+    """Write to ``target`` the ``count`` shortest sessions of ``source`` whose recorded context
+    went past 17k tokens (they compact under a 16k window)."""
+    rows = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            obj = json.loads(line)
+            peak = max((m.get("usage") or {}).get("prompt_tokens", 0) for m in obj["messages"])
+            if peak >= 17_000:
+                rows.append((len(obj["messages"]), obj["instance_id"], line))
+    rows.sort()
+    target.write_text("".join(r[2] + "\n" for r in rows[:count]), encoding="utf-8")
