@@ -59,7 +59,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -92,6 +92,7 @@ PEERS = {
     "opencode": "peer_opencode",
     "langchain": "peer_langchain",
 }
+T = TypeVar("T")
 POLICIES = ("none", "abridged", "abridged-replay", *PEERS)
 
 
@@ -367,7 +368,8 @@ class Abridged:
 
     def prepare(self, new: Sequence[Message]) -> list[Message]:
         for message in new:
-            # replay keeps the recorded usage while the context is the recorded one
+            # the recorded usage is another provider's count of another context: replay keeps
+            # it while the context is the recorded one, the library is told the bench's own
             keep = self.replay and self.manager.state.epoch == 0
             self.history.append(
                 message if keep or message.usage is None else message.replace(usage=None)
@@ -413,6 +415,15 @@ def _output_tokens(message: Message, ruler: Ruler) -> int:
     return ruler.total(ruler.segments([message])) - REPLY_PRIMING
 
 
+def _timed(tally: Tally, step: Callable[[Any], T], argument: Any) -> T:
+    """``step(argument)``, its time added to the policy's own (``tally.seconds``)."""
+    started = time.perf_counter()
+    try:
+        return step(argument)
+    finally:
+        tally.seconds += time.perf_counter() - started
+
+
 def run_session(transcript: Transcript, policy_name: str, window: Window, ruler: Ruler) -> Tally:
     """Replay one session through one policy at one window."""
     tally = Tally()
@@ -426,21 +437,13 @@ def run_session(transcript: Transcript, policy_name: str, window: Window, ruler:
     for index, message in enumerate(messages):
         if message.role != "assistant" or (index > 0 and messages[index - 1].role == "assistant"):
             continue
-        new = [
-            m if policy_name == "abridged-replay" or m.usage is None else m.replace(usage=None)
-            for m in messages[fed:index]
-        ]
+        context = _timed(tally, policy.prepare, messages[fed:index])
         fed = index
-        started = time.perf_counter()
-        context = policy.prepare(new)
-        tally.seconds += time.perf_counter() - started
         try:
             tokens, cached = provider.send(context)
         except Rejected as error:
             tally.rejected += 1
-            started = time.perf_counter()
-            retry = policy.recover(error)
-            tally.seconds += time.perf_counter() - started
+            retry = _timed(tally, policy.recover, error)
             try:
                 if retry is None:
                     raise error
@@ -451,9 +454,7 @@ def run_session(transcript: Transcript, policy_name: str, window: Window, ruler:
         usage = Usage(
             input=tokens - cached, output=_output_tokens(message, ruler), cache_read=cached
         )
-        started = time.perf_counter()
-        policy.observe(usage)
-        tally.seconds += time.perf_counter() - started
+        _timed(tally, policy.observe, usage)
     stats = policy.stats()
     tally.compactions = int(stats.get("compactions", 0))
     tally.prunes = int(stats.get("prunes", 0))

@@ -16,8 +16,9 @@ of messages the policy would send its model for that summary (a peer's own promp
 sends along), and it is billed through the same cache rule as a call.
 
 Messages are ``abridged.core.model.Message`` (system / user / assistant / tool; tool calls and
-results as parts). A policy may return the same objects it was given or new ones; it must not
-change the ones it was given.
+results as parts), as recorded: an assistant message may carry the recorded provider's usage,
+which counted another context; the usage of what the policy sent comes to ``observe``. A policy
+may return the same objects it was given or new ones; it must not change the ones it was given.
 """
 
 from __future__ import annotations
