@@ -539,7 +539,9 @@ def render(result: dict[str, Any]) -> str:
 
 def _names(allowed: Sequence[str]) -> Callable[[str], list[str]]:
     def parse(text: str) -> list[str]:
-        names = [n.strip() for n in text.split(";" if ":" in text else ",") if n.strip()]
+        # ';' separates variants (their settings hold commas); ',' plain names
+        names = [n.strip() for n in text.split(";" if ";" in text or ":" in text else ",")]
+        names = [n for n in names if n]
         for name in names:
             base, _, variant = name.partition(":")
             if variant and base in ("abridged", "abridged-replay"):

@@ -75,6 +75,12 @@ def test_variants_name_budget_and_compaction_settings() -> None:
     assert settings.prune_enabled is False
     budget, _ = P.variant_settings("keep_recent_tokens=1500")
     assert budget.keep_recent_tokens == 1_500 and isinstance(budget.keep_recent_tokens, int)
+    parse = P._names(P.POLICIES)
+    assert parse("abridged,codex") == parse("abridged;codex") == ["abridged", "codex"]
+    assert parse("abridged:trigger_ratio=0.9,target_ratio=0.3;pi") == [
+        "abridged:trigger_ratio=0.9,target_ratio=0.3",
+        "pi",
+    ]
     for bad in ("trigger_ratio=0.3,target_ratio=0.5", "no_such=1", "trigger_ratio=high"):
         with pytest.raises(argparse.ArgumentTypeError):
             P.variant_settings(bad)
