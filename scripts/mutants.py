@@ -129,35 +129,28 @@ MUTANTS: tuple[Mutant, ...] = (
         "deliver reads the queued messages before taking the conversation's row lock",
     ),
     Mutant(
-        "append-many-split-sqlite",
-        "store/appender.py",
-        "            with self._engine.connect() as conn, conn.begin():\n"
-        "                return append_sync(conn, conversation_id, owner, rows)",
-        "            pks: list[int] = []\n"
-        "            for one in rows:\n"
-        "                with self._engine.connect() as conn, conn.begin():\n"
-        "                    pks += append_sync(conn, conversation_id, owner, [one])\n"
-        "            return pks",
-        STORE_TESTS,
-        "append_many commits one transaction per message (SQLite)",
-    ),
-    Mutant(
-        "append-many-split-postgres",
+        "append-many-split",
         "store/messages.py",
-        '            async with transaction(self._engine, operation="append_many") as conn:\n'
-        "                pks = await append_async(conn, conversation_id, owner, rows)",
-        "            pks = []\n"
-        "            for one in rows:\n"
-        '                async with transaction(self._engine, operation="append_many") as conn:\n'
-        "                    pks += await append_async(conn, conversation_id, owner, [one])",
+        "        pks = await self._run_sync(\n"
+        "            lambda conn: append_rows(conn, conversation_id, owner, rows),\n"
+        '            mode="write",\n'
+        '            operation="append_many",\n'
+        "        )",
+        "        pks = []\n"
+        "        for one in rows:\n"
+        "            pks += await self._run_sync(\n"
+        "                lambda conn, one=one: append_rows(conn, conversation_id, owner, [one]),\n"
+        '                mode="write",\n'
+        '                operation="append_many",\n'
+        "            )",
         STORE_TESTS,
-        "append_many commits one transaction per message (PostgreSQL)",
+        "append_many commits one transaction per message",
     ),
     Mutant(
         "lease-steal",
         "store/leases.py",
-        "            now = now_ms()",
-        "            now = now_ms() + 10**12",
+        "    now = now_ms()",
+        "    now = now_ms() + 10**12",
         STORE_TESTS,
         "a live lease can be taken over",
     ),

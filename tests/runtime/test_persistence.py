@@ -12,7 +12,7 @@ import pytest
 from abridged.core.budget import BudgetSettings
 from abridged.engine.prune import PruneSettings
 from abridged.engine.triggers import CompactionSettings
-from abridged.errors import MessageValidationError, SettingError
+from abridged.errors import MessageValidationError, SettingError, StoreUnavailableError
 from abridged.formats.openai_chat import messages_to_openai
 from abridged.runtime import ContextManager
 from abridged.store import Store
@@ -139,3 +139,47 @@ async def test_a_refused_edit_leaves_the_manager_usable(store: Store) -> None:
     # reset() forgets the state in memory; the next call reads it from the store
     cm.reset()
     assert json.dumps((await cm.aprepare(list(live))).messages) == again
+
+
+async def test_write_behind_is_stored_by_aflush_and_a_failed_write_is_written_again(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a chat (no tool output to prune, nothing near the trigger): nothing is due, the new
+    # messages are written behind
+    items: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+    for k in range(3):
+        items += [
+            {"role": "user", "content": f"question {k}"},
+            {"role": "assistant", "content": f"answer {k}"},
+        ]
+    cm = make(store=store)
+    await cm.aprepare(items[:3])
+    cid = cm.conversation_id or ""
+    info = await store.open_conversation(cid)
+    await cm.aprepare(items[:5], stored=info, write_behind=True)
+    await cm.aflush()
+    assert len(await store.stored_messages(cid)) == 4  # every message after the system prompt
+
+    # The store fails the write behind (a fault planted in the store's one append path): the
+    # caller hears it from ``aflush``; the next call reads the store again and writes it all.
+    real = store.append_many
+    failed: list[int] = []
+
+    async def failing(*args: Any, **kwargs: Any) -> Any:
+        failed.append(1)
+        raise StoreUnavailableError(
+            "the database cannot be reached", operation="append_many", cause="planted"
+        )
+
+    monkeypatch.setattr(store, "append_many", failing)
+    await cm.aprepare(items[:6], stored=await store.open_conversation(cid), write_behind=True)
+    with pytest.raises(StoreUnavailableError):
+        await cm.aflush()
+    assert failed and len(await store.stored_messages(cid)) == 4
+    monkeypatch.setattr(store, "append_many", real)
+    ctx = await cm.aprepare(items, stored=await store.open_conversation(cid), write_behind=True)
+    await cm.aflush()
+    stored = await store.stored_messages(cid)
+    assert len(stored) == len(items) - 1
+    assert [s.seq for s in stored] == list(range(1, len(items)))
+    assert ctx.messages is not None

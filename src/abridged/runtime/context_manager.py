@@ -77,7 +77,7 @@ from abridged.runtime.sizing import Sizer, known_output_tokens
 from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
 
 if TYPE_CHECKING:
-    from abridged.store import Store
+    from abridged.store import ConversationInfo, Store
 
 __all__ = [
     "ContextManager",
@@ -394,14 +394,21 @@ class ContextManager:
         system: Any = None,
         tools: Sequence[Any] | None = None,
         usage: Any = None,
+        stored: ConversationInfo | None = None,
+        write_behind: bool = False,
     ) -> Prepared:
         """The async form of ``prepare``; the CPU work runs in a worker thread (see the module
-        docstring), so the event loop is never held for long."""
+        docstring), so the event loop is never held for long. ``stored``: the conversation as
+        the caller has just read it from the store (a turn lease's ``conversation``), which
+        saves reading it again. ``write_behind``: when nothing is to be compacted, the new
+        messages are stored while the caller sends the context (the proxy: the client keeps
+        its whole history and sends it again); ``aflush`` waits for them, and must before the
+        caller gives up its turn lease."""
         if self._few_new(messages):
             due = self._begin_call(messages, system, tools, usage)
         else:
             due = await self._off_loop(self._begin_call, messages, system, tools, usage)
-        due = await self._persist_messages() or due
+        due = await self._persist_messages(stored, behind=write_behind and not due) or due
         plan = await self._off_loop(self._plan_call) if due else None
         changed = await self._run(plan, threaded=True) if plan is not None else False
         if not changed:
@@ -453,6 +460,12 @@ class ContextManager:
         provider said the context had, if it said."""
         self._no_store("recover_overflow")
         return run_sync(self.arecover_overflow(reported_tokens))
+
+    async def aflush(self) -> None:
+        """Wait until the messages of ``aprepare(..., write_behind=True)`` are stored; raises
+        the store's error if that write failed (the next call writes them again)."""
+        if self._persisted is not None:
+            await self._persisted.flush()
 
     async def arecover_overflow(self, reported_tokens: int | None = None) -> Prepared:
         """The async form of ``recover_overflow`` (the CPU work in a worker thread)."""
@@ -851,13 +864,17 @@ class ContextManager:
                 "store", "a Store", f"None for the sync {method}(): with a store, use a{method}()"
             )
 
-    async def _persist_messages(self) -> bool:
+    async def _persist_messages(
+        self, stored: ConversationInfo | None = None, *, behind: bool = False
+    ) -> bool:
         """Store the new messages; adopt the store's state when it differs (the first call of
         a stored conversation, another writer's compaction). Whether a state was adopted."""
         if self._persisted is None:
             return False
         edited, self._edited = self._edited, None
-        adopted = await self._persisted.sync(self._tracked.history, self._state, edited=edited)
+        adopted = await self._persisted.sync(
+            self._tracked.history, self._state, edited=edited, known=stored, behind=behind
+        )
         if adopted is None:
             return False
         self._set_state(adopted, push=True)

@@ -20,6 +20,8 @@ The store is imported only when one is given (``abridged.store`` loads SQLAlchem
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -30,7 +32,7 @@ from abridged.engine.context import CompactionState
 from abridged.errors import MessageValidationError
 
 if TYPE_CHECKING:
-    from abridged.store import Context, Store
+    from abridged.store import Context, ConversationInfo, Store
 
 __all__ = ["StoredConversation"]
 
@@ -56,18 +58,29 @@ class StoredConversation:
         self._stored = 0  # messages stored (after the system prompt)
         self._last_id: str | None = None  # the id of the last one, to notice an edit
         self._recheck: int | None = None  # an edited stored message, checked until undone
+        self._pending: asyncio.Task[object] | None = None  # an append written behind
 
     async def sync(
-        self, history: Sequence[Message], state: CompactionState, *, edited: int | None = None
+        self,
+        history: Sequence[Message],
+        state: CompactionState,
+        *,
+        edited: int | None = None,
+        known: ConversationInfo | None = None,
+        behind: bool = False,
     ) -> CompactionState | None:
         """Store what ``history`` holds beyond the stored messages; the state to adopt when the
         store's differs from ``state`` (the first call of a stored conversation, or another
         writer compacted or pruned it), else ``None``. ``edited``: the first history index the
-        caller changed since the last call, if any.
+        caller changed since the last call, if any. ``known``: the conversation as the caller
+        has just read it (under its turn lease), instead of reading it again. ``behind``: when
+        nothing is adopted, the new messages are written in the background (``flush`` waits
+        for them; every later store operation of this conversation does first).
 
         ``MessageValidationError`` when ``history`` does not continue the stored messages (an
         edited or shortened history: a stored conversation keeps every message).
         """
+        await self._settle()
         store, cid = self.store, self.conversation_id
         head = head_length(history)
         body = history[head:]
@@ -91,6 +104,8 @@ class StoredConversation:
             self.conversation_id = cid = info.id
             self._attached, self._version = True, info.version
             self._session_id = info.current_session_id or ""
+        elif known is not None and known.id == cid:
+            info = known
         else:  # a conversation named by the caller is made on first use
             info = await store.ensure_conversation(cid, owner=self.owner, model=self.model)
         stored = info.next_seq - 1
@@ -115,7 +130,11 @@ class StoredConversation:
             if not (adopt.compacted or adopt.pruned or state.compacted or state.pruned):
                 adopt = None  # nothing compacted or pruned on either side: nothing to adopt
         if len(body) > stored:
-            await store.append_many(cid, list(body[stored:]), owner=self.owner)
+            write = store.append_many(cid, list(body[stored:]), owner=self.owner)
+            if behind and adopt is None:
+                self._pending = asyncio.ensure_future(write)
+            else:
+                await write
         self._stored = len(body)
         self._last_id = body[-1].id if body else None
         return adopt
@@ -128,6 +147,7 @@ class StoredConversation:
         conversation first (re-read from the store), else ``None``."""
         from abridged.runtime.history import compaction_record, seq_at  # noqa: PLC0415
 
+        await self._settle()
         store, cid = self.store, self.conversation_id
         if cid is None or not self._attached:
             return None
@@ -155,6 +175,24 @@ class StoredConversation:
             if info.version == self._version + 1:
                 self._version = info.version
         return None
+
+    async def flush(self) -> None:
+        """Wait for the messages written behind (``sync(behind=True)``); their error, if the
+        write failed (the next ``sync`` then reads the store again and writes what is
+        missing)."""
+        task, self._pending = self._pending, None
+        if task is not None:
+            try:
+                await task
+            except BaseException:
+                self._attached = False
+                raise
+
+    async def _settle(self) -> None:
+        # a failed write behind was reported to whoever flushed; if nobody did, the store is
+        # read again below, which is all the recovery it needs
+        with contextlib.suppress(Exception):
+            await self.flush()
 
     def _restore(
         self, context: Context, history: Sequence[Message], state: CompactionState

@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from abridged.core.protocols import Embedder
 from abridged.errors import ConflictError, ContentionError
 from abridged.store import codec, queries
-from abridged.store.appender import SqliteAppender
 from abridged.store.connect import (
+    Mode,
     check_synchronous,
     create_engine,
     resolve_url,
@@ -24,6 +24,7 @@ from abridged.store.connect import (
 )
 from abridged.store.embed import HashingEmbedder
 from abridged.store.migrate import ensure_schema
+from abridged.store.threaded import SqliteRunner, TransactionBody
 
 T = TypeVar("T")
 log = logging.getLogger("abridged.store")
@@ -70,7 +71,7 @@ class StoreBase:
         sqlite = self._url.get_backend_name() == "sqlite"
         options = {"sqlite_synchronous": synchronous} if sqlite else {}
         self._engine: AsyncEngine = create_engine(self._url, **options, **engine_options)
-        self._appender = SqliteAppender(self._url, synchronous) if sqlite else None
+        self._runner = SqliteRunner(self._url, synchronous) if sqlite else None
         self._ready = False
         self._ready_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -96,8 +97,8 @@ class StoreBase:
     @property
     def sync_engines(self) -> tuple[Engine, ...]:
         """Every synchronous engine that runs this store's statements: the async engine's, and
-        on SQLite the append path's (for event hooks in tests and fault injection)."""
-        extra = (self._appender.engine,) if self._appender is not None else ()
+        on SQLite the worker thread's (for event hooks in tests and fault injection)."""
+        extra = (self._runner.engine,) if self._runner is not None else ()
         return (self._engine.sync_engine, *extra)
 
     async def open(self) -> StoreBase:
@@ -115,8 +116,8 @@ class StoreBase:
     async def close(self) -> None:
         """Wait for background finalisations, then close every connection."""
         await self.drain()
-        if self._appender is not None:
-            self._appender.close()
+        if self._runner is not None:
+            self._runner.close()
         await self._engine.dispose()
 
     async def __aenter__(self) -> StoreBase:
@@ -177,6 +178,16 @@ class StoreBase:
             conversation_id=conversation_id,
             **{k: v for k, v in last.context.items() if k != "conversation_id"},
         ) from last
+
+    async def _run_sync(self, body: TransactionBody[T], *, mode: Mode, operation: str) -> T:
+        """``body(conn)`` in one transaction on a synchronous connection: on SQLite in the
+        store's worker thread (one thread hop for the whole transaction), on PostgreSQL through
+        ``AsyncConnection.run_sync``. ``operation`` names it in environment errors."""
+        await self.open()
+        if self._runner is not None:
+            return await self._runner.run(body, mode=mode, operation=operation)
+        async with transaction(self._engine, mode, operation=operation) as conn:
+            return await conn.run_sync(body)
 
     async def _vector(self, text: str) -> tuple[list[float] | None, str | None]:
         """The embedding of a summary (computed outside any transaction)."""

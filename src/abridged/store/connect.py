@@ -235,9 +235,12 @@ def _sqlite_hooks(engine: Engine, synchronous: str) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        mode = conn.get_execution_options().get("abridged_mode", "write")
+        options = conn.get_execution_options()
+        mode = options.get("abridged_mode", "write")
         seconds = SQLITE_READ_TIMEOUT_S if mode == "read" else SQLITE_WRITE_TIMEOUT_S
-        wait = int(seconds * 1000)
+        # ``abridged_wait=False``: fail at once on a lock held elsewhere (``threaded``'s
+        # attempt on the event loop's thread, which must never sleep in SQLite's busy handler)
+        wait = int(seconds * 1000) if options.get("abridged_wait", True) else 0
         info = conn.connection.info
         if info.get(_BUSY_KEY) != wait:
             info.pop(_BUSY_KEY, None)

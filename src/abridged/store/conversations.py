@@ -88,10 +88,13 @@ class ConversationOps(StoreBase):
         self, conversation_id: str, *, owner: str | None = None
     ) -> ConversationInfo:
         """A conversation; ``NotFoundError`` if missing, ``OwnershipError`` on owner mismatch."""
-        await self.open()
-        async with transaction(self._engine, "read", operation="open_conversation") as conn:
-            row = await queries.read_conversation(conn, conversation_id, owner)
-        return codec.conversation_info(row)
+        return await self._run_sync(
+            lambda conn: codec.conversation_info(
+                queries.read_conversation_sync(conn, conversation_id, owner)
+            ),
+            mode="read",
+            operation="open_conversation",
+        )
 
     async def list_conversations(self, *, owner: str | None = None) -> list[ConversationInfo]:
         """Conversations (of ``owner`` when given), most recently updated first; a row that

@@ -17,12 +17,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from sqlalchemy import Update, and_, or_, select, update
+from sqlalchemy import and_, bindparam, or_, update
+from sqlalchemy.engine import Connection
 
-from abridged.errors import NotFoundError, SettingError
+from abridged.errors import SettingError
 from abridged.store import codec, queries
 from abridged.store.base import StoreBase
-from abridged.store.connect import transaction
 from abridged.store.records import ConversationInfo, StoredMessage
 from abridged.store.schema import conversations
 
@@ -58,18 +58,84 @@ class LeaseState:
     expires_ms: int | None
 
 
-def _release(conversation_id: str, holder: str) -> Update:
-    """Give the lease back, if ``holder`` still holds it."""
-    return (
-        update(conversations)
-        .where(and_(conversations.c.id == conversation_id, conversations.c.lease_holder == holder))
-        .values(lease_holder=None, lease_expires_ms=None)
+# Built once: a turn takes and gives back its lease around every model call (see
+# ``queries.CONVERSATION_ROW``).
+_TAKE = (
+    update(conversations)
+    .where(conversations.c.id == bindparam("conversation_id"))
+    .where(
+        or_(
+            conversations.c.lease_holder.is_(None),
+            conversations.c.lease_holder == bindparam("holder"),
+            conversations.c.lease_expires_ms < bindparam("now"),
+        )
     )
+    .values(lease_holder=bindparam("holder"), lease_expires_ms=bindparam("expires"))
+)
+_MINE = and_(
+    conversations.c.id == bindparam("conversation_id"),
+    conversations.c.lease_holder == bindparam("holder"),
+)
+_RENEW = update(conversations).where(_MINE).values(lease_expires_ms=bindparam("expires"))
+_RELEASE = update(conversations).where(_MINE).values(lease_holder=None, lease_expires_ms=None)
+_FINISH = _RELEASE.returning(*conversations.c)
+
+
+def _acquire(
+    conn: Connection,
+    conversation_id: str,
+    holder: str,
+    *,
+    ttl: float,
+    owner: str | None,
+    message_id: str | None,
+) -> TurnLease | None:
+    # The row is read locked (SQLite's write transaction already is): a lease released between
+    # an unlocked read and the update would otherwise count as a takeover.
+    row = queries.read_conversation_sync(conn, conversation_id, owner, for_update=True)
+    # the clock read once the row is ours: waiting for a connection or for the lock must not
+    # shorten the lease (it could be granted already expired, and taken over)
+    now = now_ms()
+    expires = now + int(ttl * 1000)
+    previous = row["lease_holder"]
+    previous_expiry = row["lease_expires_ms"]
+    stale = (
+        previous is not None
+        and previous != holder
+        and (previous_expiry is None or int(previous_expiry) < now)
+    )
+    if previous is not None and previous != holder and not stale:
+        return None  # another holder's live lease (the row is locked: no update needed)
+    values = {"conversation_id": conversation_id, "holder": holder, "now": now, "expires": expires}
+    result = conn.execute(_TAKE, values)
+    if result.rowcount != 1:
+        return None
+    message = None
+    if message_id is not None:
+        message = queries.message_by_id_sync(conn, conversation_id, message_id)
+    return TurnLease(
+        conversation_id,
+        holder,
+        expires,
+        previous if stale else None,
+        codec.conversation_info(row),  # the update changed only the lease columns
+        message,
+    )
+
+
+def _lease_state(conn: Connection, conversation_id: str, owner: str | None) -> LeaseState:
+    row = queries.read_conversation_sync(conn, conversation_id, owner)
+    holder, expires = row["lease_holder"], row["lease_expires_ms"]
+    if holder is None or expires is None or int(expires) < now_ms():
+        return LeaseState(None, None)
+    return LeaseState(str(holder), int(expires))
 
 
 class LeaseOps(StoreBase):
     """Turn leases: ``acquire_turn``, ``renew_turn``, ``release_turn`` (or ``finish_turn``),
-    ``turn_lease``."""
+    ``turn_lease``. Each is one short transaction run whole on a synchronous connection
+    (``StoreBase._run_sync``): a turn takes and gives back its lease around every model call,
+    so these are on the hot path of the service and the proxy."""
 
     async def acquire_turn(
         self,
@@ -90,61 +156,12 @@ class LeaseOps(StoreBase):
             raise SettingError("holder", holder, "a lease holder of 1 to 128 characters")
         if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
             raise SettingError("ttl", ttl, "a number of seconds > 0")
-        await self.open()
-        async with transaction(self._engine, "write", operation="acquire_turn") as conn:
-            # The row is read locked (SQLite's write transaction already is): a lease released
-            # between an unlocked read and the update would otherwise count as a takeover.
-            row = (
-                (
-                    await conn.execute(
-                        select(*codec.columns(conversations))
-                        .where(conversations.c.id == conversation_id)
-                        .with_for_update()
-                    )
-                )
-                .mappings()
-                .first()
-            )
-            if row is None:
-                raise NotFoundError("no such conversation", conversation_id=conversation_id)
-            queries.check_owner(row, owner)
-            # the clock read once the row is ours: waiting for a connection or for the lock must
-            # not shorten the lease (it could be granted already expired, and taken over)
-            now = now_ms()
-            expires = now + int(ttl * 1000)
-            previous = row["lease_holder"]
-            previous_expiry = row["lease_expires_ms"]
-            stale = (
-                previous is not None
-                and previous != holder
-                and (previous_expiry is None or int(previous_expiry) < now)
-            )
-            if previous is not None and previous != holder and not stale:
-                return None  # another holder's live lease (the row is locked: no update needed)
-            result = await conn.execute(
-                update(conversations)
-                .where(conversations.c.id == conversation_id)
-                .where(
-                    or_(
-                        conversations.c.lease_holder.is_(None),
-                        conversations.c.lease_holder == holder,
-                        conversations.c.lease_expires_ms < now,
-                    )
-                )
-                .values(lease_holder=holder, lease_expires_ms=expires)
-            )
-            if result.rowcount != 1:
-                return None
-            message = None
-            if message_id is not None:
-                message = await queries.message_by_id(conn, conversation_id, message_id)
-        return TurnLease(
-            conversation_id,
-            holder,
-            expires,
-            previous if stale else None,
-            codec.conversation_info(row),  # the update changed only the lease columns
-            message,
+        return await self._run_sync(
+            lambda conn: _acquire(
+                conn, conversation_id, holder, ttl=ttl, owner=owner, message_id=message_id
+            ),
+            mode="write",
+            operation="acquire_turn",
         )
 
     async def renew_turn(
@@ -152,57 +169,41 @@ class LeaseOps(StoreBase):
     ) -> TurnLease | None:
         """Extend a lease still held by ``holder``; ``None`` when it was lost (expired and
         taken over): the caller must stop its turn."""
-        await self.open()
         expires = now_ms() + int(ttl * 1000)
-        async with transaction(self._engine, "write", operation="renew_turn") as conn:
-            result = await conn.execute(
-                update(conversations)
-                .where(
-                    and_(
-                        conversations.c.id == conversation_id,
-                        conversations.c.lease_holder == holder,
-                    )
-                )
-                .values(lease_expires_ms=expires)
-            )
-        if result.rowcount != 1:
-            return None
-        return TurnLease(conversation_id, holder, expires)
+        values = {"conversation_id": conversation_id, "holder": holder, "expires": expires}
+        count = await self._run_sync(
+            lambda conn: conn.execute(_RENEW, values).rowcount,
+            mode="write",
+            operation="renew_turn",
+        )
+        return TurnLease(conversation_id, holder, expires) if count == 1 else None
 
     async def release_turn(self, conversation_id: str, holder: str) -> bool:
         """Give the lease back (only if ``holder`` still holds it); whether it did."""
-        await self.open()
-        async with transaction(self._engine, "write", operation="release_turn") as conn:
-            result = await conn.execute(_release(conversation_id, holder))
-        return bool(result.rowcount == 1)
+        values = {"conversation_id": conversation_id, "holder": holder}
+        count = await self._run_sync(
+            lambda conn: conn.execute(_RELEASE, values).rowcount,
+            mode="write",
+            operation="release_turn",
+        )
+        return bool(count == 1)
 
     async def finish_turn(self, conversation_id: str, holder: str) -> ConversationInfo | None:
         """Give the lease back, as ``release_turn``, and return the conversation as the turn
         left it (read in the same statement); ``None`` when ``holder`` no longer held the
         lease (it expired and was taken over: what the turn left may have been changed)."""
-        await self.open()
-        async with transaction(self._engine, "write", operation="finish_turn") as conn:
-            row = (
-                (await conn.execute(_release(conversation_id, holder).returning(*conversations.c)))
-                .mappings()
-                .first()
-            )
+        values = {"conversation_id": conversation_id, "holder": holder}
+        row = await self._run_sync(
+            lambda conn: conn.execute(_FINISH, values).mappings().first(),
+            mode="write",
+            operation="finish_turn",
+        )
         return None if row is None else codec.conversation_info(row)
 
     async def turn_lease(self, conversation_id: str, *, owner: str | None = None) -> LeaseState:
         """Who holds the lease now (an expired lease reads as free)."""
-        await self.open()
-        async with transaction(self._engine, "read", operation="turn_lease") as conn:
-            await queries.read_conversation(conn, conversation_id, owner)
-            row = (
-                await conn.execute(
-                    select(conversations.c.lease_holder, conversations.c.lease_expires_ms).where(
-                        conversations.c.id == conversation_id
-                    )
-                )
-            ).first()
-        assert row is not None
-        holder, expires = row
-        if holder is None or expires is None or int(expires) < now_ms():
-            return LeaseState(None, None)
-        return LeaseState(str(holder), int(expires))
+        return await self._run_sync(
+            lambda conn: _lease_state(conn, conversation_id, owner),
+            mode="read",
+            operation="turn_lease",
+        )

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from abridged.core.model import Message
 from abridged.errors import CorruptRowError, NotFoundError, StoreError
 from abridged.store import codec, lineage, queries
-from abridged.store.appender import append_async, checked_head, encode, reserve_statement
+from abridged.store.appender import append_rows, encode, reserve
 from abridged.store.connect import transaction
 from abridged.store.conversations import ConversationOps
 from abridged.store.records import (
@@ -81,11 +81,11 @@ class MessageOps(ConversationOps):
         await self.open()
         stamp = codec.now()
         rows = encode(entries, conversation_id, stamp)  # JSON encoding before any lock
-        if self._appender is not None:
-            pks = await self._appender.append(conversation_id, owner, rows)
-        else:
-            async with transaction(self._engine, operation="append_many") as conn:
-                pks = await append_async(conn, conversation_id, owner, rows)
+        pks = await self._run_sync(
+            lambda conn: append_rows(conn, conversation_id, owner, rows),
+            mode="write",
+            operation="append_many",
+        )
         return [
             StoredMessage(
                 pk=pk,
@@ -326,8 +326,8 @@ async def _reserve(
     conn: AsyncConnection, conversation_id: str, owner: str | None, count: int
 ) -> RowMapping:
     """Reserve ``count`` sequence numbers and read the current session, under the row lock."""
-    head = (await conn.execute(reserve_statement(conversation_id, count))).mappings().first()
-    return checked_head(head, conversation_id, owner)
+    head = await conn.run_sync(lambda sync: reserve(sync, conversation_id, count))
+    return queries.checked_conversation(head, conversation_id, owner)
 
 
 async def context_of(conn: AsyncConnection, conv: RowMapping, session_id: str) -> Context:

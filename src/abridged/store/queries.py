@@ -6,8 +6,8 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
-from sqlalchemy.engine import RowMapping
+from sqlalchemy import Select, and_, bindparam, func, or_, select, update
+from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from abridged.errors import ConflictError, CorruptRowError, NotFoundError, OwnershipError
@@ -27,23 +27,41 @@ def check_owner(row: RowMapping, owner: str | None) -> None:
         raise OwnershipError("the conversation belongs to another owner", conversation_id=row["id"])
 
 
-async def read_conversation(
-    conn: AsyncConnection, conversation_id: str, owner: str | None
+# Built once: the hot operations (a turn's lease, the append path) run them at every model
+# call, and building and hashing a statement costs more than SQLite takes to run it.
+CONVERSATION_ROW = select(*codec.columns(conversations)).where(
+    conversations.c.id == bindparam("conversation_id")
+)
+CONVERSATION_ROW_LOCKED = CONVERSATION_ROW.with_for_update()
+
+
+def checked_conversation(
+    row: RowMapping | None, conversation_id: str, owner: str | None
 ) -> RowMapping:
-    """The conversation's row; ``NotFoundError`` or ``OwnershipError`` otherwise."""
-    row = (
-        (
-            await conn.execute(
-                select(*codec.columns(conversations)).where(conversations.c.id == conversation_id)
-            )
-        )
-        .mappings()
-        .first()
-    )
+    """``row`` when it exists and belongs to ``owner``; ``NotFoundError`` or ``OwnershipError``
+    otherwise."""
     if row is None:
         raise NotFoundError("no such conversation", conversation_id=conversation_id)
     check_owner(row, owner)
     return row
+
+
+async def read_conversation(
+    conn: AsyncConnection, conversation_id: str, owner: str | None
+) -> RowMapping:
+    """The conversation's row; ``NotFoundError`` or ``OwnershipError`` otherwise."""
+    key = {"conversation_id": conversation_id}
+    row = (await conn.execute(CONVERSATION_ROW, key)).mappings().first()
+    return checked_conversation(row, conversation_id, owner)
+
+
+def read_conversation_sync(
+    conn: Connection, conversation_id: str, owner: str | None, *, for_update: bool = False
+) -> RowMapping:
+    """The same on a synchronous connection; ``for_update`` locks the row (PostgreSQL)."""
+    query = CONVERSATION_ROW_LOCKED if for_update else CONVERSATION_ROW
+    row = conn.execute(query, {"conversation_id": conversation_id}).mappings().first()
+    return checked_conversation(row, conversation_id, owner)
 
 
 async def cas(
@@ -326,21 +344,28 @@ def totals_columns(t: SessionTotals) -> dict[str, int]:
     }
 
 
+def _message_by_id_query(conversation_id: str, message_id: str) -> Select[Any]:
+    return (
+        select(*codec.columns(messages))
+        .where(messages.c.conversation_id == conversation_id)
+        .where(messages.c.message_id == message_id)
+        .order_by(messages.c.version.desc())
+        .limit(1)
+    )
+
+
 async def message_by_id(
     conn: AsyncConnection, conversation_id: str, message_id: str
 ) -> StoredMessage | None:
     """The newest version of the message with this message id, queued or delivered."""
-    row = (
-        (
-            await conn.execute(
-                select(*codec.columns(messages))
-                .where(messages.c.conversation_id == conversation_id)
-                .where(messages.c.message_id == message_id)
-                .order_by(messages.c.version.desc())
-                .limit(1)
-            )
-        )
-        .mappings()
-        .first()
-    )
+    query = _message_by_id_query(conversation_id, message_id)
+    row = (await conn.execute(query)).mappings().first()
+    return None if row is None else codec.stored_message(row)
+
+
+def message_by_id_sync(
+    conn: Connection, conversation_id: str, message_id: str
+) -> StoredMessage | None:
+    """The same on a synchronous connection."""
+    row = conn.execute(_message_by_id_query(conversation_id, message_id)).mappings().first()
     return None if row is None else codec.stored_message(row)

@@ -9,6 +9,11 @@ one retry; every other upstream error is passed back unchanged. A Responses requ
 the provider keep the history (``previous_response_id``, ``conversation``) holds only its new
 items and is passed through, as is everything else under ``/v1`` (``/v1/models``, token
 counting...). ``X-Abridged: off`` passes a request through untouched.
+
+Everything under ``/v1`` is served by plain ASGI (``ProxyApp``), not by FastAPI's routing and
+``StreamingResponse``: what the proxy adds to a request is its headline figure, and that
+machinery cost about a third of it (``bench/proxy.py``). The pages (``/healthz``,
+``/metrics``, the meter) are a FastAPI application behind it.
 """
 
 from __future__ import annotations
@@ -18,33 +23,50 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-import httpx
+import aiohttp
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 from abridged.core.budget import format_token_size
-from abridged.errors import NotFoundError
+from abridged.errors import AbridgedError, NotFoundError
 from abridged.providers.overflow import is_context_overflow
-from abridged.runtime.context_manager import Prepared
-from abridged.server.lease import TurnBusyError, hold_turn, new_holder
+from abridged.runtime.context_manager import ContextManager, Prepared
+from abridged.server.lease import LocalTurns, TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
 from abridged.server.proxy.apis import Api, history_key, history_of
 from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.conversations import ProxyConversations
 from abridged.server.proxy.identity import conversation_identity
-from abridged.server.proxy.upstream import UsageTap, forward_headers, response_headers
+from abridged.server.proxy.upstream import (
+    UPSTREAM_ERRORS,
+    Upstream,
+    UsageTap,
+    forward_headers,
+    response_headers,
+)
 from abridged.store import Store
 
-__all__ = ["create_proxy_app", "proxy_app_from_environment"]
+__all__ = ["ProxyApp", "create_proxy_app", "proxy_app_from_environment"]
 
 log = logging.getLogger("abridged.proxy")
 _OFF = frozenset({"off", "0", "false", "no"})
+_MANAGED: dict[str, Api] = {
+    "/v1/chat/completions": "openai-chat",
+    "/v1/responses": "openai-responses",
+    "/v1/messages": "anthropic",
+}
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
 
 
 class ProxyMetrics:
@@ -88,116 +110,178 @@ def _unchanged(body: dict[str, Any], prepared: Prepared, api: Api) -> bool:
     return api != "anthropic" or prepared.system is None or prepared.system == body.get("system")
 
 
-def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> FastAPI:
-    """The proxy application; ``store`` (else one at ``config.db``) is opened at startup."""
-    owned = store is None
-    metrics = ProxyMetrics()
-    cleanups: set[asyncio.Task[None]] = set()
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        the_store = store if store is not None else Store(config.db)
-        await the_store.open()
-        client = httpx.AsyncClient(
-            base_url=config.upstream,
-            timeout=httpx.Timeout(config.timeout, connect=10.0),
-            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
-        )
-        app.state.store = the_store
-        app.state.client = client
-        app.state.conversations = ProxyConversations(the_store, config, on_fork=metrics.forks.inc)
-        app.state.worker = f"proxy:{uuid.uuid4().hex[:8]}"
-        try:
-            yield
-        finally:
-            if cleanups:
-                await asyncio.gather(*list(cleanups), return_exceptions=True)
-            await client.aclose()
-            if owned:
-                await the_store.close()
 
-    app = FastAPI(title="abridged proxy", lifespan=lifespan, docs_url=None, redoc_url=None)
+async def _send_whole(send: Send, status: int, headers: Headers, body: bytes) -> None:
+    headers = [*headers, (b"content-length", str(len(body)).encode("ascii"))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
-    async def send(request: Request, content: bytes) -> httpx.Response:
-        client: httpx.AsyncClient = request.app.state.client
-        headers = forward_headers(request.headers.items())
-        headers["accept-encoding"] = "identity"  # bytes pass through exactly as sent
-        upstream = client.build_request(
-            request.method,
-            request.url.path,
-            params=request.query_params,
-            headers=headers,
-            content=content,
-        )
-        return await client.send(upstream, stream=True)
 
-    def relay(
-        response: httpx.Response,
-        after: Any = None,
-        tap: UsageTap | None = None,
-        conversation_id: str | None = None,
-    ) -> Response:
-        async def body() -> AsyncIterator[bytes]:
-            try:
-                async for chunk in response.aiter_raw():
-                    if tap is not None:
-                        tap.feed(chunk)
-                    yield chunk
-            finally:
-                # Starlette cancels this generator's scope once the response is sent: the
-                # clean-up (closing upstream, recording usage, giving the lease back) runs in
-                # a task of its own, so it is never cut short.
-                task = asyncio.ensure_future(_finish(response, after))
-                cleanups.add(task)
-                task.add_done_callback(cleanups.discard)
+async def _send_json(send: Send, status: int, payload: Any) -> None:
+    body = json.dumps(payload).encode("utf-8")
+    await _send_whole(send, status, [(b"content-type", b"application/json")], body)
 
-        headers = response_headers(response)
-        if conversation_id is not None:
-            headers["x-abridged-conversation-id"] = conversation_id
-        return StreamingResponse(body(), status_code=response.status_code, headers=headers)
 
-    async def passthrough(request: Request, raw: bytes, api: str) -> Response:
-        metrics.requests.labels(api=api, action="passthrough").inc()
-        try:
-            response = await send(request, raw)
-        except httpx.HTTPError as exc:
-            return _unreachable(exc)
-        return relay(response)
+async def _unreachable(send: Send, exc: BaseException) -> None:
+    message = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    await _send_json(send, 502, {"error": {"type": "upstream_unreachable", "message": message}})
 
-    async def proxied(request: Request, api: Api) -> Response:
-        started = time.perf_counter()
-        raw = await request.body()
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        if headers.get("x-abridged", "").strip().lower() in _OFF:
-            return await passthrough(request, raw, api)
+
+@dataclass(slots=True)
+class _Exchange:
+    """One request to the proxy: its ASGI scope and channels, headers (names in lower case)
+    and body."""
+
+    scope: Scope
+    receive: Receive
+    send: Send
+    headers: list[tuple[str, str]]
+    raw: bytes
+
+
+class ProxyApp:
+    """The proxy as an ASGI application: ``/v1/...`` here, everything else (and the lifespan)
+    in ``pages``, the FastAPI application that holds the worker's state."""
+
+    def __init__(self, pages: FastAPI, config: ProxyConfig, metrics: ProxyMetrics) -> None:
+        self.pages = pages
+        self.config = config
+        self.metrics = metrics
+        self.turns = LocalTurns()
+        self._cleanups: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/v1/"):
+            await self._v1(scope, receive, send)
+        else:
+            await self.pages(scope, receive, send)
+
+    async def drain(self) -> None:
+        """Wait for the clean-ups still running (usage recorded, leases given back)."""
+        while self._cleanups:
+            await asyncio.gather(*list(self._cleanups), return_exceptions=True)
+
+    def _later(self, work: Awaitable[None]) -> None:
+        # The clean-up after a response runs in a task of its own: the client has its answer
+        # and the next request need not wait for it (``LocalTurns`` orders a conversation's
+        # next turn after it).
+        task = asyncio.ensure_future(work)
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
+
+    async def _v1(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = await _read_body(receive)
+        headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
+        ex = _Exchange(scope, receive, send, headers, raw)
+        api = _MANAGED.get(scope["path"]) if scope["method"] == "POST" else None
+        if api is None or dict(headers).get("x-abridged", "").strip().lower() in _OFF:
+            await self._passthrough(ex, api or "other")
+            return
         try:
             body = json.loads(raw)
         except ValueError:
-            return await passthrough(request, raw, api)
+            body = None
         if not isinstance(body, dict) or history_of(api, body) is None:
-            return await passthrough(request, raw, api)
-        identity = conversation_identity(api, headers, body)
-        conversations: ProxyConversations = request.app.state.conversations
+            await self._passthrough(ex, api)
+            return
+        await self._managed(ex, api, body)
+
+    async def _send(self, ex: _Exchange, content: bytes) -> aiohttp.ClientResponse:
+        upstream: Upstream = self.pages.state.upstream
+        scope = ex.scope
+        target = scope["raw_path"].decode("latin-1") if scope.get("raw_path") else scope["path"]
+        if scope.get("query_string") and "?" not in target:
+            target += "?" + scope["query_string"].decode("latin-1")
+        return await upstream.send(scope["method"], target, forward_headers(ex.headers), content)
+
+    async def _passthrough(self, ex: _Exchange, api: str) -> None:
+        self.metrics.requests.labels(api=api, action="passthrough").inc()
+        try:
+            response = await self._send(ex, ex.raw)
+        except UPSTREAM_ERRORS as exc:
+            await _unreachable(ex.send, exc)
+            return
+        await self._relay(ex, response)
+
+    async def _relay(
+        self,
+        ex: _Exchange,
+        response: aiohttp.ClientResponse,
+        *,
+        tap: UsageTap | None = None,
+        extra: Headers = (),  # type: ignore[assignment]
+        after: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """The upstream's response to the client: a JSON body whole (one write, its length
+        known), an event stream chunk by chunk as it comes; then ``after`` (in the
+        background). A client that goes away mid-stream closes the upstream response."""
+        headers = [*response_headers(response.raw_headers), *extra]
+        send = ex.send
+        try:
+            if not response.content_type.startswith("text/event-stream"):
+                body = await response.read()
+                if tap is not None:
+                    tap.feed(body)
+                await _send_whole(send, response.status, headers, body)
+                return
+            await send(
+                {"type": "http.response.start", "status": response.status, "headers": headers}
+            )
+            gone = asyncio.ensure_future(ex.receive())  # resolves with ``http.disconnect``
+            try:
+                async for chunk in response.content.iter_any():
+                    if gone.done():
+                        return
+                    if tap is not None:
+                        tap.feed(chunk)
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": b""})
+            finally:
+                gone.cancel()
+        except UPSTREAM_ERRORS as exc:  # the upstream broke off mid-answer: the client sees it end
+            log.info("the upstream's answer broke off: %s", exc)
+        finally:
+            response.close()
+            if after is not None:
+                self._later(after())
+
+    async def _managed(self, ex: _Exchange, api: Api, body: dict[str, Any]) -> None:
+        started = time.perf_counter()
+        state = self.pages.state
+        config = self.config
+        send = ex.send
+        lookup = dict(ex.headers)
+        identity = conversation_identity(api, lookup, body)
+        conversations: ProxyConversations = state.conversations
         stack = AsyncExitStack()
         model = str(body.get("model") or "unknown")
 
         def lease() -> Any:
             return hold_turn(
-                request.app.state.store,
+                state.store,
                 identity.conversation_id,
-                new_holder(request.app.state.worker),
+                new_holder(state.worker),
                 owner=identity.owner,
                 ttl=config.lease_ttl,
                 wait=config.queue_timeout,
             )
 
         try:
+            await stack.enter_async_context(self.turns.hold(identity.conversation_id))
             try:
                 held = await stack.enter_async_context(lease())
             except NotFoundError:  # the first request: the conversation is made, then leased
                 await conversations.current(identity, model)
                 held = await stack.enter_async_context(lease())
-            api_key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix(
+            api_key = lookup.get("x-api-key") or lookup.get("authorization", "").removeprefix(
                 "Bearer "
             )
             # the lease's own read of the conversation says where it points (a fork or not)
@@ -206,97 +290,103 @@ def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> Fast
             )
             if made is None:
                 await stack.aclose()
-                return await passthrough(request, raw, api)
+                await self._passthrough(ex, api)
+                return
             cid, manager, prepared = made
+            # the new messages are written while the request goes out: done before the lease
+            # is given back (the stack unwinds in reverse)
+            stack.push_async_callback(_flush, manager, cid)
             unchanged = _unchanged(body, prepared, api)
-            content = raw if unchanged else _encode(body, prepared, api)
-            metrics.requests.labels(api=api, action="unchanged" if unchanged else "rewritten").inc()
-            metrics.added.observe(time.perf_counter() - started)
-            response = await send(request, content)
-            if response.status_code >= 400:
-                error = await response.aread()
-                await response.aclose()
-                info = is_context_overflow((response.status_code, error.decode("utf-8", "replace")))
+            content = ex.raw if unchanged else _encode(body, prepared, api)
+            action = "unchanged" if unchanged else "rewritten"
+            self.metrics.requests.labels(api=api, action=action).inc()
+            self.metrics.added.observe(time.perf_counter() - started)
+            response = await self._send(ex, content)
+            if response.status >= 400:
+                error = await response.read()
+                response.close()
+                info = is_context_overflow((response.status, error.decode("utf-8", "replace")))
                 if info is None:  # any other error goes back to the client as it came
                     await stack.aclose()
-                    return Response(
-                        error, status_code=response.status_code, headers=response_headers(response)
+                    await _send_whole(
+                        send, response.status, response_headers(response.raw_headers), error
                     )
+                    return
                 # "too long": the emergency path, then the one retry
-                metrics.overflow_retries.inc()
+                self.metrics.overflow_retries.inc()
                 recovered = await manager.arecover_overflow(info.tokens)
-                response = await send(request, _encode(body, recovered, api))
-            streaming = response.headers.get("content-type", "").startswith("text/event-stream")
-            tap = UsageTap(api, streaming=streaming)
+                response = await self._send(ex, _encode(body, recovered, api))
+            tap = UsageTap(api, streaming=response.content_type.startswith("text/event-stream"))
+            ok = response.status < 400
 
             async def after() -> None:
                 try:
-                    if response.status_code < 400:
-                        usage = tap.usage()
-                        if usage is not None:
-                            manager.record_usage(usage)
+                    usage = tap.usage() if ok else None
+                    if usage is not None:
+                        manager.record_usage(usage)
                 finally:
                     await stack.aclose()
 
-            return relay(response, after, tap, cid)
+            extra = [(b"x-abridged-conversation-id", cid.encode("latin-1"))]
+            await self._relay(ex, response, tap=tap, extra=extra, after=after)
         except TurnBusyError as exc:
             await stack.aclose()
-            return JSONResponse({"error": {"type": "busy", "message": str(exc)}}, 409)
-        except httpx.HTTPError as exc:
+            await _send_json(send, 409, {"error": {"type": "busy", "message": str(exc)}})
+        except UPSTREAM_ERRORS as exc:
             await stack.aclose()
-            return _unreachable(exc)
+            await _unreachable(send, exc)
         except BaseException:
             await stack.aclose()
             raise
 
-    @app.post("/v1/chat/completions", include_in_schema=False)
-    async def chat_completions(request: Request) -> Response:
-        return await proxied(request, "openai-chat")
 
-    @app.post("/v1/responses", include_in_schema=False)
-    async def responses(request: Request) -> Response:
-        return await proxied(request, "openai-responses")
+async def _flush(manager: ContextManager, conversation_id: str) -> None:
+    try:
+        await manager.aflush()
+    except AbridgedError as exc:  # the client keeps its history: the next request writes them
+        log.warning("storing the messages of %s failed: %s", conversation_id, exc)
 
-    @app.post("/v1/messages", include_in_schema=False)
-    async def messages(request: Request) -> Response:
-        return await proxied(request, "anthropic")
 
-    @app.get("/healthz", include_in_schema=False)
+def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> ProxyApp:
+    """The proxy application; ``store`` (else one at ``config.db``) is opened at startup."""
+    owned = store is None
+    metrics = ProxyMetrics()
+    proxy: ProxyApp
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        the_store = store if store is not None else Store(config.db)
+        await the_store.open()
+        upstream = Upstream(config.upstream, timeout=config.timeout)
+        await upstream.open()
+        app.state.store = the_store
+        app.state.upstream = upstream
+        app.state.conversations = ProxyConversations(the_store, config, on_fork=metrics.forks.inc)
+        app.state.worker = f"proxy:{uuid.uuid4().hex[:8]}"
+        try:
+            yield
+        finally:
+            await proxy.drain()
+            await upstream.close()
+            if owned:
+                await the_store.close()
+
+    pages = FastAPI(title="abridged proxy", lifespan=lifespan, docs_url=None, redoc_url=None)
+
+    @pages.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
         return {"status": "ok", "upstream": config.upstream}
 
-    @app.get("/metrics", include_in_schema=False)
+    @pages.get("/metrics", include_in_schema=False)
     async def metrics_page() -> Response:
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE)
 
-    @app.get("/abridged/conversations/{conversation_id}", include_in_schema=False)
+    @pages.get("/abridged/conversations/{conversation_id}", include_in_schema=False)
     async def meter_page(request: Request, conversation_id: str) -> Response:
         return await _meter(request, conversation_id)
 
-    @app.api_route(
-        "/v1/{path:path}",
-        methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
-        include_in_schema=False,
-    )
-    async def other(request: Request, path: str) -> Response:
-        return await passthrough(request, await request.body(), "other")
-
-    return app
-
-
-async def _finish(response: httpx.Response, after: Any) -> None:
-    try:
-        await response.aclose()
-    finally:
-        if after is not None:
-            await after()
-
-
-def _unreachable(exc: httpx.HTTPError) -> JSONResponse:
-    return JSONResponse(
-        {"error": {"type": "upstream_unreachable", "message": f"{type(exc).__name__}: {exc}"}},
-        502,
-    )
+    proxy = ProxyApp(pages, config, metrics)
+    return proxy
 
 
 async def _meter(request: Request, conversation_id: str) -> Response:
@@ -341,7 +431,7 @@ async def _meter(request: Request, conversation_id: str) -> Response:
     return HTMLResponse(html)
 
 
-def proxy_app_from_environment() -> FastAPI:
+def proxy_app_from_environment() -> ProxyApp:
     """The proxy of the ``ABRIDGED_PROXY_*`` environment (uvicorn's ``factory``)."""
     from abridged.server.logs import configure_logging  # noqa: PLC0415
 

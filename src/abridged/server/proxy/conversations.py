@@ -153,7 +153,10 @@ class ProxyConversations:
         cid = _pointed(base, identity) if base is not None else await self.current(identity, model)
         manager = await self._manager(cid, identity, api, model, api_key)
         try:
-            return cid, manager, await manager.aprepare(messages, system=system, tools=tools)
+            prepared = await manager.aprepare(
+                messages, system=system, tools=tools, stored=base, write_behind=True
+            )
+            return cid, manager, prepared
         except MessageValidationError as exc:
             if exc.context.get("conversation_id") is None:
                 return None  # the history itself is malformed: let the provider say so

@@ -1,21 +1,31 @@
 """Forwarding to the upstream provider: the request's headers (the client's key included, never
 stored or logged), the response streamed back chunk by chunk, and the usage report read from it
-on the way (JSON or server-sent events, OpenAI or Anthropic)."""
+on the way (JSON or server-sent events, OpenAI or Anthropic).
+
+The upstream client is ``aiohttp``'s: measured on the local provider (``bench/proxy.py``), one
+hop through it costs about half of what the same hop through ``httpx`` costs (0.9 ms against
+1.9 ms a request), and the proxy's latency target is 2 ms in all.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import httpx
+import aiohttp
+from yarl import URL
 
 from abridged.core.model import Usage
 from abridged.errors import AbridgedError
 from abridged.formats.usage import usage_from_anthropic, usage_from_openai
 from abridged.server.proxy.apis import Api
 
-__all__ = ["UsageTap", "forward_headers", "response_headers"]
+__all__ = ["UPSTREAM_ERRORS", "Upstream", "UsageTap", "forward_headers", "response_headers"]
+
+#: What reaching the upstream can raise (the proxy answers 502).
+UPSTREAM_ERRORS: tuple[type[BaseException], ...] = (aiohttp.ClientError, asyncio.TimeoutError)
 
 # Hop-by-hop and length/encoding headers are the proxy's own business on each side.
 _DROP_REQUEST = frozenset(
@@ -35,13 +45,13 @@ _DROP_REQUEST = frozenset(
 )
 _DROP_RESPONSE = frozenset(
     {
-        "content-length",
-        "content-encoding",
-        "connection",
-        "keep-alive",
-        "transfer-encoding",
-        "trailer",
-        "upgrade",
+        b"content-length",
+        b"content-encoding",
+        b"connection",
+        b"keep-alive",
+        b"transfer-encoding",
+        b"trailer",
+        b"upgrade",
     }
 )
 
@@ -58,9 +68,48 @@ def forward_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     return out
 
 
-def response_headers(response: httpx.Response) -> dict[str, str]:
-    """The upstream's response headers as passed to the client."""
-    return {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
+def response_headers(raw: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """The upstream's response headers as passed to the client (repeated ones kept)."""
+    return [(k.lower(), v) for k, v in raw if k.lower() not in _DROP_RESPONSE]
+
+
+class Upstream:
+    """The upstream provider, over one ``aiohttp`` session (its connection pool) per worker;
+    made and closed on the worker's event loop (``open``, ``close``)."""
+
+    def __init__(self, base_url: str, *, timeout: float) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=timeout)
+        self._session: aiohttp.ClientSession | None = None
+
+    async def open(self) -> None:
+        """Make the session (on the running loop)."""
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=1000, limit_per_host=0),
+            timeout=self._timeout,
+            auto_decompress=False,  # bytes pass through exactly as sent
+            skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
+            cookie_jar=aiohttp.DummyCookieJar(),  # one client's cookies are not another's
+        )
+
+    async def close(self) -> None:
+        """Close the session and its connections."""
+        if self._session is not None:
+            await self._session.close()
+
+    async def send(
+        self, method: str, target: str, headers: Mapping[str, str], content: bytes
+    ) -> aiohttp.ClientResponse:
+        """Send a request (``target``: path and query, as the client sent them); the response
+        with its body not read yet. ``UPSTREAM_ERRORS`` when the upstream cannot be reached."""
+        assert self._session is not None, "Upstream.open() first"
+        return await self._session.request(
+            method,
+            URL(self.base_url + target, encoded=True),
+            headers={**headers, "accept-encoding": "identity"},
+            data=content or None,
+            allow_redirects=False,
+        )
 
 
 def _anthropic_usage(start: Mapping[str, Any] | None, delta: Mapping[str, Any] | None) -> Any:
