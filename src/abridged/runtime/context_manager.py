@@ -401,9 +401,10 @@ class ContextManager:
         docstring), so the event loop is never held for long. ``stored``: the conversation as
         the caller has just read it from the store (a turn lease's ``conversation``), which
         saves reading it again. ``write_behind``: when nothing is to be compacted, the new
-        messages are stored while the caller sends the context (the proxy: the client keeps
-        its whole history and sends it again); ``aflush`` waits for them, and must before the
-        caller gives up its turn lease."""
+        messages are stored later, by ``aflush``, once the caller has sent the context and
+        passed on the answer (the proxy: its client keeps the whole history and sends it
+        again, so nothing is lost if the process dies first); the caller must ``aflush``
+        before it gives up its turn lease. The next store operation flushes first too."""
         if self._few_new(messages):
             due = self._begin_call(messages, system, tools, usage)
         else:
@@ -462,8 +463,8 @@ class ContextManager:
         return run_sync(self.arecover_overflow(reported_tokens))
 
     async def aflush(self) -> None:
-        """Wait until the messages of ``aprepare(..., write_behind=True)`` are stored; raises
-        the store's error if that write failed (the next call writes them again)."""
+        """Store the messages ``aprepare(..., write_behind=True)`` held back; raises the
+        store's error if that write fails (the next call writes them again)."""
         if self._persisted is not None:
             await self._persisted.flush()
 

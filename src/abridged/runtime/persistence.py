@@ -20,9 +20,8 @@ The store is imported only when one is given (``abridged.store`` loads SQLAlchem
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from abridged.core.model import Message
@@ -58,7 +57,7 @@ class StoredConversation:
         self._stored = 0  # messages stored (after the system prompt)
         self._last_id: str | None = None  # the id of the last one, to notice an edit
         self._recheck: int | None = None  # an edited stored message, checked until undone
-        self._pending: asyncio.Task[object] | None = None  # an append written behind
+        self._pending: Callable[[], Awaitable[object]] | None = None  # an append held back
 
     async def sync(
         self,
@@ -74,8 +73,8 @@ class StoredConversation:
         writer compacted or pruned it), else ``None``. ``edited``: the first history index the
         caller changed since the last call, if any. ``known``: the conversation as the caller
         has just read it (under its turn lease), instead of reading it again. ``behind``: when
-        nothing is adopted, the new messages are written in the background (``flush`` waits
-        for them; every later store operation of this conversation does first).
+        nothing is adopted, the new messages are written later, by ``flush`` (or by the next
+        store operation of this conversation, which flushes first).
 
         ``MessageValidationError`` when ``history`` does not continue the stored messages (an
         edited or shortened history: a stored conversation keeps every message).
@@ -130,11 +129,11 @@ class StoredConversation:
             if not (adopt.compacted or adopt.pruned or state.compacted or state.pruned):
                 adopt = None  # nothing compacted or pruned on either side: nothing to adopt
         if len(body) > stored:
-            write = store.append_many(cid, list(body[stored:]), owner=self.owner)
+            new, conversation_id = list(body[stored:]), cid
             if behind and adopt is None:
-                self._pending = asyncio.ensure_future(write)
+                self._pending = lambda: store.append_many(conversation_id, new, owner=self.owner)
             else:
-                await write
+                await store.append_many(cid, new, owner=self.owner)
         self._stored = len(body)
         self._last_id = body[-1].id if body else None
         return adopt
@@ -177,13 +176,12 @@ class StoredConversation:
         return None
 
     async def flush(self) -> None:
-        """Wait for the messages written behind (``sync(behind=True)``); their error, if the
-        write failed (the next ``sync`` then reads the store again and writes what is
-        missing)."""
-        task, self._pending = self._pending, None
-        if task is not None:
+        """Write the messages held back by ``sync(behind=True)``; the store's error if that
+        fails (the next ``sync`` then reads the store again and writes what is missing)."""
+        write, self._pending = self._pending, None
+        if write is not None:
             try:
-                await task
+                await write()
             except BaseException:
                 self._attached = False
                 raise

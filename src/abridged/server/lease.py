@@ -38,9 +38,13 @@ class HeldTurn:
     lost: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-async def _renew(store: Store, held: HeldTurn, ttl: float, on_lost: Callable[[], None]) -> None:
+async def _renew(
+    store: Store, held: HeldTurn, ttl: float, on_lost: Callable[[], None], *, first: float
+) -> None:
+    delay = first
     while True:
-        await asyncio.sleep(ttl / 3)
+        await asyncio.sleep(delay)
+        delay = ttl / 3
         try:
             renewed = await store.renew_turn(held.lease.conversation_id, held.lease.holder, ttl=ttl)
         except Exception:  # a store hiccup: try again at the next period
@@ -89,11 +93,20 @@ async def hold_turn(
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.2)
     held = HeldTurn(lease, waited)
-    renewing = asyncio.ensure_future(_renew(store, held, ttl, on_lost))
+    # The renewal starts only when the first one is due: most turns of the proxy are over by
+    # then, and a task made and stepped at every request costs more than a timer.
+    renewing: list[asyncio.Task[None]] = []
+
+    def start() -> None:
+        renewing.append(asyncio.ensure_future(_renew(store, held, ttl, on_lost, first=0.0)))
+
+    timer = asyncio.get_running_loop().call_later(ttl / 3, start)
     try:
         yield held
     finally:
-        renewing.cancel()
+        timer.cancel()
+        for task in renewing:
+            task.cancel()
         with contextlib.suppress(Exception):
             await store.release_turn(conversation_id, holder)
 

@@ -3,7 +3,7 @@ SQLite run whole in the store's worker thread, ``abridged.store.threaded``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -56,7 +56,7 @@ def encode(entries: Sequence[NewMessage], conversation_id: str, stamp: datetime)
     return rows
 
 
-def place(rows: Rows, head: RowMapping, delivered: int) -> None:
+def place(rows: Rows, head: Mapping[Any, Any], delivered: int) -> None:
     """Give delivered rows consecutive sequence numbers in the current session."""
     seq = int(head["next_seq"]) - delivered
     for row in rows:

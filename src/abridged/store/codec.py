@@ -379,7 +379,7 @@ def check_conversation(row: RowMapping) -> RowMapping:
     return row
 
 
-def conversation_info(row: RowMapping) -> ConversationInfo:
+def conversation_info(row: Mapping[Any, Any]) -> ConversationInfo:
     """A conversation from its row; ``CorruptRowError`` names it when a column is damaged."""
     settings = loads_object(row["settings"], what="settings", conversation_id=row["id"])
     try:

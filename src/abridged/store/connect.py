@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import socket
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -242,11 +243,24 @@ def _sqlite_hooks(engine: Engine, synchronous: str) -> None:
         # attempt on the event loop's thread, which must never sleep in SQLite's busy handler)
         wait = int(seconds * 1000) if options.get("abridged_wait", True) else 0
         info = conn.connection.info
+        driver = conn.connection.driver_connection
+
+        # sqlite3's own connection (the synchronous engines) is driven directly: through
+        # SQLAlchemy each of these statements costs more than SQLite takes to run it
+        def run(statement: str) -> None:
+            if not isinstance(driver, sqlite3.Connection):
+                conn.exec_driver_sql(statement)
+                return
+            try:
+                driver.execute(statement)
+            except sqlite3.Error as exc:  # as SQLAlchemy would raise it
+                raise sa_exc.DBAPIError.instance(statement, (), exc, sqlite3.Error) from exc
+
         if info.get(_BUSY_KEY) != wait:
             info.pop(_BUSY_KEY, None)
-            conn.exec_driver_sql(f"PRAGMA busy_timeout={wait}")
+            run(f"PRAGMA busy_timeout={wait}")
             info[_BUSY_KEY] = wait
-        conn.exec_driver_sql("BEGIN" if mode == "read" else "BEGIN IMMEDIATE")
+        run("BEGIN" if mode == "read" else "BEGIN IMMEDIATE")
 
 
 async def use_wal(engine: AsyncEngine) -> None:

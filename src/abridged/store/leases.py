@@ -15,13 +15,15 @@ workers on several machines need clocks within a fraction of the lease's time to
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import and_, bindparam, or_, update
 from sqlalchemy.engine import Connection
 
 from abridged.errors import SettingError
-from abridged.store import codec, queries
+from abridged.store import codec, fast, queries
 from abridged.store.base import StoreBase
 from abridged.store.records import ConversationInfo, StoredMessage
 from abridged.store.schema import conversations
@@ -79,17 +81,29 @@ _MINE = and_(
 _RENEW = update(conversations).where(_MINE).values(lease_expires_ms=bindparam("expires"))
 _RELEASE = update(conversations).where(_MINE).values(lease_holder=None, lease_expires_ms=None)
 _FINISH = _RELEASE.returning(*conversations.c)
+# A free lease taken in one statement (the common case: the last turn gave it back). Only on
+# SQLite, whose write lock is already held when the clock is read; on PostgreSQL the update
+# could wait for the row lock after the expiry was computed.
+_TAKE_FREE = (
+    update(conversations)
+    .where(conversations.c.id == bindparam("conversation_id"))
+    .where(conversations.c.lease_holder.is_(None))
+    .values(lease_holder=bindparam("holder"), lease_expires_ms=bindparam("expires"))
+    .returning(*codec.columns(conversations))
+)
 
 
-def _acquire(
-    conn: Connection,
-    conversation_id: str,
-    holder: str,
-    *,
-    ttl: float,
-    owner: str | None,
-    message_id: str | None,
-) -> TurnLease | None:
+def _take(
+    conn: Connection, conversation_id: str, holder: str, ttl: float, owner: str | None
+) -> tuple[Mapping[Any, Any], int, str | None] | None:
+    """Take the lease: (the conversation's row, the expiry, the holder taken over from), or
+    ``None`` when another holder's lease is live."""
+    if conn.dialect.name == "sqlite":
+        expires = now_ms() + int(ttl * 1000)
+        values = {"conversation_id": conversation_id, "holder": holder, "expires": expires}
+        taken = fast.execute(conn, _TAKE_FREE, values).first()
+        if taken is not None:  # the owner checked after: a mismatch rolls the update back
+            return queries.checked_conversation(taken, conversation_id, owner), expires, None
     # The row is read locked (SQLite's write transaction already is): a lease released between
     # an unlocked read and the update would otherwise count as a takeover.
     row = queries.read_conversation_sync(conn, conversation_id, owner, for_update=True)
@@ -107,20 +121,30 @@ def _acquire(
     if previous is not None and previous != holder and not stale:
         return None  # another holder's live lease (the row is locked: no update needed)
     values = {"conversation_id": conversation_id, "holder": holder, "now": now, "expires": expires}
-    result = conn.execute(_TAKE, values)
-    if result.rowcount != 1:
+    if fast.execute(conn, _TAKE, values).rowcount != 1:
         return None
+    return row, expires, previous if stale else None
+
+
+def _acquire(
+    conn: Connection,
+    conversation_id: str,
+    holder: str,
+    *,
+    ttl: float,
+    owner: str | None,
+    message_id: str | None,
+) -> TurnLease | None:
+    taken = _take(conn, conversation_id, holder, ttl, owner)
+    if taken is None:
+        return None
+    row, expires, took_over_from = taken
     message = None
     if message_id is not None:
         message = queries.message_by_id_sync(conn, conversation_id, message_id)
-    return TurnLease(
-        conversation_id,
-        holder,
-        expires,
-        previous if stale else None,
-        codec.conversation_info(row),  # the update changed only the lease columns
-        message,
-    )
+    # the conversation as the turn starts (the lease columns aside, what the row held)
+    info = codec.conversation_info(row)
+    return TurnLease(conversation_id, holder, expires, took_over_from, info, message)
 
 
 def _lease_state(conn: Connection, conversation_id: str, owner: str | None) -> LeaseState:
@@ -172,7 +196,7 @@ class LeaseOps(StoreBase):
         expires = now_ms() + int(ttl * 1000)
         values = {"conversation_id": conversation_id, "holder": holder, "expires": expires}
         count = await self._run_sync(
-            lambda conn: conn.execute(_RENEW, values).rowcount,
+            lambda conn: fast.execute(conn, _RENEW, values).rowcount,
             mode="write",
             operation="renew_turn",
         )
@@ -182,7 +206,7 @@ class LeaseOps(StoreBase):
         """Give the lease back (only if ``holder`` still holds it); whether it did."""
         values = {"conversation_id": conversation_id, "holder": holder}
         count = await self._run_sync(
-            lambda conn: conn.execute(_RELEASE, values).rowcount,
+            lambda conn: fast.execute(conn, _RELEASE, values).rowcount,
             mode="write",
             operation="release_turn",
         )
@@ -194,7 +218,7 @@ class LeaseOps(StoreBase):
         lease (it expired and was taken over: what the turn left may have been changed)."""
         values = {"conversation_id": conversation_id, "holder": holder}
         row = await self._run_sync(
-            lambda conn: conn.execute(_FINISH, values).mappings().first(),
+            lambda conn: fast.execute(conn, _FINISH, values).first(),
             mode="write",
             operation="finish_turn",
         )

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, and_, bindparam, func, or_, select, update
 from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from abridged.errors import ConflictError, CorruptRowError, NotFoundError, OwnershipError
-from abridged.store import codec, lineage
+from abridged.store import codec, fast, lineage
 from abridged.store.records import SessionTotals, StoredMessage, StoredSummary
 from abridged.store.schema import conversations, messages, sessions, summaries
+
+R = TypeVar("R", bound=Mapping[Any, Any])
 
 
 def new_id() -> str:
@@ -21,7 +23,7 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-def check_owner(row: RowMapping, owner: str | None) -> None:
+def check_owner(row: Mapping[Any, Any], owner: str | None) -> None:
     """Raise ``OwnershipError`` when ``owner`` is given and is not the conversation's owner."""
     if owner is not None and row["owner"] != owner:
         raise OwnershipError("the conversation belongs to another owner", conversation_id=row["id"])
@@ -35,9 +37,7 @@ CONVERSATION_ROW = select(*codec.columns(conversations)).where(
 CONVERSATION_ROW_LOCKED = CONVERSATION_ROW.with_for_update()
 
 
-def checked_conversation(
-    row: RowMapping | None, conversation_id: str, owner: str | None
-) -> RowMapping:
+def checked_conversation(row: R | None, conversation_id: str, owner: str | None) -> R:
     """``row`` when it exists and belongs to ``owner``; ``NotFoundError`` or ``OwnershipError``
     otherwise."""
     if row is None:
@@ -57,10 +57,10 @@ async def read_conversation(
 
 def read_conversation_sync(
     conn: Connection, conversation_id: str, owner: str | None, *, for_update: bool = False
-) -> RowMapping:
+) -> Mapping[Any, Any]:
     """The same on a synchronous connection; ``for_update`` locks the row (PostgreSQL)."""
     query = CONVERSATION_ROW_LOCKED if for_update else CONVERSATION_ROW
-    row = conn.execute(query, {"conversation_id": conversation_id}).mappings().first()
+    row = fast.execute(conn, query, {"conversation_id": conversation_id}).first()
     return checked_conversation(row, conversation_id, owner)
 
 

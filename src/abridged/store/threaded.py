@@ -7,6 +7,7 @@ microseconds."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -40,6 +41,10 @@ class SqliteRunner:
         self._engine = create_sqlite_sync_engine(url, sqlite_synchronous=synchronous)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="abridged-sqlite")
         self._inline = synchronous == "NORMAL"
+        # The loop's own connection, kept checked out: a pool checkout and return cost more
+        # than the statements of a lease. Only the thread that made it uses it.
+        self._held: Connection | None = None
+        self._held_by: int | None = None
         #: transactions that found the lock taken on the loop's thread and waited in the worker
         self.deferred = 0
 
@@ -48,11 +53,10 @@ class SqliteRunner:
         """The synchronous engine the transactions run on."""
         return self._engine
 
-    def _run(self, body: TransactionBody[T], mode: Mode, operation: str, wait: bool) -> T:
+    def _run(self, body: TransactionBody[T], mode: Mode, operation: str) -> T:
         try:
             with self._engine.connect() as conn:
-                # in place: the "begin" hook reads both
-                conn.execution_options(abridged_mode=mode, abridged_wait=wait)
+                conn.execution_options(abridged_mode=mode)  # in place: the "begin" hook reads it
                 with conn.begin():
                     return body(conn)
         except AbridgedError:
@@ -60,20 +64,41 @@ class SqliteRunner:
         except DRIVER_ERRORS as exc:  # the store's boundary, as ``connect.transaction``
             raise environment_error(exc, operation, self._url) from exc
 
+    def _run_held(self, body: TransactionBody[T], mode: Mode, operation: str) -> T:
+        conn = self._held
+        if conn is None or conn.closed or conn.invalidated:
+            conn = self._held = self._engine.connect()
+            self._held_by = threading.get_ident()
+        try:
+            conn.execution_options(abridged_mode=mode, abridged_wait=False)
+            with conn.begin():
+                return body(conn)
+        except BaseException as exc:
+            # back to the pool, whose reset rolls back a transaction a failed COMMIT left open
+            # (it would keep the write lock); a new connection next time
+            self._held = None
+            conn.close()
+            if isinstance(exc, DRIVER_ERRORS) and not isinstance(exc, AbridgedError):
+                raise environment_error(exc, operation, self._url) from exc
+            raise
+
     async def run(self, body: TransactionBody[T], *, mode: Mode, operation: str) -> T:
         """``body(conn)`` in one transaction (see the class); its result. ``body`` may run
         twice (its first transaction rolled back): it must do nothing but statements.
         Environment failures raise the ``StoreEnvironmentError`` subclasses of
         ``connect.transaction`` naming ``operation``; the store's own errors pass unchanged."""
-        if self._inline:
+        if self._inline and self._held_by in (None, threading.get_ident()):
             try:
-                return self._run(body, mode, operation, False)
+                return self._run_held(body, mode, operation)
             except StoreLockedError:
                 self.deferred += 1
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._run, body, mode, operation, True)
+        return await loop.run_in_executor(self._executor, self._run, body, mode, operation)
 
     def close(self) -> None:
         """Stop the thread and close the connections."""
+        if self._held is not None:
+            self._held.close()
+            self._held = None
         self._executor.shutdown(wait=True)
         self._engine.dispose()
