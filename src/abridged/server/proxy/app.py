@@ -40,6 +40,7 @@ from abridged.providers.overflow import is_context_overflow
 from abridged.runtime.context_manager import ContextManager, Prepared
 from abridged.server.lease import LocalTurns, TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
+from abridged.server.process import freeze_startup_objects
 from abridged.server.proxy.apis import Api, history_key, history_of
 from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.conversations import ProxyConversations
@@ -436,4 +437,6 @@ def proxy_app_from_environment() -> ProxyApp:
     from abridged.server.logs import configure_logging  # noqa: PLC0415
 
     configure_logging("info")
-    return create_proxy_app(ProxyConfig.from_env())
+    app = create_proxy_app(ProxyConfig.from_env())
+    freeze_startup_objects()  # a worker process of its own: see the function
+    return app
