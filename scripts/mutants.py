@@ -123,8 +123,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "deliver-without-lock",
         "store/messages.py",
-        "await _reserve(conn, conversation_id, owner, 0)  # lock first: one deliverer at a time",
-        "await queries.read_conversation(conn, conversation_id, owner)",
+        "    queries.checked_conversation(reserve(conn, conversation_id, 0), conversation_id, "
+        "owner)",
+        "    queries.read_conversation_sync(conn, conversation_id, owner)",
         STORE_TESTS,
         "deliver reads the queued messages before taking the conversation's row lock",
     ),

@@ -4,16 +4,21 @@ event (``event: <name>`` and one line of JSON), plus the service's own events (`
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
+from collections.abc import AsyncIterator
 from typing import Any
+
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from abridged.core.model import Usage, message_to_dict, usage_to_dict
 from abridged.core.protocols import ReasoningDelta, TextDelta, ToolCallDelta
 from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
 from abridged.runtime.overview import ContextOverview
 
-__all__ = ["encode_sse", "meter_payload", "stream_event"]
+__all__ = ["EventStream", "encode_sse", "meter_payload", "stream_event"]
 
 
 def encode_sse(name: str, data: Any) -> bytes:
@@ -107,3 +112,44 @@ def stream_event(item: object) -> tuple[str, dict[str, Any]] | None:
     if isinstance(item, TurnResult):
         return "result", result_payload(item)
     return None
+
+
+class EventStream(Response):
+    """A ``text/event-stream`` response written chunk by chunk as ``chunks`` yields them.
+
+    Starlette's ``StreamingResponse`` does the same inside an anyio task group made for each
+    response (to notice a client that leaves); a turn's stream is the service's hottest path,
+    and a task waiting for the disconnect costs less. A client that leaves stops the writing
+    (the turn itself goes on: its events are stored)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, chunks: AsyncIterator[bytes], headers: dict[str, str] | None = None) -> None:
+        # as ``StreamingResponse`` does: no body, so no Content-Length
+        self.chunks = chunks
+        self.status_code = 200
+        self.background = None
+        self.init_headers(headers)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the stream (ASGI)."""
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        gone = asyncio.ensure_future(_disconnect(receive))
+        try:
+            async for chunk in self.chunks:
+                if gone.done():
+                    return
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            gone.cancel()
+            close = getattr(self.chunks, "aclose", None)
+            if close is not None:
+                await close()
+
+
+async def _disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

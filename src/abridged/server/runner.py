@@ -254,11 +254,26 @@ class TurnHandle:
 
     async def stream(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """Every event until the turn's end."""
+        async for batch in self.batches():
+            for item in batch:
+                yield item
+
+    async def batches(self) -> AsyncIterator[list[tuple[str, dict[str, Any]]]]:
+        """The events in batches: each as soon as one event is ready, with every other event
+        ready by then (a step's end puts several at once; one write to the client each batch,
+        never a wait for more)."""
         while True:
             item = await self.events.get()
+            batch = []
+            while item is not None:
+                batch.append(item)
+                if self.events.empty():
+                    break
+                item = self.events.get_nowait()
+            if batch:
+                yield batch
             if item is None:
                 return
-            yield item
 
     async def wait(self) -> None:
         """Wait for the turn to end."""

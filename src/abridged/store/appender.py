@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, update
-from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.engine import Connection
 
-from abridged.store import codec, queries
+from abridged.store import codec, fast, queries
 from abridged.store.records import NewMessage
 from abridged.store.schema import conversations, messages
 
@@ -30,12 +30,12 @@ _RESERVE = (
 )
 
 
-def reserve(conn: Connection, conversation_id: str, count: int) -> RowMapping | None:
+def reserve(conn: Connection, conversation_id: str, count: int) -> dict[str, Any] | None:
     """Reserve ``count`` sequence numbers and read the current session (``None``: no such
     conversation). On PostgreSQL it takes the conversation's row lock, so the session read is
     the one a concurrent compaction commits against, before or after it, never during."""
     values = {"conversation_id": conversation_id, "count": count, "now": codec.now()}
-    return conn.execute(_RESERVE, values).mappings().first()
+    return fast.execute(conn, _RESERVE, values).first()
 
 
 def encode(entries: Sequence[NewMessage], conversation_id: str, stamp: datetime) -> Rows:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import select, update
-from sqlalchemy.engine import RowMapping
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from abridged.core.model import Message
 from abridged.errors import CorruptRowError, NotFoundError, StoreError
-from abridged.store import codec, lineage, queries
+from abridged.store import codec, fast, lineage, queries
 from abridged.store.appender import append_rows, encode, reserve
 from abridged.store.connect import transaction
 from abridged.store.conversations import ConversationOps
@@ -108,46 +108,9 @@ class MessageOps(ConversationOps):
     ) -> list[StoredMessage]:
         """Give the queued messages their sequence numbers (in arrival order) in the current
         session: they join the context after everything stored so far."""
-        await self.open()
-        async with transaction(self._engine, operation="deliver") as conn:
-            await _reserve(conn, conversation_id, owner, 0)  # lock first: one deliverer at a time
-            pks = (
-                (
-                    await conn.execute(
-                        select(messages.c.pk)
-                        .where(messages.c.conversation_id == conversation_id)
-                        .where(messages.c.seq.is_(None))
-                        .order_by(messages.c.pk)
-                    )
-                )
-                .scalars()
-                .all()
-            )
-            if not pks:
-                return []
-            head = await _reserve(conn, conversation_id, owner, len(pks))
-            first = int(head["next_seq"]) - len(pks)
-            for offset, pk in enumerate(pks):
-                await conn.execute(
-                    update(messages)
-                    .where(messages.c.pk == pk, messages.c.seq.is_(None))
-                    .values(
-                        seq=first + offset,
-                        status="delivered",
-                        session_id=head["current_session_id"],
-                    )
-                )
-            rows = (
-                (
-                    await conn.execute(
-                        select(*codec.columns(messages))
-                        .where(messages.c.pk.in_(pks))
-                        .order_by(messages.c.seq)
-                    )
-                )
-                .mappings()
-                .all()
-            )
+        rows = await self._run_sync(
+            lambda conn: _deliver(conn, conversation_id, owner), mode="write", operation="deliver"
+        )
         return [codec.stored_message(r) for r in rows]
 
     async def get_message(
@@ -322,12 +285,41 @@ class MessageOps(ConversationOps):
         return await self._write(conversation_id, owner, body, operation="edit_message")
 
 
-async def _reserve(
-    conn: AsyncConnection, conversation_id: str, owner: str | None, count: int
-) -> RowMapping:
-    """Reserve ``count`` sequence numbers and read the current session, under the row lock."""
-    head = await conn.run_sync(lambda sync: reserve(sync, conversation_id, count))
-    return queries.checked_conversation(head, conversation_id, owner)
+_QUEUED = (
+    select(messages.c.pk)
+    .where(messages.c.conversation_id == bindparam("conversation_id"))
+    .where(messages.c.seq.is_(None))
+    .order_by(messages.c.pk)
+)
+_PLACE = (
+    update(messages)
+    .where(messages.c.pk == bindparam("message_pk"), messages.c.seq.is_(None))
+    .values(seq=bindparam("seq"), status="delivered", session_id=bindparam("session_id"))
+)
+
+
+def _deliver(conn: Connection, conversation_id: str, owner: str | None) -> list[Any]:
+    """``deliver``'s transaction: the rows of the messages it delivered, in order."""
+    # lock first: one deliverer at a time
+    queries.checked_conversation(reserve(conn, conversation_id, 0), conversation_id, owner)
+    key = {"conversation_id": conversation_id}
+    pks = [int(row["pk"]) for row in fast.execute(conn, _QUEUED, key).rows]
+    if not pks:
+        return []
+    head = queries.checked_conversation(
+        reserve(conn, conversation_id, len(pks)), conversation_id, owner
+    )
+    first = int(head["next_seq"]) - len(pks)
+    for offset, pk in enumerate(pks):
+        values = {"message_pk": pk, "seq": first + offset, "session_id": head["current_session_id"]}
+        fast.execute(conn, _PLACE, values)
+    return list(
+        conn.execute(
+            select(*codec.columns(messages)).where(messages.c.pk.in_(pks)).order_by(messages.c.seq)
+        )
+        .mappings()
+        .all()
+    )
 
 
 async def context_of(conn: AsyncConnection, conv: RowMapping, session_id: str) -> Context:

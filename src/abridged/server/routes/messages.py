@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 
 from abridged.core.model import message_to_dict
 from abridged.core.windows import Pricing
@@ -15,7 +15,7 @@ from abridged.errors import AbridgedError
 from abridged.formats.wire import encodable
 from abridged.runtime.history import is_command
 from abridged.server.auth import require_tenant
-from abridged.server.events import encode_sse
+from abridged.server.events import EventStream, encode_sse
 from abridged.server.runner import TurnHandle, user_message
 from abridged.server.schemas import CompactionOut, MessageOut, SendMessage, TimelineOut
 from abridged.server.service import Service, service_of
@@ -28,8 +28,8 @@ Svc = Annotated[Service, Depends(service_of)]
 
 
 async def _sse(handle: TurnHandle) -> AsyncIterator[bytes]:
-    async for name, payload in handle.stream():
-        yield encode_sse(name, payload)
+    async for batch in handle.batches():
+        yield b"".join(encode_sse(name, payload) for name, payload in batch)
 
 
 @router.post(
@@ -65,10 +65,8 @@ async def send_message(
         minted=body.id is None,
     )
     if stream:
-        return StreamingResponse(
-            _sse(handle),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        return EventStream(
+            _sse(handle), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         )
     events = [(name, payload) async for name, payload in handle.stream()]
     if handle.error is not None:
