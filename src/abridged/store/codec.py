@@ -216,7 +216,7 @@ def pruned_message(row: RowMapping, original: Message) -> Message | None:
     return pruned.replace(usage=original.usage) if original.usage is not None else pruned
 
 
-def stored_message(row: RowMapping) -> StoredMessage:
+def stored_message(row: Mapping[Any, Any]) -> StoredMessage:
     """Decode one message row; a row that cannot be decoded (any column) raises
     ``CorruptRowError`` naming the conversation, the message's sequence number and id."""
     try:

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, and_, bindparam, func, or_, select, update
+from sqlalchemy import and_, bindparam, func, or_, select, update
 from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -344,22 +344,21 @@ def totals_columns(t: SessionTotals) -> dict[str, int]:
     }
 
 
-def _message_by_id_query(conversation_id: str, message_id: str) -> Select[Any]:
-    return (
-        select(*codec.columns(messages))
-        .where(messages.c.conversation_id == conversation_id)
-        .where(messages.c.message_id == message_id)
-        .order_by(messages.c.version.desc())
-        .limit(1)
-    )
+_MESSAGE_BY_ID = (
+    select(*codec.columns(messages))
+    .where(messages.c.conversation_id == bindparam("conversation_id"))
+    .where(messages.c.message_id == bindparam("message_id"))
+    .order_by(messages.c.version.desc())
+    .limit(1)
+)
 
 
 async def message_by_id(
     conn: AsyncConnection, conversation_id: str, message_id: str
 ) -> StoredMessage | None:
     """The newest version of the message with this message id, queued or delivered."""
-    query = _message_by_id_query(conversation_id, message_id)
-    row = (await conn.execute(query)).mappings().first()
+    key = {"conversation_id": conversation_id, "message_id": message_id}
+    row = (await conn.execute(_MESSAGE_BY_ID, key)).mappings().first()
     return None if row is None else codec.stored_message(row)
 
 
@@ -367,5 +366,6 @@ def message_by_id_sync(
     conn: Connection, conversation_id: str, message_id: str
 ) -> StoredMessage | None:
     """The same on a synchronous connection."""
-    row = conn.execute(_message_by_id_query(conversation_id, message_id)).mappings().first()
+    key = {"conversation_id": conversation_id, "message_id": message_id}
+    row = fast.execute(conn, _MESSAGE_BY_ID, key).first()
     return None if row is None else codec.stored_message(row)

@@ -130,6 +130,8 @@ class MessageRow(Base):
     __table_args__ = (
         UniqueConstraint("conversation_id", "seq", "version"),
         Index("ix_messages_session_seq", "session_id", "seq"),
+        # a turn reads its message by id (the lease's ``message_id``, ``find_message``)
+        Index("ix_messages_conversation_message", "conversation_id", "message_id"),
     )
 
     pk: Mapped[int] = mapped_column(BigKey, primary_key=True, autoincrement=True)
