@@ -362,10 +362,13 @@ def test_streaming_chunks_arrive_as_they_are_sent(provider: ProviderServer, tmp_
         return first, last
 
     with proxying(config_for(provider, tmp_path / "s.db")) as base:
+        # the conversation's first request makes it (and imports what a first request needs,
+        # compiling it on a fresh checkout): not what this test measures
+        first_and_last(base + "/v1/chat/completions")
         direct = first_and_last(provider.base_url + "/v1/chat/completions")
         proxied = first_and_last(base + "/v1/chat/completions")
     assert proxied[1] - proxied[0] > 0.2  # chunks spread over time, not buffered to the end
-    assert proxied[0] - direct[0] < 0.05
+    assert proxied[0] - direct[0] < 0.01  # the bound: within 10 ms of direct
 
 
 def _session(db: Path, steps: int, restart_at: int | None) -> list[bytes]:

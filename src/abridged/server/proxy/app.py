@@ -95,6 +95,14 @@ class ProxyMetrics:
         self.forks = Counter(
             "abridged_proxy_forks", "Histories that stopped continuing the stored one", registry=r
         )
+        self._counted: dict[tuple[str, str], Any] = {}
+
+    def count(self, api: str, action: str) -> None:
+        """One request of ``api`` that the proxy handled by ``action``."""
+        child = self._counted.get((api, action))
+        if child is None:  # the labelled child made once: ``labels()`` takes a lock each time
+            child = self._counted[(api, action)] = self.requests.labels(api=api, action=action)
+        child.inc()
 
 
 def _encode(body: dict[str, Any], prepared: Prepared, api: Api) -> bytes:
@@ -146,6 +154,7 @@ class _Exchange:
     send: Send
     headers: list[tuple[str, str]]
     raw: bytes
+    lookup: dict[str, str]  # the headers by name (the last of a repeated one)
 
 
 class ProxyApp:
@@ -180,10 +189,11 @@ class ProxyApp:
 
     async def _v1(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = await _read_body(receive)
-        headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
-        ex = _Exchange(scope, receive, send, headers, raw)
+        # ASGI header names are lower case already
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+        ex = _Exchange(scope, receive, send, headers, raw, dict(headers))
         api = _MANAGED.get(scope["path"]) if scope["method"] == "POST" else None
-        if api is None or dict(headers).get("x-abridged", "").strip().lower() in _OFF:
+        if api is None or ex.lookup.get("x-abridged", "").strip().lower() in _OFF:
             await self._passthrough(ex, api or "other")
             return
         try:
@@ -204,7 +214,7 @@ class ProxyApp:
         return await upstream.send(scope["method"], target, forward_headers(ex.headers), content)
 
     async def _passthrough(self, ex: _Exchange, api: str) -> None:
-        self.metrics.requests.labels(api=api, action="passthrough").inc()
+        self.metrics.count(api, "passthrough")
         try:
             response = await self._send(ex, ex.raw)
         except UPSTREAM_ERRORS as exc:
@@ -218,13 +228,13 @@ class ProxyApp:
         response: aiohttp.ClientResponse,
         *,
         tap: UsageTap | None = None,
-        extra: Headers = (),  # type: ignore[assignment]
+        extra: Headers | None = None,
         after: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """The upstream's response to the client: a JSON body whole (one write, its length
         known), an event stream chunk by chunk as it comes; then ``after`` (in the
         background). A client that goes away mid-stream closes the upstream response."""
-        headers = [*response_headers(response.raw_headers), *extra]
+        headers = [*response_headers(response.raw_headers), *(extra or ())]
         send = ex.send
         try:
             if not response.content_type.startswith("text/event-stream"):
@@ -259,7 +269,7 @@ class ProxyApp:
         state = self.pages.state
         config = self.config
         send = ex.send
-        lookup = dict(ex.headers)
+        lookup = ex.lookup
         identity = conversation_identity(api, lookup, body)
         conversations: ProxyConversations = state.conversations
         stack = AsyncExitStack()
@@ -300,7 +310,7 @@ class ProxyApp:
             unchanged = _unchanged(body, prepared, api)
             content = ex.raw if unchanged else _encode(body, prepared, api)
             action = "unchanged" if unchanged else "rewritten"
-            self.metrics.requests.labels(api=api, action=action).inc()
+            self.metrics.count(api, action)
             self.metrics.added.observe(time.perf_counter() - started)
             response = await self._send(ex, content)
             if response.status >= 400:

@@ -81,6 +81,7 @@ class Upstream:
         self.base_url = base_url.rstrip("/")
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=timeout)
         self._session: aiohttp.ClientSession | None = None
+        self._urls: dict[str, URL] = {}  # by path and query: a client calls a few, again and again
 
     async def open(self) -> None:
         """Make the session (on the running loop)."""
@@ -103,9 +104,14 @@ class Upstream:
         """Send a request (``target``: path and query, as the client sent them); the response
         with its body not read yet. ``UPSTREAM_ERRORS`` when the upstream cannot be reached."""
         assert self._session is not None, "Upstream.open() first"
+        url = self._urls.get(target)
+        if url is None:
+            url = URL(self.base_url + target, encoded=True)
+            if len(self._urls) < 256:
+                self._urls[target] = url
         return await self._session.request(
             method,
-            URL(self.base_url + target, encoded=True),
+            url,
             headers={**headers, "accept-encoding": "identity"},
             data=content or None,
             allow_redirects=False,
