@@ -84,10 +84,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "find-message-owner",
         "store/messages.py",
-        'operation="find_message") as conn:\n'
-        "            await queries.read_conversation(conn, conversation_id, owner)",
-        'operation="find_message") as conn:\n'
-        "            await queries.read_conversation(conn, conversation_id, None)",
+        "            queries.read_conversation_sync(conn, conversation_id, owner)\n"
+        "            return queries.message_by_id(conn, conversation_id, message_id)",
+        "            queries.read_conversation_sync(conn, conversation_id, None)\n"
+        "            return queries.message_by_id(conn, conversation_id, message_id)",
         STORE_TESTS,
         "find_message ignores the owner",
     ),
@@ -123,8 +123,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "deliver-without-lock",
         "store/messages.py",
-        "    queries.checked_conversation(reserve(conn, conversation_id, 0), conversation_id, "
-        "owner)",
+        "    reserve(conn, conversation_id, owner, 0)  # lock first: one deliverer at a time",
         "    queries.read_conversation_sync(conn, conversation_id, owner)",
         STORE_TESTS,
         "deliver reads the queued messages before taking the conversation's row lock",

@@ -30,12 +30,16 @@ _RESERVE = (
 )
 
 
-def reserve(conn: Connection, conversation_id: str, count: int) -> dict[str, Any] | None:
-    """Reserve ``count`` sequence numbers and read the current session (``None``: no such
-    conversation). On PostgreSQL it takes the conversation's row lock, so the session read is
-    the one a concurrent compaction commits against, before or after it, never during."""
+def reserve(
+    conn: Connection, conversation_id: str, owner: str | None, count: int
+) -> Mapping[Any, Any]:
+    """Reserve ``count`` sequence numbers and read the current session; ``NotFoundError`` or
+    ``OwnershipError`` (the caller's transaction rolls back). On PostgreSQL it takes the
+    conversation's row lock, so the session read is the one a concurrent compaction commits
+    against, before or after it, never during."""
     values = {"conversation_id": conversation_id, "count": count, "now": codec.now()}
-    return fast.execute(conn, _RESERVE, values).first()
+    head = fast.execute(conn, _RESERVE, values).first()
+    return queries.checked_conversation(head, conversation_id, owner)
 
 
 def encode(entries: Sequence[NewMessage], conversation_id: str, stamp: datetime) -> Rows:
@@ -78,6 +82,5 @@ def _delivered(rows: Rows) -> int:
 def append_rows(conn: Connection, conversation_id: str, owner: str | None, rows: Rows) -> list[int]:
     """Reserve, place and insert ``rows`` in the caller's transaction; their pks."""
     delivered = _delivered(rows)
-    head = reserve(conn, conversation_id, delivered)
-    place(rows, queries.checked_conversation(head, conversation_id, owner), delivered)
+    place(rows, reserve(conn, conversation_id, owner, delivered), delivered)
     return [int(pk) for pk in conn.execute(_INSERT, rows).scalars().all()]

@@ -180,9 +180,10 @@ class StoreBase:
         ) from last
 
     async def _run_sync(self, body: TransactionBody[T], *, mode: Mode, operation: str) -> T:
-        """``body(conn)`` in one transaction on a synchronous connection: on SQLite in the
-        store's worker thread (one thread hop for the whole transaction), on PostgreSQL through
-        ``AsyncConnection.run_sync``. ``operation`` names it in environment errors."""
+        """``body(conn)`` in one transaction on a synchronous connection: on SQLite through the
+        store's ``SqliteRunner`` (on the loop's thread when the lock is free, else in its worker
+        thread), on PostgreSQL through ``AsyncConnection.run_sync``. ``operation`` names it in
+        environment errors."""
         await self.open()
         if self._runner is not None:
             return await self._runner.run(body, mode=mode, operation=operation)

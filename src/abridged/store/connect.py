@@ -243,24 +243,25 @@ def _sqlite_hooks(engine: Engine, synchronous: str) -> None:
         # attempt on the event loop's thread, which must never sleep in SQLite's busy handler)
         wait = int(seconds * 1000) if options.get("abridged_wait", True) else 0
         info = conn.connection.info
-        driver = conn.connection.driver_connection
-
-        # sqlite3's own connection (the synchronous engines) is driven directly: through
-        # SQLAlchemy each of these statements costs more than SQLite takes to run it
-        def run(statement: str) -> None:
-            if not isinstance(driver, sqlite3.Connection):
-                conn.exec_driver_sql(statement)
-                return
-            try:
-                driver.execute(statement)
-            except sqlite3.Error as exc:  # as SQLAlchemy would raise it
-                raise sa_exc.DBAPIError.instance(statement, (), exc, sqlite3.Error) from exc
-
         if info.get(_BUSY_KEY) != wait:
             info.pop(_BUSY_KEY, None)
-            run(f"PRAGMA busy_timeout={wait}")
+            _run_plain(conn, f"PRAGMA busy_timeout={wait}")
             info[_BUSY_KEY] = wait
-        run("BEGIN" if mode == "read" else "BEGIN IMMEDIATE")
+        _run_plain(conn, "BEGIN" if mode == "read" else "BEGIN IMMEDIATE")
+
+
+def _run_plain(conn: Connection, statement: str) -> None:
+    """A statement with no parameters or result. On sqlite3's own connection (the synchronous
+    engines) it is sent directly: through SQLAlchemy it costs more than SQLite takes to run it.
+    Its errors are SQLAlchemy's, as from ``exec_driver_sql``."""
+    driver = conn.connection.driver_connection
+    if not isinstance(driver, sqlite3.Connection):
+        conn.exec_driver_sql(statement)
+        return
+    try:
+        driver.execute(statement)
+    except sqlite3.Error as exc:
+        raise sa_exc.DBAPIError.instance(statement, (), exc, sqlite3.Error) from exc
 
 
 async def use_wal(engine: AsyncEngine) -> None:

@@ -141,7 +141,7 @@ def _acquire(
     row, expires, took_over_from = taken
     message = None
     if message_id is not None:
-        message = queries.message_by_id_sync(conn, conversation_id, message_id)
+        message = queries.message_by_id(conn, conversation_id, message_id)
     # the conversation as the turn starts (the lease columns aside, what the row held)
     info = codec.conversation_info(row)
     return TurnLease(conversation_id, holder, expires, took_over_from, info, message)

@@ -145,10 +145,12 @@ class MessageOps(ConversationOps):
     ) -> StoredMessage | None:
         """The stored message with this message id (its newest version), queued or delivered;
         ``None`` when the conversation has none (what makes a retried send idempotent)."""
-        await self.open()
-        async with transaction(self._engine, "read", operation="find_message") as conn:
-            await queries.read_conversation(conn, conversation_id, owner)
-            return await queries.message_by_id(conn, conversation_id, message_id)
+
+        def find(conn: Connection) -> StoredMessage | None:
+            queries.read_conversation_sync(conn, conversation_id, owner)
+            return queries.message_by_id(conn, conversation_id, message_id)
+
+        return await self._run_sync(find, mode="read", operation="find_message")
 
     async def stored_messages(
         self,
@@ -300,15 +302,12 @@ _PLACE = (
 
 def _deliver(conn: Connection, conversation_id: str, owner: str | None) -> list[Any]:
     """``deliver``'s transaction: the rows of the messages it delivered, in order."""
-    # lock first: one deliverer at a time
-    queries.checked_conversation(reserve(conn, conversation_id, 0), conversation_id, owner)
+    reserve(conn, conversation_id, owner, 0)  # lock first: one deliverer at a time
     key = {"conversation_id": conversation_id}
     pks = [int(row["pk"]) for row in fast.execute(conn, _QUEUED, key).rows]
     if not pks:
         return []
-    head = queries.checked_conversation(
-        reserve(conn, conversation_id, len(pks)), conversation_id, owner
-    )
+    head = reserve(conn, conversation_id, owner, len(pks))
     first = int(head["next_seq"]) - len(pks)
     for offset, pk in enumerate(pks):
         values = {"message_pk": pk, "seq": first + offset, "session_id": head["current_session_id"]}

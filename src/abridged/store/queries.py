@@ -353,19 +353,8 @@ _MESSAGE_BY_ID = (
 )
 
 
-async def message_by_id(
-    conn: AsyncConnection, conversation_id: str, message_id: str
-) -> StoredMessage | None:
+def message_by_id(conn: Connection, conversation_id: str, message_id: str) -> StoredMessage | None:
     """The newest version of the message with this message id, queued or delivered."""
-    key = {"conversation_id": conversation_id, "message_id": message_id}
-    row = (await conn.execute(_MESSAGE_BY_ID, key)).mappings().first()
-    return None if row is None else codec.stored_message(row)
-
-
-def message_by_id_sync(
-    conn: Connection, conversation_id: str, message_id: str
-) -> StoredMessage | None:
-    """The same on a synchronous connection."""
     key = {"conversation_id": conversation_id, "message_id": message_id}
     row = fast.execute(conn, _MESSAGE_BY_ID, key).first()
     return None if row is None else codec.stored_message(row)
