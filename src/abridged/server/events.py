@@ -18,7 +18,7 @@ from abridged.core.protocols import ReasoningDelta, TextDelta, ToolCallDelta
 from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
 from abridged.runtime.overview import ContextOverview
 
-__all__ = ["EventStream", "encode_sse", "meter_payload", "stream_event"]
+__all__ = ["EventStream", "encode_sse", "meter_payload", "stream_event", "until_disconnect"]
 
 
 def encode_sse(name: str, data: Any) -> bytes:
@@ -136,7 +136,7 @@ class EventStream(Response):
         await send(
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
-        gone = asyncio.ensure_future(_disconnect(receive))
+        gone = asyncio.ensure_future(until_disconnect(receive))
         try:
             async for chunk in self.chunks:
                 if gone.done():
@@ -150,6 +150,8 @@ class EventStream(Response):
                 await close()
 
 
-async def _disconnect(receive: Receive) -> None:
+async def until_disconnect(receive: Receive) -> None:
+    """Return when the client has gone (an ASGI ``http.disconnect``); for a task that watches
+    while a response is being written."""
     while (await receive())["type"] != "http.disconnect":
         pass

@@ -38,21 +38,18 @@ class HeldTurn:
     lost: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-async def _renew(
-    store: Store, held: HeldTurn, ttl: float, on_lost: Callable[[], None], *, first: float
-) -> None:
-    delay = first
+async def _renew(store: Store, held: HeldTurn, ttl: float, on_lost: Callable[[], None]) -> None:
+    """Renew now, then every ``ttl / 3`` seconds, until cancelled or the lease is lost."""
     while True:
-        await asyncio.sleep(delay)
-        delay = ttl / 3
         try:
             renewed = await store.renew_turn(held.lease.conversation_id, held.lease.holder, ttl=ttl)
         except Exception:  # a store hiccup: try again at the next period
-            continue
+            renewed = held.lease
         if renewed is None:
             held.lost.set()
             on_lost()
             return
+        await asyncio.sleep(ttl / 3)
 
 
 @asynccontextmanager
@@ -98,7 +95,7 @@ async def hold_turn(
     renewing: list[asyncio.Task[None]] = []
 
     def start() -> None:
-        renewing.append(asyncio.ensure_future(_renew(store, held, ttl, on_lost, first=0.0)))
+        renewing.append(asyncio.ensure_future(_renew(store, held, ttl, on_lost)))
 
     timer = asyncio.get_running_loop().call_later(ttl / 3, start)
     try:

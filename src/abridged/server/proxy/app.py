@@ -38,6 +38,7 @@ from abridged.core.budget import format_token_size
 from abridged.errors import AbridgedError, NotFoundError
 from abridged.providers.overflow import is_context_overflow
 from abridged.runtime.context_manager import ContextManager, Prepared
+from abridged.server.events import until_disconnect
 from abridged.server.lease import LocalTurns, TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
 from abridged.server.process import freeze_startup_objects
@@ -246,7 +247,7 @@ class ProxyApp:
             await send(
                 {"type": "http.response.start", "status": response.status, "headers": headers}
             )
-            gone = asyncio.ensure_future(ex.receive())  # resolves with ``http.disconnect``
+            gone = asyncio.ensure_future(until_disconnect(ex.receive))
             try:
                 async for chunk in response.content.iter_any():
                     if gone.done():
