@@ -141,15 +141,20 @@ def test_opencode_protects_the_last_two_turns() -> None:
     assert not any(r.text == OC.CLEARED for m in driver.contexts[-1] for r in m.tool_results)
 
 
-def _single_run(kit: FakeKit, steps: int, chars: int = 4_000) -> tuple[Any, Driver]:
-    policy = OC.make(kit)
+def _session(policy: Any, kit: FakeKit, steps: int, chars: int) -> Driver:
+    """A task, then ``steps`` tool steps of ``chars`` characters, one call before each."""
     driver = Driver(policy, kit)
     pending: list[Message] = [Message.system("You are an agent."), Message.user("Fix the bug.")]
     for n in range(steps):
         driver.call(pending)
         pending = _step(n, chars)
     driver.call(pending)
-    return policy, driver
+    return driver
+
+
+def _single_run(kit: FakeKit, steps: int, chars: int = 4_000) -> tuple[Any, Driver]:
+    policy = OC.make(kit)
+    return policy, _session(policy, kit, steps, chars)
 
 
 def test_opencode_summarizes_on_overflow_with_its_request() -> None:
@@ -212,16 +217,6 @@ def test_opencode_recovers_from_a_rejection_by_compacting() -> None:
 # -- LangChain ------------------------------------------------------------------------------------
 
 
-def _lc_session(policy: Any, kit: FakeKit, steps: int, chars: int) -> Driver:
-    driver = Driver(policy, kit)
-    pending: list[Message] = [Message.system("You are an agent."), Message.user("Fix the bug.")]
-    for n in range(steps):
-        driver.call(pending)
-        pending = _step(n, chars)
-    driver.call(pending)
-    return driver
-
-
 def test_langchain_is_configured_as_documented() -> None:
     policy = LC.make(FakeKit(W16))
     middleware = policy.middleware
@@ -235,7 +230,7 @@ def test_langchain_is_configured_as_documented() -> None:
 def test_langchain_summarizes_at_its_trigger_and_keeps_its_tail() -> None:
     kit = FakeKit(W16)
     policy = LC.make(kit)
-    driver = _lc_session(policy, kit, steps=40, chars=1_200)
+    driver = _session(policy, kit, steps=40, chars=1_200)
     sizes = [len(c) for c in driver.contexts]
     first = next(i for i, c in enumerate(driver.contexts) if LC.summary_text(c[1]) is not None)
     before = driver.contexts[first - 1]
@@ -253,7 +248,7 @@ def test_langchain_summarizes_at_its_trigger_and_keeps_its_tail() -> None:
 def test_langchain_summary_request_is_its_prompt() -> None:
     kit = FakeKit(W16)
     policy = LC.LangChainPolicy(kit, trigger=("tokens", 1_500), keep=("messages", 4))
-    driver = _lc_session(policy, kit, steps=8, chars=800)
+    driver = _session(policy, kit, steps=8, chars=800)
     assert kit.summaries, "the summary model was never called"
     request = kit.summaries[0].request
     assert [m.role for m in request] == ["user"]
@@ -273,7 +268,7 @@ def test_langchain_trim_drops_a_history_without_a_human_message() -> None:
     a long agent run whose only human message is the task gets no summary call at all."""
     kit = FakeKit(W16)
     policy = LC.make(kit)
-    driver = _lc_session(policy, kit, steps=40, chars=1_200)
+    driver = _session(policy, kit, steps=40, chars=1_200)
     summaries = [LC.summary_text(c[1]) for c in driver.contexts if c]
     assert "Previous conversation was too long to summarize." in summaries
     assert policy.stats()["summary_calls"] == len(kit.summaries)
