@@ -12,7 +12,8 @@ calls; the window (128k) is never reached: nothing is compacted. Two paths run t
 in the same run:
 
 - **direct**: ``abridged.runtime.Conversation`` in this process on a SQLite file, each turn
-  ``async for _ in convo.stream(text)``, with the settings the service gives a conversation;
+  ``async for _ in convo.stream(text)``, with the settings the service gives a conversation
+  and its model the way the service makes it (``http_client="aiohttp"``);
 - **HTTP**: ``abridged serve`` (one worker, a subprocess, its own SQLite file, ``--no-auth``,
   default log level), each turn a ``POST /v1/conversations/{id}/messages`` read as server-sent
   events until the stream ends (the lease given back), by ``httpx`` from this process.
@@ -215,6 +216,7 @@ class Direct:
         self.db = db
         self.spec = model
         self.store: Any = None
+        self.model: Any = None
         self.convo: Any = None
         self.cpu = 0.0
 
@@ -228,9 +230,11 @@ class Direct:
         self.store = Store(str(self.db))
         await self.store.open()
         api = api_settings({"summarizer": "extractive"})
+        # the model over the same HTTP client as the service's (``service_model``)
+        self.model = chat_model_from_string(self.spec, http_client="aiohttp")
         self.convo = await Conversation.open(
             self.store,
-            chat_model_from_string(self.spec),
+            self.model,
             tools=load_tools(TOOLS),
             owner="local",
             settings=runtime_settings(api),
@@ -254,6 +258,7 @@ class Direct:
 
     async def close(self) -> None:
         await self.convo.close()
+        await self.model.aclose()
         await self.store.close()
 
 

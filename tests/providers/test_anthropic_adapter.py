@@ -458,3 +458,17 @@ def test_the_sent_prefix_keeps_its_bytes_when_the_last_breakpoint_moves_on() -> 
     assert json.dumps(a["messages"]) == json.dumps(b["messages"][:n])
     assert first["messages"][-1]["content"][0]["cache_control"] == EPHEMERAL
     assert "cache_control" not in second["messages"][n - 1]["content"][0]
+
+
+async def test_over_the_sdks_aiohttp_client_the_stream_is_the_same(server: ProviderServer) -> None:
+    import anthropic
+
+    model = claude(server, http_client="aiohttp")
+    assert isinstance(model._client._client, anthropic.DefaultAioHttpClient)
+    server.set_replies([Reply(text="Hello over aiohttp.")])
+    completion = await model.complete([Message.user("hi")])
+    assert completion.message.text == "Hello over aiohttp."
+    assert completion.usage is not None
+    assert completion.usage.context_tokens == server.requests[-1].prompt_tokens
+    await model.aclose()
+    assert model._client.is_closed()

@@ -582,3 +582,35 @@ def test_model_satisfies_the_protocol() -> None:
     model = OpenAIChatModel("m", base_url="http://x/v1")
     assert isinstance(model, ChatModel)
     assert model.name == "m"
+
+
+async def test_over_the_sdks_aiohttp_client_the_stream_and_errors_are_the_same() -> None:
+    """``http_client="aiohttp"`` (what the service uses): the SDK's own aiohttp-backed client,
+    the same events and the same typed overflow error; ``aclose`` closes it."""
+    import openai
+
+    with ProviderServer(context_window=2_048, max_output=512) as s:
+        model = chat_model(s, http_client="aiohttp")
+        assert isinstance(model._client._client, openai.DefaultAioHttpClient)
+        s.set_replies([Reply(text="Hello over aiohttp.")])
+        events = await collect(model, [Message.user("hi")])
+        completion = events[-1]
+        assert isinstance(completion, Completion)
+        assert completion.message.text == "Hello over aiohttp."
+        assert completion.usage is not None
+        assert completion.usage.context_tokens == s.requests[-1].prompt_tokens
+        with pytest.raises(ContextOverflowError) as caught:
+            await model.complete([Message.user(LONG)], max_output_tokens=256)
+        assert caught.value.limit == 2_048
+        await model.aclose()
+        assert model._client.is_closed()
+
+
+async def test_aclose_leaves_a_callers_client_open(server: ProviderServer) -> None:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=server.base_url + "/v1", api_key=KEY)
+    model = OpenAIChatModel("gpt-test", client=client)
+    await model.aclose()
+    assert not client.is_closed()
+    await client.close()

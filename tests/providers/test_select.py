@@ -42,7 +42,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _key(model: ChatModel) -> str:
-    client = model._client  # type: ignore[attr-defined]
+    client = model._client
     return str(client.api_key)
 
 
@@ -102,15 +102,15 @@ def test_compatible_providers_use_their_own_key_only(monkeypatch: pytest.MonkeyP
     assert _key(model) == OTHER_KEY
     groq = chat_model_from_string("groq/llama-3.3-70b-versatile")  # GROQ_API_KEY not set
     assert _key(groq) not in (OPENAI_KEY, OTHER_KEY)
-    assert groq.base_url == "https://api.groq.com/openai/v1"  # type: ignore[attr-defined]
+    assert groq.base_url == "https://api.groq.com/openai/v1"
 
 
 def test_ollama_default_and_override(monkeypatch: pytest.MonkeyPatch) -> None:
     model = chat_model_from_string("ollama/llama3.1")
-    assert model.base_url == "http://localhost:11434/v1"  # type: ignore[attr-defined]
-    assert model.max_tokens_param == "max_tokens"  # type: ignore[attr-defined]
+    assert model.base_url == "http://localhost:11434/v1"
+    assert model.max_tokens_param == "max_tokens"
     monkeypatch.setenv("OLLAMA_BASE_URL", "http://gpu-box:11434/v1")
-    assert chat_model_from_string("ollama/llama3.1").base_url == "http://gpu-box:11434/v1"  # type: ignore[attr-defined]
+    assert chat_model_from_string("ollama/llama3.1").base_url == "http://gpu-box:11434/v1"
 
 
 def test_azure_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,3 +159,20 @@ def test_litellm_prefix_without_litellm_is_a_clear_error(monkeypatch: pytest.Mon
     monkeypatch.setitem(sys.modules, "litellm", None)
     with pytest.raises(ProviderError, match=r"pip install 'abridged\[litellm\]'"):
         chat_model_from_string("litellm/gemini/gemini-2.5-pro")
+
+
+async def test_http_client_aiohttp_reaches_the_openai_and_anthropic_sdks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import anthropic
+    import openai
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    compatible = chat_model_from_string("http://127.0.0.1:9/v1#m", http_client="aiohttp")
+    claude = chat_model_from_string("anthropic/claude-sonnet-4-5", http_client="aiohttp")
+    default = chat_model_from_string("http://127.0.0.1:9/v1#m")
+    assert isinstance(compatible._client._client, openai.DefaultAioHttpClient)
+    assert isinstance(claude._client._client, anthropic.DefaultAioHttpClient)
+    assert not isinstance(default._client._client, openai.DefaultAioHttpClient)
+    for model in (compatible, claude, default):
+        await model.aclose()

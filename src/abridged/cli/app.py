@@ -477,6 +477,15 @@ def serve(
     lease_ttl: Annotated[
         float, typer.Option(help="Seconds a turn lease lasts unless renewed.", min=1)
     ] = 30.0,
+    event_batch_ms: Annotated[
+        float,
+        typer.Option(
+            help="A turn's events go to the client in one write per this many ms at most "
+            "(0: each at once).",
+            min=0,
+            max=1000,
+        ),
+    ] = 16.0,
     log_level: Annotated[
         str, typer.Option(help="Log level of the JSON-lines log on stderr (debug..error).")
     ] = "info",
@@ -497,6 +506,7 @@ def serve(
             tools=tools,
             no_auth=no_auth,
             lease_ttl=lease_ttl,
+            event_batch_ms=event_batch_ms,
             log_level=log_level,
         )
     )

@@ -56,6 +56,7 @@ def run_serve(
     no_auth: bool,
     lease_ttl: float,
     log_level: str = "info",
+    event_batch_ms: float = 16.0,
 ) -> int:
     """Start the service; returns the exit status when it stops."""
     try:
@@ -87,6 +88,7 @@ def run_serve(
             open_access=no_auth,
             lease_ttl=lease_ttl,
             log_level=log_level,
+            event_batch_ms=event_batch_ms,
         )
         load_tools(config.tools)
         where = asyncio.run(_prepare(url))

@@ -80,6 +80,7 @@ from abridged.providers.streaming import (
     import_sdk,
     mapping_errors,
     safe_url,
+    sdk_http_client,
     send_encodable,
     timed_completion,
     tool_choice_for_anthropic,
@@ -419,7 +420,9 @@ class AnthropicChatModel(StreamingModel):
 
     ``max_output_tokens`` is the default ``max_tokens`` when a call gives none
     (:data:`DEFAULT_MAX_TOKENS`). ``client`` replaces the SDK client (tests, custom transports).
-    Extra keyword arguments are default options of every call.
+    ``http_client``: ``"aiohttp"`` for the SDK's aiohttp-backed client (see
+    ``sdk_http_client``; close it with ``aclose``), or an HTTP client for the SDK; default, the
+    SDK's own. Extra keyword arguments are default options of every call.
     """
 
     def __init__(
@@ -436,6 +439,7 @@ class AnthropicChatModel(StreamingModel):
         timeout: float = 600.0,
         max_retries: int = 2,
         default_headers: Mapping[str, str] | None = None,
+        http_client: Any = None,
         **defaults: Any,
     ) -> None:
         if not model or not isinstance(model, str):
@@ -458,6 +462,7 @@ class AnthropicChatModel(StreamingModel):
         key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
         self._secrets: tuple[str, ...] = (key,) if key else ()
         self.base_url = safe_url(base_url or os.environ.get("ANTHROPIC_BASE_URL"))
+        self._own_client = client is None
         if client is not None:
             self._client = client
             return
@@ -474,6 +479,7 @@ class AnthropicChatModel(StreamingModel):
                 timeout=timeout,
                 max_retries=max_retries,
                 default_headers=dict(default_headers) if default_headers else None,
+                **sdk_http_client(sdk, http_client),
             )
         except Exception as e:
             raise ProviderError(

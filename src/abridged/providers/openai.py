@@ -72,6 +72,7 @@ from abridged.providers.streaming import (
     import_sdk,
     mapping_errors,
     safe_url,
+    sdk_http_client,
     send_encodable,
     timed_completion,
     tool_dicts_openai,
@@ -269,7 +270,9 @@ class OpenAIChatModel(StreamingModel):
 
     ``name`` is ``model``. ``client`` replaces the SDK client built from the other arguments (for
     tests or custom transports). ``timeout`` (seconds, default 600) and ``max_retries`` (default
-    2) go to the SDK. Extra keyword arguments are default options of every call.
+    2) go to the SDK. ``http_client``: ``"aiohttp"`` for the SDK's aiohttp-backed client (see
+    ``sdk_http_client``; close it with ``aclose``), or an HTTP client for the SDK; default, the
+    SDK's own. Extra keyword arguments are default options of every call.
     """
 
     def __init__(
@@ -294,6 +297,7 @@ class OpenAIChatModel(StreamingModel):
         store: bool = False,
         encrypted_reasoning: bool = True,
         provider: str | None = None,
+        http_client: Any = None,
         **defaults: Any,
     ) -> None:
         if not model or not isinstance(model, str):
@@ -366,6 +370,7 @@ class OpenAIChatModel(StreamingModel):
             "organization": organization,
             "project": project,
         }
+        common.update(sdk_http_client(sdk, http_client))
         try:
             if azure:
                 self._client = sdk.AsyncAzureOpenAI(

@@ -25,8 +25,10 @@ Forms of ``spec`` (the prefix before the first ``/`` chooses the adapter):
 
 A compatible provider's key is read from its own variable only: the OpenAI key is never sent to
 another host. ``api_key`` overrides the environment; other keyword arguments go to the adapter
-(``thinking="high"``, ``cache=False``, ``api="responses"``, ``temperature=0``...). Keys are read
-here and handed to the SDK only: never logged, never in ``repr`` or error messages.
+(``thinking="high"``, ``cache=False``, ``api="responses"``, ``temperature=0``...;
+``http_client="aiohttp"``: the OpenAI and Anthropic adapters over their SDK's aiohttp client,
+LiteLLM unchanged). Keys are read here and handed to the SDK only: never logged, never in
+``repr`` or error messages.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ def _anthropic(model: str, **kwargs: Any) -> ChatModel:
 def _litellm(model: str, **kwargs: Any) -> ChatModel:
     from abridged.providers.litellm import LiteLLMChatModel  # noqa: PLC0415
 
+    if kwargs.get("http_client") == "aiohttp":  # LiteLLM keeps its own HTTP client
+        del kwargs["http_client"]
     return LiteLLMChatModel(model, **kwargs)
 
 

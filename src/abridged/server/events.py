@@ -124,7 +124,9 @@ class EventStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, chunks: AsyncIterator[bytes], headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, chunks: AsyncIterator[tuple[bytes, bool]], headers: dict[str, str] | None = None
+    ) -> None:
         # as ``StreamingResponse`` does: no body, so no Content-Length
         self.chunks = chunks
         self.status_code = 200
@@ -138,11 +140,16 @@ class EventStream(Response):
         )
         gone = asyncio.ensure_future(until_disconnect(receive))
         try:
-            async for chunk in self.chunks:
+            last = False
+            async for chunk, last in self.chunks:
                 if gone.done():
                     return
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+                # the last chunk and the response's end in one write
+                await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+                if last:
+                    break
+            if not last:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             gone.cancel()
             close = getattr(self.chunks, "aclose", None)

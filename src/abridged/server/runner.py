@@ -225,24 +225,34 @@ class ConversationPool:
         for cid in list(self._open):
             await self._close(cid)
         for model in self._models.values():
-            client = getattr(model, "_client", None)
-            close = getattr(client, "close", None)
+            close = getattr(model, "aclose", None)
             if callable(close):
                 with contextlib.suppress(Exception):
                     await close()
         self._models.clear()
 
 
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class TurnHandle:
     """A turn started for one HTTP request: its events, in order, then ``None``."""
 
-    def __init__(self, conversation_id: str, message_id: str | None) -> None:
+    def __init__(
+        self, conversation_id: str, message_id: str | None, *, linger: float = 0.0
+    ) -> None:
         self.conversation_id = conversation_id
         self.message_id = message_id
+        self.linger = linger
         self.events: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
         self.result: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
         self.task: asyncio.Task[None] | None = None
+        self.finished = False  # the last batch has been given out
+        self._ended = False
+        self._lingering: asyncio.Future[None] | None = None
 
     def put(self, name: str, payload: dict[str, Any]) -> None:
         """Give the reader one event."""
@@ -258,18 +268,42 @@ class TurnHandle:
             for item in batch:
                 yield item
 
+    def end(self) -> None:
+        """The turn is over: no event follows (a batch waiting for more goes at once)."""
+        self._ended = True
+        self.events.put_nowait(None)
+        if self._lingering is not None and not self._lingering.done():
+            self._lingering.set_result(None)
+
+    async def _linger(self) -> None:
+        """Wait ``linger`` seconds for more events, or until the turn ends."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._lingering = waiter
+        timer = loop.call_later(self.linger, _resolve, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._lingering = None
+
     async def batches(self) -> AsyncIterator[list[tuple[str, dict[str, Any]]]]:
-        """The events in batches: each as soon as one event is ready, with every other event
-        ready by then (a step's end puts several at once; one write to the client each batch,
-        never a wait for more)."""
+        """The events in batches: each when ``linger`` seconds have passed since its first
+        event was ready (at once when 0), or at once when the turn ends, with every event
+        ready by then: one write to the client a batch (a step's end puts several events
+        within a millisecond or two, the tool's run between them)."""
         while True:
             item = await self.events.get()
+            if item is not None and self.linger > 0 and not self._ended:
+                await self._linger()
             batch = []
             while item is not None:
                 batch.append(item)
                 if self.events.empty():
                     break
                 item = self.events.get_nowait()
+            if item is None:
+                self.finished = True
             if batch:
                 yield batch
             if item is None:
@@ -462,7 +496,7 @@ class TurnRunner:
             if lease is not None:
                 await self.store.release_turn(conversation_id, holder)
             raise
-        handle = TurnHandle(conversation_id, message.id)
+        handle = TurnHandle(conversation_id, message.id, linger=self.config.event_batch_ms / 1000)
         handle.task = asyncio.ensure_future(
             self._drive(
                 handle,
@@ -574,7 +608,7 @@ class TurnRunner:
             )
             self.metrics.observe_store(self.store.cas_conflicts)
             handle.put("done", {})
-            handle.events.put_nowait(None)
+            handle.end()
 
     async def _stream_turn(self, handle: TurnHandle, convo: Conversation) -> str:
         outcome = "ok"

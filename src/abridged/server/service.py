@@ -28,7 +28,8 @@ class Service:
     tenants: TenantResolver
 
 
-def service_of(request: Request) -> Service:
-    """FastAPI dependency: the service of the application handling ``request``."""
+async def service_of(request: Request) -> Service:
+    """FastAPI dependency: the service of the application handling ``request`` (a coroutine:
+    FastAPI runs a plain function dependency in its thread pool, a thread hop per request)."""
     service: Service = request.app.state.service
     return service

@@ -27,9 +27,9 @@ Tenant = Annotated[str, Depends(require_tenant)]
 Svc = Annotated[Service, Depends(service_of)]
 
 
-async def _sse(handle: TurnHandle) -> AsyncIterator[bytes]:
+async def _sse(handle: TurnHandle) -> AsyncIterator[tuple[bytes, bool]]:
     async for batch in handle.batches():
-        yield b"".join(encode_sse(name, payload) for name, payload in batch)
+        yield b"".join(encode_sse(name, payload) for name, payload in batch), handle.finished
 
 
 @router.post(
