@@ -16,7 +16,8 @@ in the same run:
   and its model the way the service makes it (``http_client="aiohttp"``);
 - **HTTP**: ``abridged serve`` (one worker, a subprocess, its own SQLite file, ``--no-auth``,
   default log level), each turn a ``POST /v1/conversations/{id}/messages`` read as server-sent
-  events until the stream ends (the lease given back), by ``httpx`` from this process.
+  events until the stream ends (the lease given back), by ``httpx`` from this process (the
+  streams part by ``aiohttp``: see ``StreamsClient``).
 
 **Added latency**: the two paths take turns (direct turn *i*, then HTTP turn *i*) on one
 conversation each, ``--turns`` turns, the model answering after ``--latency-ms``; the added
@@ -292,6 +293,55 @@ async def new_conversation(client: Any, model: str) -> str:
     return str(made.json()["id"])
 
 
+class StreamsClient:
+    """The load generator of the streams part: aiohttp, one connection a stream.
+
+    Not httpx: its connection pool looks at every connection for each request, and at 200
+    streams the client process took 16 ms of CPU a turn (half a core of the two the worker
+    shares) and became the limit it was meant to measure (3.8 ms a turn at 100 streams)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.session: Any = None
+
+    async def __aenter__(self) -> StreamsClient:
+        import aiohttp
+
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0),
+            timeout=aiohttp.ClientTimeout(total=300, connect=30),
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.session.close()
+
+    async def new_conversation(self, model: str) -> str:
+        body = {"model": model, "settings": {"summarizer": "extractive"}}
+        async with self.session.post(self.url + "/v1/conversations", json=body) as made:
+            text = await made.text()
+            if made.status != 201:
+                raise RuntimeError(f"could not make a conversation: {made.status} {text}")
+        return str(json.loads(text)["id"])
+
+    async def turn(self, cid: str, index: int) -> float:
+        """One turn, read to the end of its stream; its seconds (as ``http_turn``)."""
+        body = bytearray()
+        started = time.perf_counter()
+        async with self.session.post(
+            f"{self.url}/v1/conversations/{cid}/messages", json={"content": _text(index)}
+        ) as response:
+            async for chunk in response.content.iter_any():
+                body += chunk
+            status = response.status
+        took = time.perf_counter() - started
+        if status != 200:
+            raise TurnFailedError(f"HTTP {status}: {bytes(body[:300])!r}")
+        if b"event: result\n" not in body or b"event: error\n" in body:
+            raise TurnFailedError(f"turn {index} of {cid}: {bytes(body[-300:])!r}")
+        return took
+
+
 def _client(url: str, streams: int = 10) -> Any:
     import httpx
 
@@ -374,8 +424,8 @@ async def run_level(url: str, model: str, streams: int, baseline: list[float]) -
     back."""
     level = Level(streams)
     open_now = 0
-    async with _client(url, streams) as client:
-        made = await asyncio.gather(*(new_conversation(client, model) for _ in range(streams)))
+    async with StreamsClient(url) as client:
+        made = await asyncio.gather(*(client.new_conversation(model) for _ in range(streams)))
         spread = baseline[0]
         rng = random.Random(streams)
 
@@ -383,7 +433,7 @@ async def run_level(url: str, model: str, streams: int, baseline: list[float]) -
             nonlocal open_now
             await asyncio.sleep(rng.uniform(0, spread))
             try:  # the worker opens the conversation: a warm-up turn, not counted
-                await http_turn(client, cid, -1)
+                await client.turn(cid, -1)
                 level.completed += 1
             except Exception as exc:
                 level.failures.append(f"{type(exc).__name__}: {str(exc)[:200]}")
@@ -392,7 +442,7 @@ async def run_level(url: str, model: str, streams: int, baseline: list[float]) -
                 open_now += 1
                 level.peak_open = max(level.peak_open, open_now)
                 try:
-                    took = await http_turn(client, cid, i)
+                    took = await client.turn(cid, i)
                 except Exception as exc:
                     level.failures.append(f"{type(exc).__name__}: {str(exc)[:200]}")
                     return

@@ -49,6 +49,9 @@ _USAGE_COLUMNS = (
 )
 
 
+MESSAGE_COLUMNS = ("message_id", "role", "parts", "meta", *(c for _, c in _USAGE_COLUMNS))
+"""The columns ``message_columns`` fills."""
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 

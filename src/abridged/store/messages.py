@@ -297,6 +297,7 @@ _PLACE = (
     update(messages)
     .where(messages.c.pk == bindparam("message_pk"), messages.c.seq.is_(None))
     .values(seq=bindparam("seq"), status="delivered", session_id=bindparam("session_id"))
+    .returning(*codec.columns(messages))
 )
 
 
@@ -309,16 +310,11 @@ def _deliver(conn: Connection, conversation_id: str, owner: str | None) -> list[
         return []
     head = reserve(conn, conversation_id, owner, len(pks))
     first = int(head["next_seq"]) - len(pks)
+    placed = []
     for offset, pk in enumerate(pks):
         values = {"message_pk": pk, "seq": first + offset, "session_id": head["current_session_id"]}
-        fast.execute(conn, _PLACE, values)
-    return list(
-        conn.execute(
-            select(*codec.columns(messages)).where(messages.c.pk.in_(pks)).order_by(messages.c.seq)
-        )
-        .mappings()
-        .all()
-    )
+        placed.extend(fast.execute(conn, _PLACE, values).rows)  # the row as it now is
+    return placed
 
 
 async def context_of(conn: AsyncConnection, conv: RowMapping, session_id: str) -> Context:

@@ -41,7 +41,7 @@ from abridged.runtime.context_manager import ContextManager, Prepared
 from abridged.server.events import until_disconnect
 from abridged.server.lease import LocalTurns, TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
-from abridged.server.process import freeze_startup_objects
+from abridged.server.process import tune_gc_for_serving
 from abridged.server.proxy.apis import Api, history_key, history_of
 from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.conversations import ProxyConversations
@@ -449,5 +449,5 @@ def proxy_app_from_environment() -> ProxyApp:
 
     configure_logging("info")
     app = create_proxy_app(ProxyConfig.from_env())
-    freeze_startup_objects()  # a worker process of its own: see the function
+    tune_gc_for_serving()  # a worker process of its own: see the function
     return app
