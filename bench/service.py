@@ -39,7 +39,8 @@ The table goes to stdout and to the ``## service`` section of ``bench/RESULTS.md
 ``--json`` the last line is one JSON object: ``added_latency_p50_ms``,
 ``added_latency_p99_ms``, ``concurrent_streams`` (the largest level held, 0 if none), the
 CPU time of a turn in each path (``direct_cpu_ms_per_turn``, ``worker_cpu_ms_per_turn``) and
-the per-level figures. The exit code is 1 when a target is missed.
+the per-level figures (among them the worker's CPU a turn and the share of one core it was
+busy over the level). The exit code is 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -405,6 +406,7 @@ class Level:
     seconds: float = 0.0
     baseline_ms: list[float] = field(default_factory=list)
     completed: int = 0  # every turn that ended with its result, the warm-ups too
+    worker_cpu_s: float = 0.0  # the worker's CPU over the level (making the conversations too)
 
     @property
     def turns(self) -> int:
@@ -504,7 +506,9 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             baseline = asyncio.run(
                 direct_baseline(work / f"direct-slow-{n}.db", slow_model, args.stream_turns)
             )
+            before = process_cpu(service.popen.pid)
             level = asyncio.run(run_level(service.url, slow_model, n, baseline))
+            level.worker_cpu_s = process_cpu(service.popen.pid) - before
             level.baseline_ms = [round(b * 1000, 1) for b in baseline]
             levels.append(level)
             if not level.held:
@@ -539,6 +543,10 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 "peak_open": lv.peak_open,
                 "baseline_ms": lv.baseline_ms,
                 "turns_per_s": round(lv.completed / lv.seconds, 1) if lv.seconds else None,
+                "worker_cpu_ms_per_turn": (
+                    round(lv.worker_cpu_s / lv.completed * 1000, 1) if lv.completed else None
+                ),
+                "worker_busy": round(lv.worker_cpu_s / lv.seconds, 2) if lv.seconds else None,
                 "failures": len(lv.failures),
                 "first_failure": lv.failures[0] if lv.failures else None,
                 "held": lv.held,
@@ -580,15 +588,16 @@ def report(figures: dict[str, Any], command: str) -> str:
         f"{figures['stream_turns']} measured turns each; the direct turns alone measured "
         "just before each level):",
         "",
-        "| streams | peak open | turns | turns/s (all) | direct turns alone | added p50 "
-        "| added p99 | failed | held |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| streams | peak open | turns | turns/s (all) | worker CPU a turn | worker busy "
+        "| direct turns alone | added p50 | added p99 | failed | held |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for lv in figures["levels"]:
         p50_l = "" if lv["added_p50_ms"] is None else f"{lv['added_p50_ms']:.1f} ms"
         p99_l = "" if lv["added_p99_ms"] is None else f"{lv['added_p99_ms']:.1f} ms"
         lines.append(
             f"| {lv['streams']} | {lv['peak_open']} | {lv['turns']} | {lv['turns_per_s']} | "
+            f"{lv['worker_cpu_ms_per_turn']} ms | {lv['worker_busy']} | "
             f"{', '.join(f'{b:.0f}' for b in lv['baseline_ms'])} ms | "
             f"{p50_l} | {p99_l} | {lv['failures']} | {'yes' if lv['held'] else 'no'} |"
         )

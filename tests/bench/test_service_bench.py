@@ -4,6 +4,7 @@ JSON line carries the headline figures, sane, and whose table went to the result
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,9 @@ def test_a_tiny_run_reports_its_figures(tmp_path: Path) -> None:
         assert level["failures"] == 0, level["first_failure"]
         assert level["turns"] == level["streams"] * 2
         assert level["peak_open"] <= level["streams"]
+        # the worker did the turns: some CPU, at most the machine's cores (its threads too)
+        assert level["worker_cpu_ms_per_turn"] > 0
+        assert 0 < level["worker_busy"] <= (os.cpu_count() or 1)
     assert figures["provider_rejected"] == 0
     # 3 turns direct + 3 over HTTP + warm-ups, three calls each, at least
     assert figures["provider_requests"] >= 3 * 6
