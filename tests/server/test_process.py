@@ -1,5 +1,5 @@
-"""A worker process's garbage collector after ``tune_gc_for_serving`` (in a child process: the
-settings are the whole process's)."""
+"""A worker process after ``tune_gc_for_serving`` and ``shorten_gil_switch`` (in a child
+process: the settings are the whole process's)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from abridged.server.process import YOUNG_THRESHOLD
+from abridged.server.process import SWITCH_INTERVAL, YOUNG_THRESHOLD
 
 
 def _tuned(argument: str) -> tuple[list[int], list[int], int]:
@@ -36,3 +36,18 @@ def test_the_proxy_freezes_startup_objects_and_keeps_the_thresholds() -> None:
     before, after, frozen = _tuned("")
     assert after == before
     assert frozen > 1_000
+
+
+def test_a_service_worker_switches_threads_every_millisecond() -> None:
+    script = (
+        "import sys\n"
+        "before = sys.getswitchinterval()\n"
+        "from abridged.server.process import shorten_gil_switch\n"
+        "shorten_gil_switch()\n"
+        "print(before, sys.getswitchinterval())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    before, after = (float(x) for x in out.split())
+    assert after == SWITCH_INTERVAL < before

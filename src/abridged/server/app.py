@@ -29,7 +29,7 @@ from abridged.server.auth import TenantResolver
 from abridged.server.config import ServiceConfig, load_tools
 from abridged.server.lease import TurnBusyError
 from abridged.server.metrics import ServiceMetrics
-from abridged.server.process import YOUNG_THRESHOLD, tune_gc_for_serving
+from abridged.server.process import YOUNG_THRESHOLD, shorten_gil_switch, tune_gc_for_serving
 from abridged.server.routes import conversations, messages, page, replay, sessions, system
 from abridged.server.runner import ConversationPool, TurnRunner
 from abridged.server.service import Service
@@ -206,5 +206,6 @@ def app_from_environment() -> FastAPI:
     config = ServiceConfig.from_env()
     configure_logging(config.log_level)
     app = create_app(config)
-    tune_gc_for_serving(YOUNG_THRESHOLD)  # a worker process of its own: see the function
+    tune_gc_for_serving(YOUNG_THRESHOLD)  # a worker process of its own: see the functions
+    shorten_gil_switch()
     return app
