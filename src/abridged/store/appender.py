@@ -1,5 +1,5 @@
 """The append path: rows built before the transaction, one short transaction per call (on
-SQLite run whole in the store's worker thread, ``abridged.store.threaded``)."""
+SQLite run whole by the store's runner, ``abridged.store.threaded``)."""
 
 from __future__ import annotations
 
