@@ -60,7 +60,7 @@ from abridged.core.model import Message  # noqa: E402
 from abridged.errors import ContextOverflowError  # noqa: E402
 from abridged.formats.transcripts import Transcript, load_transcripts  # noqa: E402
 from abridged.runtime.context_manager import ContextManager  # noqa: E402
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "swebench-gemini3" / "trajectories.jsonl"
 SECTION = "## cache"
@@ -406,9 +406,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help=f"characters per streamed delta from the local provider (default {STREAM_CHUNK}; "
         "the server's own is 16)",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be >= 1")
@@ -461,8 +459,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     table = render(result)
     print(table)
-    if not args.no_results:
-        write_section(table, args.results)
+    save_section(args, table)
     if args.json:
         ours, upper, naive = (variants[k] for k in VARIANTS)
         out = {

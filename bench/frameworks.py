@@ -82,7 +82,7 @@ from abridged.core.validate import validate_messages  # noqa: E402
 from abridged.engine.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 from abridged.formats.transcripts import load_transcripts  # noqa: E402
 from abridged.testing import ProviderServer, RecordedRequest, Reply  # noqa: E402
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 from retention import (  # noqa: E402
     DEFAULT_CANARIES,
     DEFAULT_DATA,
@@ -545,9 +545,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--window", default="16k", help="context window (16k)")
     parser.add_argument("--frameworks", type=_names(FRAMEWORKS), default=list(FRAMEWORKS))
     parser.add_argument("--placements", type=_names(PLACEMENTS), default=list(PLACEMENTS))
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     args = parser.parse_args(argv)
     if args.limit < 1:
         parser.error("--limit must be >= 1")
@@ -585,8 +583,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     table = render(result)
     print(table)
-    if not args.no_results:
-        write_section(table, args.results)
+    save_section(args, table)
     if args.json:
         print(json.dumps({"frameworks": result["frameworks"]}))
     return result

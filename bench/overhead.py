@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from abridged.core.model import Message, ToolCall  # noqa: E402
 from abridged.formats.openai_chat import messages_to_openai  # noqa: E402
 from abridged.runtime import ContextManager  # noqa: E402
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 
 SECTION = "## overhead"
 DEFAULT_SIZES = (100, 1_000, 10_000, 100_000)
@@ -316,9 +316,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--repeats", type=int, default=3, help="runs per size, the best kept (default 3)"
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     parser.add_argument("--no-baseline", action="store_true", help="skip LangChain")
     args = parser.parse_args(argv)
     if args.calls < 1 or args.repeats < 1 or any(size < 10 for size in args.sizes):
@@ -350,8 +348,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     table = render(result)
     print(table)
-    if not args.no_results:
-        write_section(table, args.results)
+    save_section(args, table)
     if args.json:
         out = {
             "speedup_at_10k": result["speedup_at_10k"],

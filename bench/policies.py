@@ -77,7 +77,7 @@ from abridged.runtime.context_manager import ContextManager  # noqa: E402
 from abridged.testing.cache import OpenAICache  # noqa: E402
 from abridged.testing.counting import REPLY_PRIMING, TokenCounter, chat_segments  # noqa: E402
 from policy_kit import Kit, Policy, Rejected, Window  # noqa: E402
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "swebench-gemini3" / "trajectories.jsonl"
 SECTION = "## policies"
@@ -583,9 +583,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "separated by ';'",
     )
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be >= 1")
@@ -640,8 +638,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     table = render(result)
     print(table)
-    if not args.no_results:
-        write_section(table, args.results)
+    save_section(args, table)
     if args.json:
         print(json.dumps(result))
     return result

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import cache  # noqa: E402
 from abridged.formats.openai_chat import messages_to_openai  # noqa: E402
 from abridged.formats.transcripts import Transcript, load_transcripts  # noqa: E402
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 
 SECTION = "## proxy"
 TARGET_P50_MS = 2.0
@@ -239,9 +239,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--requests", type=int, default=200, help="request pairs (default 200)")
     parser.add_argument("--data", type=Path, default=cache.DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=10, help="sessions to replay (default 10)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     args = parser.parse_args(argv)
     if args.requests < 1 or args.limit < 1:
         parser.error("--requests and --limit must be >= 1")
@@ -260,8 +258,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     table = render(result)
     print(table)
-    if not args.no_results:
-        write_section(table, args.results)
+    save_section(args, table)
     if args.json:
         print(
             json.dumps(

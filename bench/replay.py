@@ -35,7 +35,7 @@ from abridged.cli.common import Knobs  # noqa: E402
 from abridged.cli.replay import run_replay_async  # noqa: E402
 from abridged.core.budget import format_token_size  # noqa: E402
 from abridged.formats.transcripts import load_transcripts  # noqa: E402
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "swebench-gemini3" / "trajectories.jsonl"
 SECTION = "## replay"
@@ -48,9 +48,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--window", default="16k")
     parser.add_argument("--limit", type=int, default=None, help="only the first N sessions")
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     args = parser.parse_args()
     if not args.data.exists():
         raise SystemExit(f"no data at {args.data} (pass --data)")
@@ -122,8 +120,7 @@ def main() -> int:
     ]
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
-    if not args.no_results:
-        write_section(text, args.results)
+    save_section(args, text)
     if args.json:
         payload: dict[str, Any] = {
             "sessions": len(sessions),

@@ -128,7 +128,7 @@ from abridged.engine.summarize.fileops import extract_file_ops  # noqa: E402
 from abridged.formats.openai_chat import messages_to_openai  # noqa: E402
 from abridged.formats.transcripts import load_transcripts  # noqa: E402
 from abridged.runtime.context_manager import ContextManager  # noqa: E402
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "swebench-gemini3" / "trajectories.jsonl"
 DEFAULT_CANARIES = ROOT.parent / "shared" / "data" / "canaries" / "canaries.json"
@@ -1539,9 +1539,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="comma-separated: user,tool,assistant (default all three, one pass each)",
     )
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (1: none)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     parser.add_argument("--no-langchain", action="store_true", help="skip trim_messages")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
@@ -1583,8 +1581,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     table = render(result)
     print(table)
-    if not args.no_results:
-        write_section(table, args.results)
+    save_section(args, table)
     if args.json:
         print(json.dumps(json_figures(result)))
     return result

@@ -60,7 +60,7 @@ from abridged.core.model import Message, ToolCall  # noqa: E402
 from abridged.core.protocols import SummaryRequest  # noqa: E402
 from abridged.engine.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 from abridged.runtime import ContextManager  # noqa: E402
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 
 SECTION = "## scale"
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
@@ -489,9 +489,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--window", type=int, default=WINDOW, help=f"context window (default {WINDOW})"
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc run")
     args = parser.parse_args(argv)
     shapes = [s for s in args.shapes.split(",") if s]
@@ -527,8 +525,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     table = render(result)
     print(table)
-    if not args.no_results:
-        write_section(table, args.results)
+    save_section(args, table)
     if args.json:
         out = {
             "growth_10k_to_100k": result["growth_10k_to_100k"],

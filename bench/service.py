@@ -65,7 +65,7 @@ from typing import IO, Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 
 SECTION = "## service"
 WINDOW = 131_072
@@ -627,9 +627,7 @@ def main() -> int:
     parser.add_argument("--levels", type=_levels, default=list(DEFAULT_LEVELS))
     parser.add_argument("--stream-latency-ms", type=float, default=1000.0)
     parser.add_argument("--stream-turns", type=int, default=3)
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     parser.add_argument("--provider", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.provider is not None:
@@ -653,8 +651,7 @@ def main() -> int:
     )
     text = report(figures, shown)
     sys.stdout.write(text)
-    if not args.no_results:
-        write_section(text, args.results)
+    save_section(args, text)
     met = (
         figures["added_latency_p50_ms"] <= TARGET_P50_MS
         and figures["concurrent_streams"] >= TARGET_STREAMS

@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 
 SECTION = "## startup"
 TARGET_MS = 400.0
@@ -89,9 +89,7 @@ def main() -> int:
     """Measure, print, write the section; the exit code is 1 when the target is missed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     args = parser.parse_args()
     command = [*_script(), "--help"]
     baseline = [sys.executable, "-c", "pass"]
@@ -127,8 +125,7 @@ def main() -> int:
     ]
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
-    if not args.no_results:
-        write_section(text, args.results)
+    save_section(args, text)
     if args.json:
         payload: dict[str, Any] = {
             "help_median_ms": ours["median_ms"],

@@ -33,7 +33,7 @@ from typing import Any
 from abridged.core.model import Message, ToolCall, Usage
 from abridged.store import CompactionRecord, Store, StoredSummary
 from abridged.store.testing import PostgresCluster, find_bin_dir
-from results import RESULTS, write_section
+from results import add_output_options, save_section
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## store"
@@ -171,7 +171,7 @@ def table(results: dict[str, dict[str, Any]], sizes: Sequence[int]) -> str:
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run the benchmark, print the table (and JSON), write RESULTS.md."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
+    add_output_options(parser)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--appends", type=int, default=3000, help="single appends to time")
@@ -180,8 +180,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--session", type=int, default=200, help="messages per session")
     parser.add_argument("--keep", type=int, default=20, help="messages kept by a compaction")
     parser.add_argument("--loads", type=int, default=50, help="load_context calls per size")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
     args = parser.parse_args(argv)
     args.sizes = sorted(int(s) for s in args.sizes.split(","))
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -261,8 +259,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     print()
     print(section)
-    if not args.no_results:
-        write_section(section, args.results)
+    save_section(args, section)
     if args.json:
         print(json.dumps(summary))
     return summary

@@ -52,7 +52,7 @@ from abridged.core.tokens import (  # noqa: E402
     text_cost,
 )
 from abridged.providers.tokenizers import load_tokenizer  # noqa: E402
-from results import RESULTS, write_section  # noqa: E402
+from results import add_output_options, save_section  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "swebench-gemini3" / "trajectories.jsonl"
 SECTION = "## tokens"
@@ -432,9 +432,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=None, help="only the first N sessions")
-    parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--no-results", action="store_true", help="do not write RESULTS.md")
+    add_output_options(parser)
     parser.add_argument("--no-classes", action="store_true", help="skip the per-class check")
     args = parser.parse_args(argv)
 
@@ -502,8 +500,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         result["classes"] = class_accuracy(exact)
     table = render(result)
     print(table)
-    if not args.no_results:
-        write_section(table, args.results)
+    save_section(args, table)
     if args.json:
         cold, hybrid = summaries["cold"], summaries["hybrid"]
         bc, bh = summaries["baseline_cold"], summaries["baseline_hybrid"]

@@ -1,4 +1,5 @@
-"""Tests of the benchmarks' shared RESULTS.md writer: each replaces only its own section."""
+"""Tests of the benchmarks' shared output: each replaces only its own section of RESULTS.md, where
+the output options say."""
 
 from __future__ import annotations
 
@@ -37,3 +38,22 @@ def test_replaces_only_its_own_section(tmp_path: Path) -> None:
 def test_a_section_needs_a_heading(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="## "):
         _results_module().write_section("no heading\n", tmp_path / "R.md")
+
+
+def test_the_output_options_choose_where_the_section_goes(tmp_path: Path) -> None:
+    import argparse
+
+    results = _results_module()
+    parser = argparse.ArgumentParser()
+    results.add_output_options(parser)
+    defaults = parser.parse_args([])
+    assert not defaults.json and not defaults.no_results
+    assert defaults.results == results.RESULTS
+    path = tmp_path / "R.md"
+    results.save_section(parser.parse_args(["--results", str(path)]), "## store\n\nrows\n")
+    assert "## store\n\nrows" in path.read_text(encoding="utf-8")
+    other = tmp_path / "other.md"
+    results.save_section(
+        parser.parse_args(["--results", str(other), "--no-results", "--json"]), "## x\n"
+    )
+    assert not other.exists()
