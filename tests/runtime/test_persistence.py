@@ -183,3 +183,26 @@ async def test_write_behind_is_stored_by_aflush_and_a_failed_write_is_written_ag
     assert len(stored) == len(items) - 1
     assert [s.seq for s in stored] == list(range(1, len(items)))
     assert ctx.messages is not None
+
+
+async def test_a_conversation_read_before_an_unflushed_write_behind_stores_nothing_twice(
+    store: Store,
+) -> None:
+    # the caller forgot ``aflush`` and passes the conversation it read before the held-back
+    # messages were written (by the next call): they are stored once, in order
+    items: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+    for k in range(3):
+        items += [
+            {"role": "user", "content": f"question {k}"},
+            {"role": "assistant", "content": f"answer {k}"},
+        ]
+    cm = make(store=store)
+    await cm.aprepare(items[:3])
+    cid = cm.conversation_id or ""
+    await cm.aprepare(items[:5], stored=await store.open_conversation(cid), write_behind=True)
+    stale = await store.open_conversation(cid)  # the two new messages are not stored yet
+    await cm.aprepare(items, stored=stale, write_behind=True)
+    await cm.aflush()
+    stored = await store.stored_messages(cid)
+    assert [s.message.text for s in stored] == [i["content"] for i in items[1:]]
+    assert [s.seq for s in stored] == list(range(1, len(items)))

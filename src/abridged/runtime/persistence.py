@@ -79,7 +79,8 @@ class StoredConversation:
         ``MessageValidationError`` when ``history`` does not continue the stored messages (an
         edited or shortened history: a stored conversation keeps every message).
         """
-        await self._settle()
+        if await self._settle():
+            known = None  # read before the held-back messages were written: read it again
         store, cid = self.store, self.conversation_id
         head = head_length(history)
         body = history[head:]
@@ -186,11 +187,14 @@ class StoredConversation:
                 self._attached = False
                 raise
 
-    async def _settle(self) -> None:
-        # a failed write behind was reported to whoever flushed; if nobody did, the store is
-        # read again below, which is all the recovery it needs
+    async def _settle(self) -> bool:
+        """Write what ``sync(behind=True)`` held back, if the caller did not ``flush``; whether
+        there was anything. A failed write was reported to whoever flushed; if nobody did, the
+        store is read again by the next ``sync``, which is all the recovery it needs."""
+        held = self._pending is not None
         with contextlib.suppress(Exception):
             await self.flush()
+        return held
 
     def _restore(
         self, context: Context, history: Sequence[Message], state: CompactionState
