@@ -278,17 +278,26 @@ async def http_turn(client: Any, cid: str, index: int) -> float:
         async for chunk in response.aiter_raw():
             body += chunk
     took = time.perf_counter() - started
-    if response.status_code != 200:
-        raise TurnFailedError(f"HTTP {response.status_code}: {bytes(body[:300])!r}")
-    if b"event: result\n" not in body or b"event: error\n" in body:
-        raise TurnFailedError(f"turn {index} of {cid}: {bytes(body[-300:])!r}")
+    check_turn(response.status_code, body, cid, index)
     return took
 
 
+def check_turn(status: int, body: bytes | bytearray, cid: str, index: int) -> None:
+    """``TurnFailedError`` unless a turn's response is a 200 event stream that ended with its
+    result and no error."""
+    if status != 200:
+        raise TurnFailedError(f"HTTP {status}: {bytes(body[:300])!r}")
+    if b"event: result\n" not in body or b"event: error\n" in body:
+        raise TurnFailedError(f"turn {index} of {cid}: {bytes(body[-300:])!r}")
+
+
+def conversation_body(model: str) -> dict[str, Any]:
+    """The body of ``POST /v1/conversations`` for a conversation of the benchmark."""
+    return {"model": model, "settings": {"summarizer": "extractive"}}
+
+
 async def new_conversation(client: Any, model: str) -> str:
-    made = await client.post(
-        "/v1/conversations", json={"model": model, "settings": {"summarizer": "extractive"}}
-    )
+    made = await client.post("/v1/conversations", json=conversation_body(model))
     if made.status_code != 201:
         raise RuntimeError(f"could not make a conversation: {made.status_code} {made.text}")
     return str(made.json()["id"])
@@ -318,7 +327,7 @@ class StreamsClient:
         await self.session.close()
 
     async def new_conversation(self, model: str) -> str:
-        body = {"model": model, "settings": {"summarizer": "extractive"}}
+        body = conversation_body(model)
         async with self.session.post(self.url + "/v1/conversations", json=body) as made:
             text = await made.text()
             if made.status != 201:
@@ -336,18 +345,15 @@ class StreamsClient:
                 body += chunk
             status = response.status
         took = time.perf_counter() - started
-        if status != 200:
-            raise TurnFailedError(f"HTTP {status}: {bytes(body[:300])!r}")
-        if b"event: result\n" not in body or b"event: error\n" in body:
-            raise TurnFailedError(f"turn {index} of {cid}: {bytes(body[-300:])!r}")
+        check_turn(status, body, cid, index)
         return took
 
 
-def _client(url: str, streams: int = 10) -> Any:
+def _client(url: str) -> Any:
+    """The added-latency part's client: httpx, one request at a time."""
     import httpx
 
-    limits = httpx.Limits(max_connections=streams + 10, max_keepalive_connections=streams + 10)
-    return httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(300, connect=30), limits=limits)
+    return httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(300, connect=30))
 
 
 def _pct(values: list[float], q: float) -> float:
