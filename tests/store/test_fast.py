@@ -46,6 +46,8 @@ async def _both(store: Store, body: Any) -> tuple[Any, Any]:
 
 
 async def test_rows_and_counts_are_those_of_core(store: Store) -> None:
+    if store.engine.dialect.name != "sqlite":
+        pytest.skip("on PostgreSQL fast.execute is Core's execute: nothing to compare")
     convo = await store.create_conversation(model="a")
 
     def rename(conn: Connection, run: Any) -> tuple[Any, ...]:

@@ -4,7 +4,7 @@ each failure the error is a typed ``StoreEnvironmentError`` naming the operation
 failed operation is stored, the context reads as before, and the same operation then succeeds.
 
 Failures are raised from SQLAlchemy's ``before_cursor_execute`` hook (and the dialect's
-``do_commit``) on every engine the store runs statements on, the SQLite append path's included:
+``do_commit``) on every engine the store runs statements on, the SQLite runner's included:
 the real driver path, as a failing disk or a dying server would take it. On PostgreSQL one fault
 is real: the connection's own backend is terminated before the statement runs."""
 

@@ -7,6 +7,8 @@ a ``StoredConversation``:
 - **messages**: what the caller's history holds beyond what is stored is appended (the system
   prompt is not stored as messages: the caller passes it at every call). History message ``i``
   after the system prompt is stored message ``i + 1``: the history is append-only once stored.
+  With ``behind`` they are held back and written by ``flush`` (or first thing at the next
+  store operation), for a caller that sends the context before storing it.
 - **compactions** go through the store's one commit path (``Store.commit_planned``: compare and
   swap on the version read; the loser re-reads, skips if covered, retries once); **prunes** store
   the prune boundary with the pruned form of each message.

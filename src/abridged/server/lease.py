@@ -1,6 +1,6 @@
 """Holding a conversation's turn lease for a while: take it (waiting while another holder has
-it), renew it in the background, give it back; shared by the service's turns and the proxy's
-requests (see ``abridged.store.leases``)."""
+it), renew it in the background, give it back; the proxy's requests hold it so (the service's
+turns have the same steps in ``server.runner``), see ``abridged.store.leases``."""
 
 from __future__ import annotations
 
@@ -92,18 +92,19 @@ async def hold_turn(
     held = HeldTurn(lease, waited)
     # The renewal starts only when the first one is due: most turns of the proxy are over by
     # then, and a task made and stepped at every request costs more than a timer.
-    renewing: list[asyncio.Task[None]] = []
+    renewing: asyncio.Task[None] | None = None
 
     def start() -> None:
-        renewing.append(asyncio.ensure_future(_renew(store, held, ttl, on_lost)))
+        nonlocal renewing
+        renewing = asyncio.ensure_future(_renew(store, held, ttl, on_lost))
 
     timer = asyncio.get_running_loop().call_later(ttl / 3, start)
     try:
         yield held
     finally:
         timer.cancel()
-        for task in renewing:
-            task.cancel()
+        if renewing is not None:
+            renewing.cancel()
         with contextlib.suppress(Exception):
             await store.release_turn(conversation_id, holder)
 

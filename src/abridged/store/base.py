@@ -97,7 +97,7 @@ class StoreBase:
     @property
     def sync_engines(self) -> tuple[Engine, ...]:
         """Every synchronous engine that runs this store's statements: the async engine's, and
-        on SQLite the worker thread's (for event hooks in tests and fault injection)."""
+        on SQLite the runner's (for event hooks in tests and fault injection)."""
         extra = (self._runner.engine,) if self._runner is not None else ()
         return (self._engine.sync_engine, *extra)
 

@@ -200,8 +200,9 @@ def create_engine(url: URL, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any
 
 
 def create_sqlite_sync_engine(url: URL, *, sqlite_synchronous: str = "NORMAL") -> Engine:
-    """A synchronous engine on the same SQLite file, with the same settings (for the append path,
-    which runs whole transactions in one worker thread)."""
+    """A synchronous engine on the same SQLite file, with the same settings, for the store's
+    runner (``abridged.store.threaded``: whole transactions, on the event loop's thread when
+    the lock is free, else in its worker thread)."""
     engine = sa_create_engine(
         _connect_url(url).set(drivername="sqlite+pysqlite"),
         connect_args={"timeout": SQLITE_READ_TIMEOUT_S, "check_same_thread": False},

@@ -78,7 +78,6 @@ class MessageOps(ConversationOps):
         entries = [_entry(i) for i in items]
         if not entries:
             return []
-        await self.open()
         stamp = codec.now()
         rows = encode(entries, conversation_id, stamp)  # JSON encoding before any lock
         pks = await self._run_sync(

@@ -3,7 +3,8 @@
 ``POST /v1/chat/completions`` (OpenAI), ``POST /v1/responses`` (OpenAI Responses, with the
 whole history in ``input``) and ``POST /v1/messages`` (Anthropic): the history the app sent is
 stored, the context abridged would send goes upstream instead (the very request bytes while
-nothing was pruned or compacted), the answer streams back chunk by chunk, and its usage
+nothing was pruned or compacted), the answer goes back as it comes (an event stream chunk by
+chunk, a JSON answer whole, in one write), and its usage
 calibrates the next decision. An upstream "context too long" error runs the emergency path and
 one retry; every other upstream error is passed back unchanged. A Responses request that lets
 the provider keep the history (``previous_response_id``, ``conversation``) holds only its new
@@ -23,7 +24,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from html import escape
@@ -33,6 +34,7 @@ import aiohttp
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from starlette.types import Receive, Scope, Send
 
 from abridged.core.budget import format_token_size
 from abridged.errors import AbridgedError, NotFoundError
@@ -65,9 +67,6 @@ _MANAGED: dict[str, Api] = {
     "/v1/messages": "anthropic",
 }
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Headers = list[tuple[bytes, bytes]]
 
 

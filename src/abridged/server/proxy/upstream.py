@@ -1,6 +1,7 @@
 """Forwarding to the upstream provider: the request's headers (the client's key included, never
-stored or logged), the response streamed back chunk by chunk, and the usage report read from it
-on the way (JSON or server-sent events, OpenAI or Anthropic).
+stored or logged), the response passed back (an event stream chunk by chunk, a JSON answer
+whole), and the usage report read from it on the way (JSON or server-sent events, OpenAI or
+Anthropic).
 
 The upstream client is ``aiohttp``'s: measured on the local provider (``bench/proxy.py``), one
 hop through it costs about half of what the same hop through ``httpx`` costs (0.9 ms against
