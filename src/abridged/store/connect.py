@@ -8,7 +8,6 @@ import logging
 import os
 import re
 import socket
-import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -31,6 +30,7 @@ from abridged.errors import (
     StoreReadOnlyError,
     StoreUnavailableError,
 )
+from abridged.store import fast
 
 log = logging.getLogger("abridged.store")
 
@@ -246,23 +246,9 @@ def _sqlite_hooks(engine: Engine, synchronous: str) -> None:
         info = conn.connection.info
         if info.get(_BUSY_KEY) != wait:
             info.pop(_BUSY_KEY, None)
-            _run_plain(conn, f"PRAGMA busy_timeout={wait}")
+            fast.execute_plain(conn, f"PRAGMA busy_timeout={wait}")
             info[_BUSY_KEY] = wait
-        _run_plain(conn, "BEGIN" if mode == "read" else "BEGIN IMMEDIATE")
-
-
-def _run_plain(conn: Connection, statement: str) -> None:
-    """A statement with no parameters or result. On sqlite3's own connection (the synchronous
-    engines) it is sent directly: through SQLAlchemy it costs more than SQLite takes to run it.
-    Its errors are SQLAlchemy's, as from ``exec_driver_sql``."""
-    driver = conn.connection.driver_connection
-    if not isinstance(driver, sqlite3.Connection):
-        conn.exec_driver_sql(statement)
-        return
-    try:
-        driver.execute(statement)
-    except sqlite3.Error as exc:
-        raise sa_exc.DBAPIError.instance(statement, (), exc, sqlite3.Error) from exc
+        fast.execute_plain(conn, "BEGIN" if mode == "read" else "BEGIN IMMEDIATE")
 
 
 async def use_wal(engine: AsyncEngine) -> None:

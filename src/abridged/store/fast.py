@@ -14,7 +14,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql.expression import Executable
 
-__all__ = ["Outcome", "execute"]
+__all__ = ["Outcome", "execute", "execute_plain"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,17 +77,33 @@ def execute(conn: Connection, statement: Executable, params: Mapping[str, Any]) 
         values.append(process(value) if process is not None else value)
     driver = conn.connection.driver_connection
     assert driver is not None
+    return _run(conn, driver, compiled.sql, values)
+
+
+def execute_plain(conn: Connection, sql: str) -> None:
+    """A statement with no parameters or result (``BEGIN``, a ``PRAGMA``) in ``conn``, sent
+    directly on sqlite3's own connection (through SQLAlchemy it costs more than SQLite takes
+    to run it), with the listeners called and the errors SQLAlchemy's, as ``execute``; on
+    any other driver, ``exec_driver_sql``."""
+    driver = conn.connection.driver_connection
+    if not isinstance(driver, sqlite3.Connection):
+        conn.exec_driver_sql(sql)
+        return
+    _run(conn, driver, sql, [])
+
+
+def _run(conn: Connection, driver: Any, sql: str, values: list[Any]) -> Outcome:
     cursor = driver.cursor()
     try:
         if conn.dispatch.before_cursor_execute:  # listeners (fault injection in the tests)
-            conn.dispatch.before_cursor_execute(conn, cursor, compiled.sql, values, None, False)
-        cursor.execute(compiled.sql, values)
+            conn.dispatch.before_cursor_execute(conn, cursor, sql, values, None, False)
+        cursor.execute(sql, values)
         if cursor.description is None:
             return Outcome([], cursor.rowcount)
         keys = [column[0] for column in cursor.description]
         rows = [dict(zip(keys, row, strict=True)) for row in cursor.fetchall()]
         return Outcome(rows, cursor.rowcount)
     except sqlite3.Error as exc:
-        raise sa_exc.DBAPIError.instance(compiled.sql, values, exc, sqlite3.Error) from exc
+        raise sa_exc.DBAPIError.instance(sql, values, exc, sqlite3.Error) from exc
     finally:
         cursor.close()
