@@ -232,9 +232,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "driver-errors-leak",
         "store/connect.py",
-        "        except DRIVER_ERRORS as exc:\n"
-        "            raise environment_error(exc, name, engine.url) from exc",
-        "        except ZeroDivisionError:\n            raise",
+        "    except DRIVER_ERRORS as exc:\n"
+        "        raise environment_error(exc, operation, url) from exc",
+        "    except ZeroDivisionError:\n        raise",
         STORE_TESTS,
         "driver exceptions escape the store's boundary untyped",
     ),

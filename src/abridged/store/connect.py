@@ -9,7 +9,7 @@ import os
 import re
 import socket
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -307,17 +307,26 @@ async def transaction(
     subclass naming ``operation`` and the cause; the store's own errors pass unchanged."""
     name = operation or f"{mode} transaction"
     async with connection(engine, name) as conn:
-        try:
+        with store_boundary(name, engine.url):
             if engine.dialect.name == "sqlite":
                 await conn.execution_options(abridged_mode=mode)
             elif mode == "read":
                 await conn.execution_options(isolation_level="REPEATABLE READ")
             async with conn.begin():
                 yield conn
-        except AbridgedError:
-            raise
-        except DRIVER_ERRORS as exc:
-            raise environment_error(exc, name, engine.url) from exc
+
+
+@contextmanager
+def store_boundary(operation: str, url: URL) -> Iterator[None]:
+    """The store's error boundary around a transaction: a driver's or the system's failure in
+    the block is raised as the ``StoreEnvironmentError`` subclass naming ``operation``; the
+    store's own errors pass unchanged."""
+    try:
+        yield
+    except AbridgedError:
+        raise
+    except DRIVER_ERRORS as exc:
+        raise environment_error(exc, operation, url) from exc
 
 
 # -- classifying what the environment raised

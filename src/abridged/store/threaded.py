@@ -14,8 +14,8 @@ from typing import TypeVar
 
 from sqlalchemy.engine import URL, Connection, Engine
 
-from abridged.errors import AbridgedError, StoreLockedError
-from abridged.store.connect import DRIVER_ERRORS, Mode, create_sqlite_sync_engine, environment_error
+from abridged.errors import StoreLockedError
+from abridged.store.connect import Mode, create_sqlite_sync_engine, store_boundary
 
 T = TypeVar("T")
 
@@ -54,33 +54,27 @@ class SqliteRunner:
         return self._engine
 
     def _run(self, body: TransactionBody[T], mode: Mode, operation: str) -> T:
-        try:
-            with self._engine.connect() as conn:
-                conn.execution_options(abridged_mode=mode)  # in place: the "begin" hook reads it
-                with conn.begin():
-                    return body(conn)
-        except AbridgedError:
-            raise
-        except DRIVER_ERRORS as exc:  # the store's boundary, as ``connect.transaction``
-            raise environment_error(exc, operation, self._url) from exc
+        with store_boundary(operation, self._url), self._engine.connect() as conn:
+            conn.execution_options(abridged_mode=mode)  # in place: the "begin" hook reads it
+            with conn.begin():
+                return body(conn)
 
     def _run_held(self, body: TransactionBody[T], mode: Mode, operation: str) -> T:
         conn = self._held
         if conn is None or conn.closed or conn.invalidated:
             conn = self._held = self._engine.connect()
             self._held_by = threading.get_ident()
-        try:
-            conn.execution_options(abridged_mode=mode, abridged_wait=False)
-            with conn.begin():
-                return body(conn)
-        except BaseException as exc:
-            # back to the pool, whose reset rolls back a transaction a failed COMMIT left open
-            # (it would keep the write lock); a new connection next time
-            self._held = None
-            conn.close()
-            if isinstance(exc, DRIVER_ERRORS) and not isinstance(exc, AbridgedError):
-                raise environment_error(exc, operation, self._url) from exc
-            raise
+        with store_boundary(operation, self._url):
+            try:
+                conn.execution_options(abridged_mode=mode, abridged_wait=False)
+                with conn.begin():
+                    return body(conn)
+            except BaseException:
+                # back to the pool, whose reset rolls back a transaction a failed COMMIT left
+                # open (it would keep the write lock); a new connection next time
+                self._held = None
+                conn.close()
+                raise
 
     async def run(self, body: TransactionBody[T], *, mode: Mode, operation: str) -> T:
         """``body(conn)`` in one transaction (see the class); its result. ``body`` may run
