@@ -480,8 +480,8 @@ def serve(
     event_batch_ms: Annotated[
         float,
         typer.Option(
-            help="A turn's events go to the client in one write per this many ms at most "
-            "(0: each at once).",
+            help="After a turn's first event, its events go to the client in one write per "
+            "this many ms at most (0: each at once).",
             min=0,
             max=1000,
         ),
