@@ -1,6 +1,6 @@
-"""Holding a conversation's turn lease for a while: take it (waiting while another holder has
-it), renew it in the background, give it back; the proxy's requests hold it so (the service's
-turns have the same steps in ``server.runner``), see ``abridged.store.leases``."""
+"""Holding a conversation's turn lease: take it (waiting while another holder has it), renew
+it in the background, give it back; the service's turns and the proxy's requests both hold it
+so, see ``abridged.store.leases``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,15 @@ from abridged.errors import StoreError
 from abridged.store import Store
 from abridged.store.leases import TurnLease
 
-__all__ = ["HeldTurn", "LocalTurns", "TurnBusyError", "hold_turn", "new_holder"]
+__all__ = [
+    "HeldTurn",
+    "LeaseRenewal",
+    "LocalTurns",
+    "TurnBusyError",
+    "hold_turn",
+    "new_holder",
+    "take_turn",
+]
 
 
 class TurnBusyError(StoreError):
@@ -38,18 +46,97 @@ class HeldTurn:
     lost: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-async def _renew(store: Store, held: HeldTurn, ttl: float, on_lost: Callable[[], None]) -> None:
-    """Renew now, then every ``ttl / 3`` seconds, until cancelled or the lease is lost."""
+class LeaseRenewal:
+    """Renews a held lease every ``ttl / 3`` seconds until ``stop``; when a renewal finds it
+    taken over, ``lost`` is set and ``on_lost`` called (the holder should stop). A store error
+    in a renewal is tried again at the next period.
+
+    The first renewal starts only when it is due: most turns of the proxy are over by then,
+    and a task made and stepped at every request costs more than a timer."""
+
+    def __init__(
+        self,
+        store: Store,
+        conversation_id: str,
+        holder: str,
+        *,
+        ttl: float,
+        on_lost: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.lost = asyncio.Event()
+        self._store = store
+        self._conversation_id = conversation_id
+        self._holder = holder
+        self._ttl = ttl
+        self._on_lost = on_lost
+        self._task: asyncio.Task[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(ttl / 3, self._start)
+
+    def _start(self) -> None:
+        self._task = asyncio.ensure_future(self._renew())
+
+    async def _renew(self) -> None:
+        while True:
+            try:
+                lost = (
+                    await self._store.renew_turn(self._conversation_id, self._holder, ttl=self._ttl)
+                    is None
+                )
+            except Exception:  # a store hiccup: try again at the next period
+                lost = False
+            if lost:
+                self.lost.set()
+                self._on_lost()
+                return
+            await asyncio.sleep(self._ttl / 3)
+
+    def stop(self) -> None:
+        """No renewal after this."""
+        self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
+
+
+async def take_turn(
+    store: Store,
+    conversation_id: str,
+    holder: str,
+    *,
+    owner: str | None = None,
+    ttl: float = 30.0,
+    wait: float | None = 600.0,
+    message_id: str | None = None,
+    on_wait: Callable[[], None] = lambda: None,
+    busy_hint: str = "",
+) -> TurnLease:
+    """Take the turn lease of a conversation (``Store.acquire_turn``, its ``owner`` and
+    ``message_id`` passed on).
+
+    Waits (polling, 10 ms doubling to 200 ms) while another holder's lease is live, at most
+    ``wait`` seconds (``0`` or ``None``: not at all), then ``TurnBusyError`` (``busy_hint``
+    added to its message); ``on_wait`` is called once when it has to wait.
+    """
+    deadline = time.monotonic() + (wait or 0.0)
+    delay = 0.01
+    waited = False
     while True:
-        try:
-            renewed = await store.renew_turn(held.lease.conversation_id, held.lease.holder, ttl=ttl)
-        except Exception:  # a store hiccup: try again at the next period
-            renewed = held.lease
-        if renewed is None:
-            held.lost.set()
-            on_lost()
-            return
-        await asyncio.sleep(ttl / 3)
+        lease = await store.acquire_turn(
+            conversation_id, holder, ttl=ttl, owner=owner, message_id=message_id
+        )
+        if lease is not None:
+            return lease
+        if not wait or time.monotonic() >= deadline:
+            reason = (
+                f"another turn kept the conversation for {wait:g} s"
+                if wait
+                else "a turn of this conversation is running"
+            )
+            raise TurnBusyError(reason + busy_hint, conversation_id=conversation_id)
+        if not waited:
+            waited = True
+            on_wait()
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.2)
 
 
 @asynccontextmanager
@@ -64,47 +151,24 @@ async def hold_turn(
     on_wait: Callable[[], None] = lambda: None,
     on_lost: Callable[[], None] = lambda: None,
 ) -> AsyncIterator[HeldTurn]:
-    """Hold the turn lease of a conversation for the ``async with`` block.
-
-    Waits (polling, 10 ms doubling to 200 ms) while another holder's lease is live, at most
-    ``wait`` seconds (``0``: not at all), then ``TurnBusyError``; ``on_wait`` is called once
-    when it has to wait. Renews every ``ttl / 3`` seconds; ``on_lost`` is called when a
-    renewal finds the lease taken over (the block should stop). Gives the lease back at exit.
-    """
-    deadline = time.monotonic() + (wait or 0.0)
-    delay = 0.01
+    """Hold the turn lease of a conversation for the ``async with`` block: ``take_turn``,
+    then a ``LeaseRenewal`` (``on_lost`` when a renewal finds it taken over: the block should
+    stop), then give it back at exit."""
     waited = False
-    while True:
-        lease = await store.acquire_turn(conversation_id, holder, ttl=ttl, owner=owner)
-        if lease is not None:
-            break
-        if not wait or time.monotonic() >= deadline:
-            raise TurnBusyError(
-                "a turn of this conversation is running"
-                + (f" (waited {wait:g} s)" if wait else ""),
-                conversation_id=conversation_id,
-            )
-        if not waited:
-            waited = True
-            on_wait()
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.2)
-    held = HeldTurn(lease, waited)
-    # The renewal starts only when the first one is due: most turns of the proxy are over by
-    # then, and a task made and stepped at every request costs more than a timer.
-    renewing: asyncio.Task[None] | None = None
 
-    def start() -> None:
-        nonlocal renewing
-        renewing = asyncio.ensure_future(_renew(store, held, ttl, on_lost))
+    def waiting() -> None:
+        nonlocal waited
+        waited = True
+        on_wait()
 
-    timer = asyncio.get_running_loop().call_later(ttl / 3, start)
+    lease = await take_turn(
+        store, conversation_id, holder, owner=owner, ttl=ttl, wait=wait, on_wait=waiting
+    )
+    renewal = LeaseRenewal(store, conversation_id, holder, ttl=ttl, on_lost=on_lost)
     try:
-        yield held
+        yield HeldTurn(lease, waited, renewal.lost)
     finally:
-        timer.cancel()
-        if renewing is not None:
-            renewing.cancel()
+        renewal.stop()
         with contextlib.suppress(Exception):
             await store.release_turn(conversation_id, holder)
 

@@ -2,7 +2,8 @@
 
 A message sent to the service is stored at once with status ``queued`` (durable while it
 waits), then its turn waits for the conversation's **turn lease** (``Store.acquire_turn``: one
-turn at a time across every worker). The holder reads what changed in the store since it last
+turn at a time across every worker; taken and renewed with ``server.lease``, as the proxy
+does). The holder reads what changed in the store since it last
 ran this conversation, answers every queued message in one turn (``Conversation.
 stream_pending``), renews the lease while the turn runs and gives it back at the end. A worker
 that dies mid-turn stops renewing: its lease expires and the next sender takes it over; the
@@ -39,7 +40,7 @@ from abridged.runtime.state import new_id
 from abridged.runtime.tools import ToolRegistry
 from abridged.server.config import ServiceConfig
 from abridged.server.events import meter_payload, stream_event
-from abridged.server.lease import TurnBusyError
+from abridged.server.lease import LeaseRenewal, TurnBusyError, new_holder, take_turn
 from abridged.server.metrics import ServiceMetrics
 from abridged.store import ConversationInfo, Store, StoredMessage
 from abridged.store.leases import TurnLease
@@ -339,9 +340,6 @@ class TurnRunner:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._running: dict[str, str] = {}  # conversation id -> lease holder of this worker
 
-    def _holder(self) -> str:
-        return f"{self.worker}:{uuid.uuid4().hex[:12]}"
-
     def running_here(self, conversation_id: str) -> bool:
         """Whether a turn of this conversation runs in this worker."""
         return conversation_id in self._running
@@ -356,51 +354,36 @@ class TurnRunner:
         on_wait: Callable[[], None],
         message_id: str | None = None,
     ) -> TurnLease:
-        deadline = time.monotonic() + self.config.queue_timeout
-        delay = 0.01
-        waited = False
-        while True:
-            lease = await self.store.acquire_turn(
-                conversation_id,
-                holder,
-                ttl=self.config.lease_ttl,
-                owner=tenant,
-                message_id=message_id,
-            )
-            if lease is not None:
-                return lease
-            if not waited:
-                waited = True
-                self.metrics.lease_waits.inc()
-                on_wait()
-            if time.monotonic() >= deadline:
-                raise TurnBusyError(
-                    f"another turn kept the conversation for {self.config.queue_timeout:g} s",
-                    conversation_id=conversation_id,
-                )
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.2)
+        def waiting() -> None:
+            self.metrics.lease_waits.inc()
+            on_wait()
 
-    async def _renew(self, conversation_id: str, holder: str) -> None:
+        return await take_turn(
+            self.store,
+            conversation_id,
+            holder,
+            owner=tenant,
+            ttl=self.config.lease_ttl,
+            wait=self.config.queue_timeout,
+            message_id=message_id,
+            on_wait=waiting,
+        )
+
+    def _renew(self, conversation_id: str, holder: str) -> LeaseRenewal:
         """Renew the lease while the turn runs; abort the turn when it was lost."""
-        period = self.config.lease_ttl / 3
-        while True:
-            await asyncio.sleep(period)
-            try:
-                renewed = await self.store.renew_turn(
-                    conversation_id, holder, ttl=self.config.lease_ttl
-                )
-            except Exception:  # a store hiccup: try again at the next period
-                continue
-            if renewed is None:
-                log.warning(
-                    "turn lease lost: another worker took it over; the turn is aborted",
-                    extra={"event": "lease_lost", "conversation_id": conversation_id},
-                )
-                convo = self.pool.get(conversation_id)
-                if convo is not None:
-                    convo.abort()
-                return
+
+        def lost() -> None:
+            log.warning(
+                "turn lease lost: another worker took it over; the turn is aborted",
+                extra={"event": "lease_lost", "conversation_id": conversation_id},
+            )
+            convo = self.pool.get(conversation_id)
+            if convo is not None:
+                convo.abort()
+
+        return LeaseRenewal(
+            self.store, conversation_id, holder, ttl=self.config.lease_ttl, on_lost=lost
+        )
 
     async def exclusive(
         self,
@@ -412,14 +395,14 @@ class TurnRunner:
     ) -> T:
         """Run ``action`` on the conversation under its turn lease (waiting for a running turn,
         or ``TurnBusyError`` when ``queue`` is false)."""
-        holder = self._holder()
+        holder = new_holder(self.worker)
         done = False
         if queue:
             lease = await self._wait_lease(tenant, conversation_id, holder, lambda: None)
         else:
             lease = await self._try_lease(tenant, conversation_id, holder)
         self._note_takeover(lease)
-        renew = asyncio.ensure_future(self._renew(conversation_id, holder))
+        renew = self._renew(conversation_id, holder)
         self._running[conversation_id] = holder
         try:
             info = lease.conversation or await self.store.open_conversation(
@@ -431,7 +414,7 @@ class TurnRunner:
             return result
         finally:
             self._running.pop(conversation_id, None)
-            renew.cancel()
+            renew.stop()
             await self._give_back(conversation_id, holder, synced=done)
             self.metrics.observe_store(self.store.cas_conflicts)
 
@@ -447,16 +430,19 @@ class TurnRunner:
             self.pool.mark_synced(info)
 
     async def _try_lease(self, tenant: str, conversation_id: str, holder: str) -> TurnLease:
-        lease = await self.store.acquire_turn(
-            conversation_id, holder, ttl=self.config.lease_ttl, owner=tenant
-        )
-        if lease is None:
-            self.metrics.lease_conflicts.inc()
-            raise TurnBusyError(
-                "a turn of this conversation is running (send without ?queue=false to queue)",
-                conversation_id=conversation_id,
+        try:
+            return await take_turn(
+                self.store,
+                conversation_id,
+                holder,
+                owner=tenant,
+                ttl=self.config.lease_ttl,
+                wait=0,
+                busy_hint=" (send without ?queue=false to queue)",
             )
-        return lease
+        except TurnBusyError:
+            self.metrics.lease_conflicts.inc()
+            raise
 
     def _note_takeover(self, lease: TurnLease) -> None:
         if lease.took_over_from is not None:
@@ -489,7 +475,7 @@ class TurnRunner:
         stored can have it and that look-up is skipped (one transaction less).
         ``TurnBusyError`` (nothing stored) when ``queue`` is false and a turn is running.
         """
-        holder = self._holder()
+        holder = new_holder(self.worker)
         lease = await self._try_lease(tenant, conversation_id, holder) if not queue else None
         try:
             stored = (
@@ -531,7 +517,7 @@ class TurnRunner:
         stored: StoredMessage,
     ) -> None:
         started = time.monotonic()
-        renew: asyncio.Future[None] | None = None
+        renew: LeaseRenewal | None = None
         outcome = "error"
         synced = False
         # the lease taken just now, after the message was stored: the conversation and the
@@ -547,7 +533,7 @@ class TurnRunner:
                     message_id=stored.message.id,
                 )
             self._note_takeover(lease)
-            renew = asyncio.ensure_future(self._renew(conversation_id, holder))
+            renew = self._renew(conversation_id, holder)
             self._running[conversation_id] = holder
             self.metrics.active_turns.inc()
             # read with the lease just taken (one transaction less); else read now
@@ -594,7 +580,7 @@ class TurnRunner:
             )
         finally:
             if renew is not None:
-                renew.cancel()
+                renew.stop()
                 self.metrics.active_turns.dec()
             if self._running.get(conversation_id) == holder:
                 del self._running[conversation_id]
