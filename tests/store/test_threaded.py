@@ -10,9 +10,11 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from abridged.core.model import Message
+from abridged.errors import NotFoundError
 from abridged.store import Store
 from abridged.store.connect import transaction
 
@@ -93,5 +95,38 @@ async def test_full_synchronous_runs_every_transaction_in_the_worker(tmp_path: P
         assert seen and seen[0] != loop_thread
         await store.append(convo.id, Message.user("kept"))
         assert (await store.get_message(convo.id, 1)).message.text == "kept"
+    finally:
+        await store.close()
+
+
+async def test_the_loops_connection_outlives_a_store_error_and_a_lock_found_taken(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.db"
+    store = Store(path)
+    await store.open()
+    try:
+        convo = await store.create_conversation()
+        await store.append(convo.id, Message.user("one"))
+        runner = store._runner
+        assert runner is not None
+        held = runner._held
+        assert held is not None
+        with pytest.raises(NotFoundError):  # the store's own error: rolled back cleanly
+            await store.append("no-such-conversation", Message.user("lost"))
+        assert runner._held is held
+        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")  # the lock taken: tried on the loop, then the worker
+        waiting = asyncio.ensure_future(store.append(convo.id, Message.user("two")))
+        await asyncio.sleep(0.2)
+        assert runner.deferred == 1
+        other.execute("COMMIT")
+        other.close()
+        await asyncio.wait_for(waiting, timeout=10)
+        assert runner._held is held
+        await store.append(convo.id, Message.user("three"))
+        assert runner._held is held
+        messages = await store.stored_messages(convo.id)
+        assert [m.message.text for m in messages] == ["one", "two", "three"]
     finally:
         await store.close()

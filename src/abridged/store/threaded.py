@@ -70,10 +70,12 @@ class SqliteRunner:
                 with conn.begin():
                     return body(conn)
             except BaseException:
-                # back to the pool, whose reset rolls back a transaction a failed COMMIT left
-                # open (it would keep the write lock); a new connection next time
-                self._held = None
-                conn.close()
+                # The store's own errors and a lock found taken end in a clean rollback: the
+                # connection stays. One a failed COMMIT or ROLLBACK left in a transaction goes
+                # back to the pool, whose reset rolls it back (it would keep the write lock).
+                if _left_in_transaction(conn):
+                    self._held = None
+                    conn.close()
                 raise
 
     async def run(self, body: TransactionBody[T], *, mode: Mode, operation: str) -> T:
@@ -96,3 +98,14 @@ class SqliteRunner:
             self._held = None
         self._executor.shutdown(wait=True)
         self._engine.dispose()
+
+
+def _left_in_transaction(conn: Connection) -> bool:
+    """Whether the SQLite connection under ``conn`` is unusable or still in a transaction."""
+    if conn.closed or conn.invalidated:
+        return True
+    try:
+        dbapi = conn.connection.dbapi_connection
+    except Exception:
+        return True
+    return dbapi is None or bool(getattr(dbapi, "in_transaction", True))
