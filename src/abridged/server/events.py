@@ -18,7 +18,14 @@ from abridged.core.protocols import ReasoningDelta, TextDelta, ToolCallDelta
 from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
 from abridged.runtime.overview import ContextOverview
 
-__all__ = ["EventStream", "encode_sse", "meter_payload", "stream_event", "until_disconnect"]
+__all__ = [
+    "EventStream",
+    "encode_sse",
+    "meter_payload",
+    "send_stream",
+    "stream_event",
+    "until_disconnect",
+]
 
 
 def encode_sse(name: str, data: Any) -> bytes:
@@ -135,26 +142,37 @@ class EventStream(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve the stream (ASGI)."""
-        await send(
-            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
-        )
-        gone = asyncio.ensure_future(until_disconnect(receive))
-        try:
-            last = False
-            async for chunk, last in self.chunks:
-                if gone.done():
-                    return
-                # the last chunk and the response's end in one write
-                await send({"type": "http.response.body", "body": chunk, "more_body": not last})
-                if last:
-                    break
-            if not last:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-        finally:
-            gone.cancel()
-            close = getattr(self.chunks, "aclose", None)
-            if close is not None:
-                await close()
+        await send_stream(send, receive, self.status_code, self.raw_headers, self.chunks)
+
+
+async def send_stream(
+    send: Send,
+    receive: Receive,
+    status: int,
+    headers: list[tuple[bytes, bytes]],
+    chunks: AsyncIterator[tuple[bytes, bool]],
+) -> None:
+    """Write a streamed response (ASGI): its start, then each chunk as ``chunks`` yields it,
+    ``(body, last)``, the last one in the same write as the response's end; when the client
+    has gone (``http.disconnect``) the writing stops. ``chunks`` is closed at the end. The
+    service's event streams and the proxy's relay of an upstream's stream both write so."""
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    gone = asyncio.ensure_future(until_disconnect(receive))
+    try:
+        last = False
+        async for chunk, last in chunks:
+            if gone.done():
+                return
+            await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+            if last:
+                break
+        if not last:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        gone.cancel()
+        close = getattr(chunks, "aclose", None)
+        if close is not None:
+            await close()
 
 
 async def until_disconnect(receive: Receive) -> None:

@@ -40,7 +40,7 @@ from abridged.core.budget import format_token_size
 from abridged.errors import AbridgedError, NotFoundError
 from abridged.providers.overflow import is_context_overflow
 from abridged.runtime.context_manager import ContextManager, Prepared
-from abridged.server.events import until_disconnect
+from abridged.server.events import send_stream
 from abridged.server.lease import LocalTurns, TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
 from abridged.server.process import tune_gc_for_serving
@@ -243,20 +243,14 @@ class ProxyApp:
                     tap.feed(body)
                 await _send_whole(send, response.status, headers, body)
                 return
-            await send(
-                {"type": "http.response.start", "status": response.status, "headers": headers}
-            )
-            gone = asyncio.ensure_future(until_disconnect(ex.receive))
-            try:
+
+            async def chunks() -> AsyncIterator[tuple[bytes, bool]]:
                 async for chunk in response.content.iter_any():
-                    if gone.done():
-                        return
                     if tap is not None:
                         tap.feed(chunk)
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                await send({"type": "http.response.body", "body": b""})
-            finally:
-                gone.cancel()
+                    yield chunk, False
+
+            await send_stream(send, ex.receive, response.status, headers, chunks())
         except UPSTREAM_ERRORS as exc:  # the upstream broke off mid-answer: the client sees it end
             log.info("the upstream's answer broke off: %s", exc)
         finally:
