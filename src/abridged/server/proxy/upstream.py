@@ -139,7 +139,8 @@ class UsageTap:
         self.api = api
         self.streaming = streaming
         self._limit = limit
-        self._body = bytearray()
+        self._parts: list[bytes] = []  # a JSON body's chunks, joined once (one copy at most)
+        self._size = 0
         self._rest = b""
         self._openai: Mapping[str, Any] | None = None
         self._start: Mapping[str, Any] | None = None
@@ -148,8 +149,9 @@ class UsageTap:
     def feed(self, chunk: bytes) -> None:
         """One chunk of the response body."""
         if not self.streaming:
-            if len(self._body) + len(chunk) <= self._limit:
-                self._body += chunk
+            if self._size + len(chunk) <= self._limit:
+                self._parts.append(chunk)
+                self._size += len(chunk)
             return
         data = self._rest + chunk
         lines = data.split(b"\n")
@@ -187,7 +189,8 @@ class UsageTap:
         """The usage reported, if the response held one."""
         try:
             if not self.streaming:
-                body = json.loads(bytes(self._body)) if self._body else None
+                # one chunk (a body read whole) is parsed as it is, not copied
+                body = json.loads(b"".join(self._parts)) if self._parts else None
                 report = body.get("usage") if isinstance(body, dict) else None
                 if not isinstance(report, dict):
                     return None
