@@ -52,13 +52,34 @@ async def test_the_end_of_the_turn_does_not_wait_for_the_window() -> None:
     started = time.perf_counter()
     handle.put("started", {})
     await asyncio.sleep(0.02)
-    handle.put("result", {"text": "ok"})
+    handle.put("result", {"text": "ok"})  # opens a window of 10 s
+    await asyncio.sleep(0.02)  # the reader is waiting in it now
     handle.put("done", {})
-    handle.end()
+    handle.end()  # cuts it short
     batches = await asyncio.wait_for(reader, 5)
     assert [names for _, names in batches] == [["started"], ["result", "done"]]
     assert batches[-1][0] - started < 1.0
     assert handle.result == {"text": "ok"}
+
+
+async def test_a_queued_message_hears_queued_and_started_at_once() -> None:
+    window = 0.3
+    handle = TurnHandle("c1", "m1", linger=window)
+    reader = asyncio.ensure_future(_collect(handle))
+    await asyncio.sleep(0)
+    put = time.perf_counter()
+    handle.put("queued", {})  # waits for another turn's lease
+    await asyncio.sleep(0.05)
+    handle.put("started", {})  # the lease taken
+    await asyncio.sleep(0.02)
+    handle.put("notice", {})
+    handle.put("done", {})
+    handle.end()
+    batches = await asyncio.wait_for(reader, 5)
+    assert [n for _, n in batches] == [["queued"], ["started"], ["notice", "done"]]
+    times = [t for t, _ in batches]
+    assert times[0] - put < window / 2
+    assert times[1] - put < window / 2  # not held for a window the queued event opened
 
 
 async def test_without_a_window_each_ready_event_goes_at_once() -> None:

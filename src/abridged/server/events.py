@@ -156,9 +156,10 @@ async def send_stream(
     ``(body, last)``, the last one in the same write as the response's end; when the client
     has gone (``http.disconnect``) the writing stops. ``chunks`` is closed at the end. The
     service's event streams and the proxy's relay of an upstream's stream both write so."""
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    gone = asyncio.ensure_future(until_disconnect(receive))
+    gone: asyncio.Future[None] | None = None
     try:
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        gone = asyncio.ensure_future(until_disconnect(receive))
         last = False
         async for chunk, last in chunks:
             if gone.done():
@@ -169,7 +170,8 @@ async def send_stream(
         if not last:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
-        gone.cancel()
+        if gone is not None:
+            gone.cancel()
         close = getattr(chunks, "aclose", None)
         if close is not None:
             await close()

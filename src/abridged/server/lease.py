@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from abridged.errors import StoreError
 from abridged.store import Store
 from abridged.store.leases import TurnLease
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "HeldTurn",
@@ -52,7 +55,10 @@ class LeaseRenewal:
     in a renewal is tried again at the next period.
 
     The first renewal starts only when it is due: most turns of the proxy are over by then,
-    and a task made and stepped at every request costs more than a timer."""
+    and a task made and stepped at every request costs more than a timer. Made on a running
+    event loop (it sets the timer there). ``stop`` does not wait for a renewal under way: one
+    that lands after the lease was given back changes nothing (a renewal only extends a lease
+    its holder still holds)."""
 
     def __init__(
         self,
@@ -86,7 +92,10 @@ class LeaseRenewal:
                 lost = False
             if lost:
                 self.lost.set()
-                self._on_lost()
+                try:
+                    self._on_lost()
+                except Exception:  # the lease is lost either way; say why the reaction failed
+                    log.exception("reacting to the lost lease of %s failed", self._conversation_id)
                 return
             await asyncio.sleep(self._ttl / 3)
 
@@ -125,16 +134,19 @@ async def take_turn(
         )
         if lease is not None:
             return lease
-        if not wait or time.monotonic() >= deadline:
-            reason = (
-                f"another turn kept the conversation for {wait:g} s"
-                if wait
-                else "a turn of this conversation is running"
+        if not wait:
+            raise TurnBusyError(
+                "a turn of this conversation is running" + busy_hint,
+                conversation_id=conversation_id,
             )
-            raise TurnBusyError(reason + busy_hint, conversation_id=conversation_id)
-        if not waited:
+        if not waited:  # told before a time-out too: a waiter always hears it waited
             waited = True
             on_wait()
+        if time.monotonic() >= deadline:
+            raise TurnBusyError(
+                f"another turn kept the conversation for {wait:g} s" + busy_hint,
+                conversation_id=conversation_id,
+            )
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.2)
 

@@ -102,8 +102,8 @@ class SqliteRunner:
 
 def _left_in_transaction(conn: Connection) -> bool:
     """Whether the SQLite connection under ``conn`` is unusable or still in a transaction."""
-    if conn.closed or conn.invalidated:
-        return True
+    if conn.closed or conn.invalidated or conn.in_transaction():
+        return True  # SQLAlchemy's own view of the transaction too, not only the driver's
     try:
         dbapi = conn.connection.dbapi_connection
     except Exception:

@@ -39,6 +39,13 @@ def test_a_json_body_over_the_limit_gives_no_usage_rather_than_a_wrong_one() -> 
     for chunk in _split(OPENAI_BODY, 16):
         tap.feed(chunk)
     assert tap.usage() is None  # the body's end was not kept: no partial parse
+    # a chunk over the limit, then small ones: none of them kept (no body with a hole in it,
+    # which could still parse: here the hole is a whole member of the object)
+    hole = b'{"padding": "' + b"x" * 64 + b'", '
+    tap = UsageTap("openai-chat", streaming=False, limit=60)  # "{" and the usage fit
+    for chunk in (b"{", hole[1:], b'"usage": {"prompt_tokens": 5, "completion_tokens": 1}}'):
+        tap.feed(chunk)
+    assert tap.usage() is None
     assert UsageTap("openai-chat", streaming=False).usage() is None  # nothing fed
 
 

@@ -141,6 +141,7 @@ class UsageTap:
         self._limit = limit
         self._parts: list[bytes] = []  # a JSON body's chunks, joined once (one copy at most)
         self._size = 0
+        self._overflowed = False  # a JSON body over the limit: no usage rather than a guess
         self._rest = b""
         self._openai: Mapping[str, Any] | None = None
         self._start: Mapping[str, Any] | None = None
@@ -149,9 +150,12 @@ class UsageTap:
     def feed(self, chunk: bytes) -> None:
         """One chunk of the response body."""
         if not self.streaming:
-            if self._size + len(chunk) <= self._limit:
-                self._parts.append(chunk)
-                self._size += len(chunk)
+            if self._overflowed or self._size + len(chunk) > self._limit:
+                self._overflowed = True
+                self._parts.clear()
+                return
+            self._parts.append(chunk)
+            self._size += len(chunk)
             return
         data = self._rest + chunk
         lines = data.split(b"\n")
@@ -190,7 +194,9 @@ class UsageTap:
         try:
             if not self.streaming:
                 # one chunk (a body read whole) is parsed as it is, not copied
-                body = json.loads(b"".join(self._parts)) if self._parts else None
+                if self._overflowed or not self._parts:
+                    return None
+                body = json.loads(b"".join(self._parts))
                 report = body.get("usage") if isinstance(body, dict) else None
                 if not isinstance(report, dict):
                     return None
