@@ -480,8 +480,8 @@ def serve(
     event_batch_ms: Annotated[
         float,
         typer.Option(
-            help="A turn's events go to the client in one write per this many ms at most; "
-            "queued, started and the end at once (0: each at once).",
+            help="A turn's events go to the client in one write per this many ms at most "
+            "(0: each at once).",
             min=0,
             max=1000,
         ),

@@ -44,15 +44,15 @@ class ServiceConfig:
       closed first when it is exceeded).
     - ``log_level`` (default ``info``): the level of the JSON-lines log on stderr (``debug``,
       ``info``, ``warning``, ``error``).
-    - ``event_batch_ms`` (default 16 ms, 0 .. 1000): the events that acknowledge a message
-      (``queued``, ``started``) go to its client at once; every other write waits this many
-      milliseconds for the events that follow its first (a step's end puts several within a
-      few milliseconds, the tool running between them); 0 writes each as soon as it is ready.
-      The turn's last events go at once. The price: any other event reaches the client up to
-      that much later (measured at 20 ms a model call with 16 against 0: ``started`` 3 ms after
-      the request either way, the first tool call 47 ms instead of 31, the turn's end 2 ms
-      sooner; see ``TurnHandle.batches``). 16 ms is a frame of a 60 Hz screen, and each write
-      saved is a wake-up of the client and a system call (``bench/service.py``).
+    - ``event_batch_ms`` (default 16 ms, 0 .. 1000): a turn's events go to its client in one
+      write per this many milliseconds at most (the first event of a write waits that long for
+      the ones that follow it: a step's end puts several within a few milliseconds, the tool
+      running between them); 0 writes each as soon as it is ready. The turn's last events go
+      at once. The price: an event reaches the client up to that much later (measured at 20 ms
+      a model call: the first event 19 ms after the request instead of 3, the turn's end 3 ms
+      sooner; the response's status line still goes at once). 16 ms is a frame of a 60 Hz
+      screen, and each write saved is a wake-up of the client and a system call
+      (``bench/service.py``; what else was measured: ``TurnHandle.batches``).
     - ``open_access``: serve without API keys, every request as tenant ``local`` (for one
       person on loopback; refused with ``--host`` other than a loopback address).
     """
