@@ -73,11 +73,10 @@ def _system(api: Api, body: Mapping[str, Any]) -> Any:
     messages = body.get(history_key(api))
     if not isinstance(messages, list):
         return None
-    return [
-        m.get("content")
-        for m in messages
-        if isinstance(m, dict) and m.get("role") in ("system", "developer")
-    ][:1]
+    for m in messages:  # the first one only: not a scan of the whole history every request
+        if isinstance(m, dict) and m.get("role") in ("system", "developer"):
+            return [m.get("content")]
+    return []
 
 
 def _tool_names(body: Mapping[str, Any]) -> list[str]:
