@@ -33,6 +33,18 @@ def _mixed_session(steps: int) -> list[dict[str, Any]]:
     return items
 
 
+def _chat(turns: int) -> list[dict[str, Any]]:
+    """A plain chat (no tool output to prune, nothing near the trigger): a system prompt and
+    ``turns`` questions with their answers."""
+    items: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+    for k in range(turns):
+        items += [
+            {"role": "user", "content": f"question {k}"},
+            {"role": "assistant", "content": f"answer {k}"},
+        ]
+    return items
+
+
 async def _drive(cm: ContextManager, items: list[dict[str, Any]]) -> None:
     """Feed ``items`` call by call (the list grows in place)."""
     live: list[dict[str, Any]] = []
@@ -146,12 +158,7 @@ async def test_write_behind_is_stored_by_aflush_and_a_failed_write_is_written_ag
 ) -> None:
     # a chat (no tool output to prune, nothing near the trigger): nothing is due, the new
     # messages are written behind
-    items: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
-    for k in range(3):
-        items += [
-            {"role": "user", "content": f"question {k}"},
-            {"role": "assistant", "content": f"answer {k}"},
-        ]
+    items = _chat(3)
     cm = make(store=store)
     await cm.aprepare(items[:3])
     cid = cm.conversation_id or ""
@@ -190,12 +197,7 @@ async def test_a_conversation_read_before_an_unflushed_write_behind_stores_nothi
 ) -> None:
     # the caller forgot ``aflush`` and passes the conversation it read before the held-back
     # messages were written (by the next call): they are stored once, in order
-    items: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
-    for k in range(3):
-        items += [
-            {"role": "user", "content": f"question {k}"},
-            {"role": "assistant", "content": f"answer {k}"},
-        ]
+    items = _chat(3)
     cm = make(store=store)
     await cm.aprepare(items[:3])
     cid = cm.conversation_id or ""

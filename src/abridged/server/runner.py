@@ -273,15 +273,15 @@ class TurnHandle:
         """The turn is over: no event follows (a batch waiting for more goes at once)."""
         self._ended = True
         self.events.put_nowait(None)
-        if self._lingering is not None and not self._lingering.done():
-            self._lingering.set_result(None)
+        if self._lingering is not None:
+            _resolve(self._lingering)
 
-    async def _linger(self, delay: float) -> None:
-        """Wait ``delay`` seconds for more events, or until the turn ends."""
+    async def _linger(self) -> None:
+        """Wait ``linger`` seconds for more events, or until the turn ends."""
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
         self._lingering = waiter
-        timer = loop.call_later(delay, _resolve, waiter)
+        timer = loop.call_later(self.linger, _resolve, waiter)
         try:
             await waiter
         finally:
@@ -303,7 +303,7 @@ class TurnHandle:
         while True:
             item = await self.events.get()
             if item is not None and self.linger > 0 and not self._ended:
-                await self._linger(self.linger)
+                await self._linger()
             batch = []
             while item is not None:
                 batch.append(item)
@@ -344,28 +344,39 @@ class TurnRunner:
 
     # -- the lease ---------------------------------------------------------------------------
 
-    async def _wait_lease(
+    async def _take_lease(
         self,
         tenant: str,
         conversation_id: str,
         holder: str,
-        on_wait: Callable[[], None],
+        *,
+        queue: bool,
+        on_wait: Callable[[], None] = lambda: None,
         message_id: str | None = None,
     ) -> TurnLease:
+        """The lease, waiting up to ``queue_timeout`` for a running turn when ``queue``, else
+        ``TurnBusyError`` at once (counted as a conflict)."""
+
         def waiting() -> None:
             self.metrics.lease_waits.inc()
             on_wait()
 
-        return await take_turn(
-            self.store,
-            conversation_id,
-            holder,
-            owner=tenant,
-            ttl=self.config.lease_ttl,
-            wait=self.config.queue_timeout,
-            message_id=message_id,
-            on_wait=waiting,
-        )
+        try:
+            return await take_turn(
+                self.store,
+                conversation_id,
+                holder,
+                owner=tenant,
+                ttl=self.config.lease_ttl,
+                wait=self.config.queue_timeout if queue else 0,
+                message_id=message_id,
+                on_wait=waiting,
+                busy_hint="" if queue else " (send without ?queue=false to queue)",
+            )
+        except TurnBusyError:
+            if not queue:
+                self.metrics.lease_conflicts.inc()
+            raise
 
     def _renew(self, conversation_id: str, holder: str) -> LeaseRenewal:
         """Renew the lease while the turn runs; abort the turn when it was lost."""
@@ -395,10 +406,7 @@ class TurnRunner:
         or ``TurnBusyError`` when ``queue`` is false)."""
         holder = new_holder(self.worker)
         done = False
-        if queue:
-            lease = await self._wait_lease(tenant, conversation_id, holder, lambda: None)
-        else:
-            lease = await self._try_lease(tenant, conversation_id, holder)
+        lease = await self._take_lease(tenant, conversation_id, holder, queue=queue)
         self._note_takeover(lease)
         renew = self._renew(conversation_id, holder)
         self._running[conversation_id] = holder
@@ -426,21 +434,6 @@ class TurnRunner:
             return
         if synced and info is not None:
             self.pool.mark_synced(info)
-
-    async def _try_lease(self, tenant: str, conversation_id: str, holder: str) -> TurnLease:
-        try:
-            return await take_turn(
-                self.store,
-                conversation_id,
-                holder,
-                owner=tenant,
-                ttl=self.config.lease_ttl,
-                wait=0,
-                busy_hint=" (send without ?queue=false to queue)",
-            )
-        except TurnBusyError:
-            self.metrics.lease_conflicts.inc()
-            raise
 
     def _note_takeover(self, lease: TurnLease) -> None:
         if lease.took_over_from is not None:
@@ -474,7 +467,9 @@ class TurnRunner:
         ``TurnBusyError`` (nothing stored) when ``queue`` is false and a turn is running.
         """
         holder = new_holder(self.worker)
-        lease = await self._try_lease(tenant, conversation_id, holder) if not queue else None
+        lease = (
+            None if queue else await self._take_lease(tenant, conversation_id, holder, queue=False)
+        )
         try:
             stored = (
                 None
@@ -523,11 +518,12 @@ class TurnRunner:
         fresh = lease is None
         try:
             if lease is None:
-                lease = await self._wait_lease(
+                lease = await self._take_lease(
                     tenant,
                     conversation_id,
                     holder,
-                    lambda: handle.put("queued", {"message_id": stored.message.id}),
+                    queue=True,
+                    on_wait=lambda: handle.put("queued", {"message_id": stored.message.id}),
                     message_id=stored.message.id,
                 )
             self._note_takeover(lease)
