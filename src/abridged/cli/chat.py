@@ -274,16 +274,19 @@ async def chat_main(
     window: int | None,
     max_output: int | None,
     summarizer: str | None,
+    tools: str | None = None,
 ) -> int:
     """The chat loop (see the module docstring); returns the exit code."""
     from abridged.core.windows import LimitsOverride  # noqa: PLC0415
     from abridged.providers.limits import resolve_model_limits  # noqa: PLC0415
     from abridged.providers.select import chat_model_from_string  # noqa: PLC0415
     from abridged.runtime.conversation import Conversation  # noqa: PLC0415
+    from abridged.runtime.tools import load_tools  # noqa: PLC0415
     from abridged.store import Store  # noqa: PLC0415
 
     console = Console(highlight=False)
     try:
+        registry = load_tools(tools)
         chat_model = chat_model_from_string(model, base_url=base_url)
         summarize: Any = summarizer
         if summarizer is not None and summarizer.strip().lower() != "extractive":
@@ -314,6 +317,7 @@ async def chat_main(
             conversation_id=conversation_id,
             summarizer=summarize,
             limits=limits,
+            tools=registry,
             on_event=lambda event: chat.on_event(event) if chat is not None else None,
         )
         chat = _Chat(console, convo)
@@ -367,6 +371,7 @@ def run_chat(
     window: str | None,
     max_output: str | None,
     summarizer: str | None,
+    tools: str | None = None,
 ) -> int:
     """Run the command; returns the exit code (0 ok, 1 failure, 2 no model or bad arguments)."""
     spec = model or os.environ.get(MODEL_VARIABLE) or ""
@@ -387,6 +392,7 @@ def run_chat(
                 window=context_window,
                 max_output=output,
                 summarizer=summarizer,
+                tools=tools,
             )
         )
     except CliError as exc:

@@ -8,7 +8,6 @@ environment.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections.abc import Mapping
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from abridged.errors import SettingError
-from abridged.runtime.tools import Tool, ToolRegistry
+from abridged.runtime.tools import load_tools
 
 __all__ = ["ENV_PREFIX", "ServiceConfig", "load_tools"]
 
@@ -132,25 +131,3 @@ class ServiceConfig:
                 raise SettingError(ENV_PREFIX + f.name.upper(), raw, "JSON") from exc
             values[f.name] = tuple(value) if f.name == "models" else value
         return cls(**values)
-
-
-def load_tools(spec: str | None) -> ToolRegistry:
-    """The tools named by ``"module:attribute"`` (a list of tools or functions, or a
-    ``ToolRegistry``); an empty registry for ``None``."""
-    if not spec:
-        return ToolRegistry(())
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
-        raise SettingError("tools", spec, '"package.module:attribute"')
-    try:
-        value = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise SettingError("tools", spec, f"an importable attribute ({exc})") from exc
-    if isinstance(value, ToolRegistry):
-        return value
-    if isinstance(value, Tool) or callable(value):
-        value = [value]
-    try:
-        return ToolRegistry(list(value))
-    except TypeError as exc:
-        raise SettingError("tools", spec, "a list of tools or a ToolRegistry") from exc
