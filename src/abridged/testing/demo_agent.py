@@ -11,12 +11,17 @@ with no provider key and no network:
   search, then a read of up to ``READS_PER_TURN`` records (bulky tool output, as a real agent's),
   then an answer naming what it read; without those tools, a short answer;
 - every answer says how many messages and tokens the model was sent, so compaction is visible
-  from the model's side.
+  from the model's side;
+- asked to summarize the conversation (abridged's summarizer prompts, in either mode), it writes
+  a short summary with the required headings: the user's requests, verbatim and clipped, and
+  where the work stands. A demo of the plumbing, not of summary quality: the fact ledger adds
+  what was learned.
 
 Deterministic: the same request gets the same reply.
 
 >>> from abridged.testing.provider_server import RecordedRequest
 >>> from abridged.core.model import Message
+from abridged.engine.summarize.prompts import SYSTEM_PROMPT
 >>> request = RecordedRequest(0, "openai-chat", "/v1/chat/completions", {}, {},
 ...                           messages=[Message.user("hello")], prompt_tokens=9)
 >>> demo_reply(request).text
@@ -32,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from abridged.core.model import Message
+from abridged.engine.summarize.prompts import SYSTEM_PROMPT
 from abridged.testing.provider_server import RecordedRequest, Reply
 
 #: Words in a long answer (about 1.3 tokens each).
@@ -41,6 +47,8 @@ READS_PER_TURN: Final = 2
 #: Lines of each record it reads.
 RECORD_LINES: Final = 60
 _LONG = re.compile(r"\b(?:long|essay|story|detail(?:ed|s)?)\b", re.IGNORECASE)
+_CACHE_REUSE_OPENING = "STOP. The conversation above is being compacted."
+_TRANSCRIPT_USER = re.compile(r"<user>\s*(.*?)\s*</user>", re.DOTALL)
 _VOCABULARY = [
     "context",
     "window",
@@ -84,6 +92,8 @@ _VOCABULARY = [
 def demo_reply(request: RecordedRequest) -> Reply:
     """The demo agent's reply to ``request`` (see the module documentation)."""
     messages = request.messages
+    if _is_summary_request(messages):
+        return Reply(text=_summary(messages))
     tools = _tool_names(request.body)
     last_user = _last_user_index(messages)
     if last_user is None:
@@ -119,6 +129,32 @@ def _last_user_index(messages: Sequence[Message]) -> int | None:
         if messages[i].role == "user" and not messages[i].is_summary:
             return i
     return None
+
+
+def _is_summary_request(messages: Sequence[Message]) -> bool:
+    """Whether abridged's summarizer is asking: its own system prompt (transcript mode), or the
+    cache-reusing mode's final instruction."""
+    system = next((m.text for m in messages if m.role == "system"), "")
+    last = messages[-1].text if messages and messages[-1].role == "user" else ""
+    return system == SYSTEM_PROMPT or last.startswith(_CACHE_REUSE_OPENING)
+
+
+def _summary(messages: Sequence[Message]) -> str:
+    """A summary with the headings abridged requires, from the user's requests."""
+    if messages and messages[-1].text.startswith(_CACHE_REUSE_OPENING):
+        asked = [m.text for m in messages[:-1] if m.role == "user" and not m.is_summary]
+    else:  # transcript mode: the requests are the <user> blocks of the transcript
+        asked = _TRANSCRIPT_USER.findall(messages[-1].text if messages else "")
+    requests = [f"- {_clip(text, 160)}" for text in asked if text.strip()] or ["- (none)"]
+    return "\n".join(
+        [
+            "## User intent and requests",
+            *requests,
+            "",
+            "## Current state and next step",
+            "- Answered the last request; waiting for the next one.",
+        ]
+    )
 
 
 def _tool_step(asked: str, steps: int) -> Reply:
