@@ -165,6 +165,8 @@ def create_app(config: ServiceConfig | None = None, *, store: Store | None = Non
         summary="Long LLM conversations that stay inside the context window.",
         version=_version(),
         lifespan=lifespan,
+        docs_url=None,  # served by routes.page from the package's own files, not a CDN
+        redoc_url=None,
     )
 
     @app.exception_handler(AbridgedError)
