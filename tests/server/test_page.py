@@ -226,3 +226,31 @@ def test_the_api_docs_load_from_the_service_itself(
         expect(page.get_by_text("/v1/conversations/{conversation_id}/compact")).to_be_visible()
         _shot(page, "api-docs")
         assert hosts <= {origin, ""}, f"the docs asked other hosts: {hosts - {origin}}"
+
+
+def test_the_inspector_shows_what_each_call_sent(
+    browser_page: object, provider: ProviderServer, tmp_path: Path
+) -> None:
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    config = service_config(str(tmp_path / "inspect.db"), provider, open_access=True)
+    with serving(config) as base:
+        page.goto(base + "/")
+        page.get_by_test_id("new-conversation").click()
+        expect(page.get_by_test_id("input")).to_be_enabled()
+        page.get_by_test_id("input").fill("Read the records, please.")
+        page.get_by_test_id("send").click()
+        expect(page.get_by_text(re.compile(r"^Done: \d+ results read"))).to_be_visible(
+            timeout=20_000
+        )
+        page.get_by_test_id("inspect").click()
+        calls = page.get_by_test_id("call")
+        expect(calls).to_have_count(len(provider.requests))
+        calls.last.click()
+        sent = page.get_by_test_id("sent-message")
+        expect(sent).to_have_count(len(provider.requests[-1].messages))
+        expect(sent.first).to_have_attribute("data-section", "kept")  # no system prompt here
+        sent.last.locator("summary").click()
+        expect(page.get_by_test_id("call-detail")).to_contain_text("→ read_record")
+        _shot(page, "page-inspector")

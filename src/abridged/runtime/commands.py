@@ -241,7 +241,7 @@ def session_gist(summary: str, max_chars: int = 80) -> str:
     """What tells a session apart in a listing: the newest request its summary records (every
     session of a conversation starts from the same first task), else ``summary_title``.
 
-    >>> session_gist("## User intent and requests\n- Fix the parser.\n- Now add a --strict flag.")
+    >>> session_gist("## User intent and requests\\n- Fix the parser.\\n- Now add a --strict flag.")
     'Now add a --strict flag.'
     """
     for raw in reversed(parse_sections(summary).get("intent", "").splitlines()):

@@ -23,6 +23,7 @@ import os
 import socket
 import time
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -36,7 +37,7 @@ from abridged.errors import AbridgedError, NotFoundError, OwnershipError, Settin
 from abridged.runtime.conversation import Conversation, ConversationSettings
 from abridged.runtime.events import Notice, ToolFinished, TurnResult
 from abridged.runtime.overview import context_overview
-from abridged.runtime.state import new_id
+from abridged.runtime.state import CallRecord, new_id
 from abridged.runtime.tools import ToolRegistry
 from abridged.server.config import ServiceConfig
 from abridged.server.events import meter_payload, stream_event
@@ -124,6 +125,9 @@ class ConversationPool:
         self.metrics = metrics
         self._make_model = make_model
         self._open: dict[str, _Open] = {}
+        # the calls of a conversation reopened for new settings (a rename, a system prompt):
+        # the call inspector keeps showing them
+        self._call_logs: dict[str, deque[CallRecord]] = {}
         self._models: dict[str, ChatModel] = {}
         self._limits: dict[str, ModelLimits] = {}
 
@@ -154,10 +158,14 @@ class ConversationPool:
         if entry is not None and (
             entry.tenant != tenant or entry.model != info.model or entry.settings != settings
         ):
+            self._call_logs[info.id] = entry.convo.call_log
             await self._close(info.id)
             entry = None
         if entry is None:
             entry = _Open(await self._open_conversation(tenant, info), tenant, info.model, settings)
+            kept = self._call_logs.pop(info.id, None)
+            if kept is not None:
+                entry.convo.call_log.extend(kept)
             entry.synced = _mark(info)
             self._open[info.id] = entry
             await self._evict()
@@ -173,10 +181,15 @@ class ConversationPool:
         if entry is not None:
             entry.synced = _mark(info)
 
-    def forget(self, conversation_id: str) -> None:
-        """Reopen the conversation at its next use (its settings changed)."""
+    def forget(self, conversation_id: str, *, deleted: bool = False) -> None:
+        """Reopen the conversation at its next use (its settings changed), or drop it for good
+        (``deleted``)."""
         entry = self._open.pop(conversation_id, None)
+        if deleted:
+            self._call_logs.pop(conversation_id, None)
         if entry is not None:
+            if not deleted:
+                self._call_logs[conversation_id] = entry.convo.call_log
             task = asyncio.ensure_future(entry.convo.close())
             task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
 

@@ -21,7 +21,6 @@ Deterministic: the same request gets the same reply.
 
 >>> from abridged.testing.provider_server import RecordedRequest
 >>> from abridged.core.model import Message
-from abridged.engine.summarize.prompts import SYSTEM_PROMPT
 >>> request = RecordedRequest(0, "openai-chat", "/v1/chat/completions", {}, {},
 ...                           messages=[Message.user("hello")], prompt_tokens=9)
 >>> demo_reply(request).text

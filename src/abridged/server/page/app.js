@@ -168,6 +168,7 @@ async function openConversation(id) {
   $("title").textContent = conv ? conv.title || conv.id : id;
   $("settings").hidden = true;
   $("compact-panel").hidden = true;
+  $("inspector").hidden = true;
   for (const b of document.querySelectorAll(".conv")) b.classList.toggle("current", b.dataset.id === id);
   state.compactions = null;
   await Promise.all([loadTimeline(), loadContext(), loadSessions()]);
@@ -413,6 +414,7 @@ async function send(event) {
   if (failed) keepNote(failed, "error");
   await loadTimeline().catch(alertError);
   await loadContext().catch(alertError);
+  if (!$("inspector").hidden) await loadCalls().catch(alertError);
 }
 
 // -- slash commands: the same as the chat's, handled here before anything reaches the model --
@@ -583,6 +585,62 @@ async function saveSettings(event) {
   await loadContext();
 }
 
+// -- the call inspector: exactly what each model call sent --------------------------------------
+
+const PARTS = ["system", "pinned", "summary", "pruned", "kept"];
+
+async function toggleInspector() {
+  const panel = $("inspector");
+  panel.hidden = !panel.hidden;
+  if (!panel.hidden) await loadCalls();
+}
+
+async function loadCalls() {
+  const { data } = await api("GET", "/v1/conversations/" + state.id + "/calls");
+  const table = $("calls");
+  table.replaceChildren();
+  const head = el("tr");
+  for (const h of ["call", "sent (provider)", "cached", "out"].concat(PARTS, ["tools, framing"])) head.append(el("th", null, h));
+  table.append(head);
+  if (!data.length) {
+    $("call-detail").replaceChildren(el("p", "hint", "No model call yet on this worker."));
+    return;
+  }
+  for (const c of data) {
+    const row = el("tr", "call");
+    row.dataset.testid = "call";
+    row.append(el("td", null, "#" + (c.index + 1) + (c.retry ? " retry" : "") + (c.ok ? "" : " ✗")),
+      el("td", null, k(c.input_tokens) + " (est. " + k(c.estimate) + ")"),
+      el("td", null, k(c.cached_tokens)), el("td", null, k(c.output_tokens)));
+    for (const part of PARTS) row.append(el("td", null, k(c.by_section[part])));
+    row.append(el("td", null, k(c.tools_and_overhead)));
+    row.addEventListener("click", () => {
+      for (const r of table.querySelectorAll("tr.call")) r.classList.toggle("open", r === row);
+      showCall(c.index).catch(alertError);
+    });
+    table.append(row);
+  }
+}
+
+async function showCall(index) {
+  const { data } = await api("GET", "/v1/conversations/" + state.id + "/calls/" + index);
+  const box = $("call-detail");
+  box.replaceChildren(el("h2", null, "Call #" + (index + 1) + ": " + data.messages + " messages, " + k(data.estimate) + " estimated, " + k(data.input_tokens) + " read by the provider (" + k(data.cached_tokens) + " from its cache)"));
+  for (const m of data.sent) {
+    const item = el("details", "sent " + m.section);
+    item.dataset.testid = "sent-message";
+    item.dataset.section = m.section;
+    const head = el("summary");
+    head.append(el("span", "badge", m.section), document.createTextNode(m.role + " · " + k(m.tokens) + " tokens"));
+    if (m.cached) head.append(el("span", "cached-mark", "cached"));
+    item.append(head);
+    const calls = (m.message.parts || []).filter((p) => p.type === "tool_call").map((p) => "→ " + p.name + " " + (typeof p.arguments === "string" ? p.arguments : JSON.stringify(p.arguments)));
+    const results = (m.message.parts || []).filter((p) => p.type === "tool_result").map((p) => (p.content || []).map((c) => c.text || "").join("\n"));
+    item.append(el("pre", null, [m.text].concat(calls, results).filter(Boolean).join("\n")));
+    box.append(item);
+  }
+}
+
 // -- replay ----------------------------------------------------------------------------------
 
 async function replay(event) {
@@ -646,6 +704,7 @@ function wire() {
   $("replay-close").addEventListener("click", () => { $("replay").hidden = true; });
   $("replay-form").addEventListener("submit", (e) => replay(e).catch(alertError));
   $("rename").addEventListener("click", () => rename().catch(alertError));
+  $("inspect").addEventListener("click", () => toggleInspector().catch(alertError));
   $("export").addEventListener("click", () => exportConversation().then(commandResult).catch(alertError));
   $("delete").addEventListener("click", () => deleteConversation().catch(alertError));
   // the context changes outside a turn too (a background compaction, another client): the ring
