@@ -244,6 +244,9 @@ def test_the_inspector_shows_what_each_call_sent(
         expect(page.get_by_text(re.compile(r"^Done: \d+ results read"))).to_be_visible(
             timeout=20_000
         )
+        # the turn has ended and the timeline was drawn again from the store
+        expect(page.get_by_test_id("streaming-reply")).to_have_count(0, timeout=20_000)
+        expect(page.get_by_test_id("send")).to_be_enabled()
         page.get_by_test_id("inspect").click()
         calls = page.get_by_test_id("call")
         expect(calls).to_have_count(len(provider.requests))
