@@ -257,3 +257,27 @@ def test_the_inspector_shows_what_each_call_sent(
         sent.last.locator("summary").click()
         expect(page.get_by_test_id("call-detail")).to_contain_text("→ read_record")
         _shot(page, "page-inspector")
+
+
+def test_without_a_default_model_new_asks_for_one(
+    browser_page: object, provider: ProviderServer, tmp_path: Path
+) -> None:
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    model = provider.base_url + "/v1#gpt-test"
+    config = service_config(str(tmp_path / "nomodel.db"), provider, open_access=True, models=())
+    with serving(config) as base:
+        page.goto(base + "/")
+        asked: list[str] = []
+
+        def answer(dialog: object) -> None:
+            asked.append(dialog.message)  # type: ignore[attr-defined]
+            dialog.accept(model)  # type: ignore[attr-defined]
+
+        page.once("dialog", answer)
+        page.get_by_test_id("new-conversation").click()
+        expect(page.get_by_test_id("conversation")).to_have_count(1)
+        expect(page.get_by_test_id("input")).to_be_enabled()
+        assert asked and "no default model" in asked[0]
+        assert httpx.get(base + "/v1/conversations").json()[0]["model"] == model

@@ -94,6 +94,11 @@ def run_serve(
         where = asyncio.run(_prepare(url))
     except AbridgedError as exc:
         return fail(CliError(str(exc)))
+    if not models:
+        console.print(
+            "[yellow]No --model: every new conversation must name its model (the page asks "
+            "for one). Try `abridged demo` for a model that needs no key.[/]"
+        )
     if workers > 1 and where.startswith("sqlite"):
         console.print(
             "[yellow]Several workers on SQLite take turns for every write: use a "

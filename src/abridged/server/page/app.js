@@ -109,7 +109,14 @@ async function newConversation() {
   button.textContent = "Creating…";
   try {
     // no title: the first message names it
-    const { data } = await api("POST", "/v1/conversations", {});
+    let created = await api("POST", "/v1/conversations", {}, { allow: true });
+    if (created.status === 422 && /no default model/.test(JSON.stringify(created.data))) {
+      const model = prompt("This service has no default model (abridged serve --model ...).\nWhich model should this conversation use? e.g. openai/gpt-4.1-mini");
+      if (!model || !model.trim()) return;
+      created = await api("POST", "/v1/conversations", { model: model.trim() }, { allow: true });
+    }
+    if (created.status >= 400) throw new Error(typeof created.data.detail === "string" ? created.data.detail : JSON.stringify(created.data.detail));
+    const data = created.data;
     await loadConversations();
     await openConversation(data.id);
   } finally {
