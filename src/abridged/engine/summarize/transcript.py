@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -50,6 +49,7 @@ from abridged.core.model import (
     ToolResult,
 )
 from abridged.core.tokens import estimate_text_tokens
+from abridged.engine.summarize.folding import fold, fold_with_origin
 from abridged.engine.summarize.redact import redact
 from abridged.errors import SettingError
 
@@ -82,37 +82,6 @@ OPEN = "<conversation>"
 CLOSE = "</conversation>"
 
 
-# Characters a reader does not see (zero-width, joiners, bidi controls, variation selectors,
-# fillers): dropped before matching, so ``<\u200b/conversation>`` is still a tag.
-_INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0") | frozenset(
-    map(chr, [*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
-)
-
-
-class _Fold(dict[int, str]):
-    """``str.translate`` table folding each character as a reader sees it: NFKC (fullwidth
-    ``＜`` and letters become ASCII) with invisible characters dropped; filled on demand."""
-
-    def __missing__(self, code: int) -> str:
-        char = chr(code)
-        folded = "".join(
-            c
-            for c in unicodedata.normalize("NFKC", char)
-            if c not in _INVISIBLE and unicodedata.category(c) != "Cf"
-        )
-        self[code] = folded
-        return folded
-
-
-_FOLD = _Fold()
-
-
-def fold(text: str) -> str:
-    """``text`` as a reader (or a model) sees it, for finding tags: NFKC, character by
-    character, with zero-width and other invisible formatting characters dropped."""
-    return text if text.isascii() else text.translate(_FOLD)
-
-
 def escape_tags(text: str) -> str:
     """``text`` with every reserved tag defused (its ``<`` becomes ``&lt;``), also when it is
     written with fullwidth or compatibility forms or broken up by zero-width characters (the
@@ -126,11 +95,8 @@ def escape_tags(text: str) -> str:
     escaped = _TAG.sub("&lt;", text)
     if escaped.isascii() or not TAG_PATTERN.search(fold(escaped)):
         return escaped
-    # Map each folded character back to the original character it came from.
-    origin: list[int] = []
-    for index, char in enumerate(escaped):
-        origin.extend([index] * len(_FOLD[ord(char)]))
-    targets = {origin[m.start()] for m in TAG_PATTERN.finditer(fold(escaped))}
+    folded, origin = fold_with_origin(escaped)
+    targets = {origin[m.start()] for m in TAG_PATTERN.finditer(folded)}
     return "".join("&lt;" if i in targets else c for i, c in enumerate(escaped))
 
 
