@@ -323,6 +323,8 @@ class LLMSummarizer:
         )
 
     async def _fall_back(self, request: SummaryRequest, reason: str, run: _Run) -> Summary:
+        # Every reason, whatever its source, is stored, logged and shown: never with a secret.
+        reason = redact(reason)
         if self.fallback is None:
             raise ProviderError(
                 "the summary failed and there is no fallback summarizer",
