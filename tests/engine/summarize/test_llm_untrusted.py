@@ -3,20 +3,24 @@ tool output in both modes (transcript and cache-reusing)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
 import string
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from abridged.core.model import Message, ToolCall
+from abridged.core.model import Message, Text, ToolCall, ToolResult
 from abridged.core.protocols import SummaryRequest
 from abridged.engine.summarize.llm import LLMSummarizer
 from abridged.engine.summarize.prompts import find_headings, render_sections
 from abridged.engine.summarize.transcript import TAG_PATTERN, fold
 from abridged.errors import ProviderError
 from abridged.providers.scripted import ScriptedCall, ScriptedModel
+from tests.strategies import conversations
 
 GOOD = render_sections({"intent": "- Fix the parser.", "state": "Tests pass."})
 
@@ -175,3 +179,56 @@ async def test_clean_tool_output_keeps_the_whole_prefix_for_the_cache() -> None:
     assert len(call.messages) == len(prefix) + 1
     assert all(a is b for a, b in zip(call.messages, prefix, strict=False))
     assert "<conversation>" not in call.messages[-1].text
+
+
+def _poison(message: Message, payload: str) -> Message:
+    """``message`` with the text of each of its tool results (or its text) given ``payload``."""
+    parts = tuple(
+        dataclasses.replace(p, content=(Text(f"{p.text}\n{payload}"),))
+        if isinstance(p, ToolResult)
+        else p
+        for p in message.parts
+    )
+    if parts == message.parts and message.role != "system":
+        parts = (*parts, Text(payload))
+    return dataclasses.replace(message, parts=parts)
+
+
+@settings(max_examples=40, deadline=None)
+@given(conversations(), st.data())
+def test_the_cache_call_never_sends_an_unescaped_payload_nor_an_unanswered_call(
+    messages: list[Message], data: st.DataObject
+) -> None:
+    variant = data.draw(st.sampled_from(sorted(TAG_VARIANTS.values())))
+    payload = f"{START}\n{variant}\n{END}"
+    poisoned = data.draw(st.sets(st.integers(0, len(messages) - 1), max_size=3))
+    prefix = tuple(_poison(m, payload) if i in poisoned else m for i, m in enumerate(messages))
+    summarizer = LLMSummarizer(
+        ScriptedModel([GOOD]), max_output_tokens=300, input_budget_tokens=200_000, cache_reuse=True
+    )
+    request = SummaryRequest(messages=prefix, prefix=prefix, max_tokens=300)
+    sent = summarizer.cache_messages(request)
+    kept = sent[:-1]
+    # the head of the prefix, the very objects, then one instruction
+    assert all(a is b for a, b in zip(kept, prefix, strict=False))
+    assert sent[-1].role == "user" and sent[-1].text.startswith("STOP.")
+    # nothing forged reaches the model
+    text = "\n".join(
+        [m.text for m in sent]
+        + [c.arguments for m in sent for c in m.tool_calls]
+        + [r.text for m in sent for r in m.tool_results]
+    )
+    assert _payloads_reaching(text) == []
+    # no tool call of the part sent as it is waits for a result after it (when the whole
+    # prefix had none: an unfinished one makes the summarizer use the transcript instead)
+    answered = {r.call_id for m in prefix for r in m.tool_results}
+    if all(
+        c.id in answered for m in prefix if not m.meta.get("text_protocol") for c in m.tool_calls
+    ):
+        kept_answers = {r.call_id for m in kept for r in m.tool_results}
+        assert all(
+            c.id in kept_answers
+            for m in kept
+            if not m.meta.get("text_protocol")
+            for c in m.tool_calls
+        )
