@@ -1,9 +1,9 @@
 """A catalogue of secret shapes by prefix or structure: detect-secrets' plugins plus abridged's own.
 
 The regexes marked *detect-secrets* are adapted from the plugins of Yelp's detect-secrets 1.5.0
-(https://github.com/Yelp/detect-secrets, ``detect_secrets/plugins/*.py``), Copyright Yelp, Inc.,
-licensed under the Apache License 2.0 (the full text is in ``LICENSES/detect-secrets-Apache-2.0
-.txt`` at the root of the repository). Changes: word boundaries added so a match never starts or
+(https://github.com/Yelp/detect-secrets, ``detect_secrets/plugins/*.py``), by Yelp, Inc.,
+licensed under the Apache License 2.0 (the full text ships beside this module, in
+``LICENSE-detect-secrets.txt``). Changes: word boundaries added so a match never starts or
 ends inside a longer word, and lengths widened where the providers' current keys are longer.
 The others are abridged's own, from the providers' documented key formats.
 
