@@ -284,3 +284,25 @@ def test_format_placeholders_stay_and_a_password_starting_with_percent_goes() ->
     for text in ("password=%s", "password=%(pw)s", "password=%DB_PASSWORD%", "token=%d"):
         assert redact(text) == text
     assert redact("password=%PP2TcAMW5Gpce") == "password=[REDACTED:secret]"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "private_key_id",
+        "AUTH_KEY",
+        "appKey",
+        "app_secret",
+        "signing-key",
+        "ENCRYPTION_KEY",
+        "master_key",
+        "session_key",
+        "Password",
+        "X-Auth-Token",
+        "client_secret",
+    ],
+)
+def test_each_secret_name_takes_its_value(name: str) -> None:
+    value = _pick(random.Random(name), ALNUM, 24)
+    assert redact(f"{name}={value}") == f"{name}=[REDACTED:secret]"
+    assert redact(f'"{name}": "{value}"') == f'"{name}": "[REDACTED:secret]"'

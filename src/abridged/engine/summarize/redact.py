@@ -101,13 +101,16 @@ def _assignment(m: re.Match[str]) -> str:
 
 _SECRET_KEY_WORDS = (
     r"password|passwd|passphrase|secret|secret[_-]?key|token|auth[_-]?token|access[_-]?token|"
-    r"refresh[_-]?token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|"
-    r"credentials?|private[_-]?key[_-]?id|auth[_-]?key|app[_-]?key|app[_-]?secret|"
-    r"signing[_-]?key|encryption[_-]?key|master[_-]?key|session[_-]?key"
+    r"refresh[_-]?token|api[_-]?key|apikey|access[_-]?key|private[_-]?key(?:[_-]?id)?|"
+    r"client[_-]?secret|credentials?|(?:auth|app|signing|encryption|master|session)[_-]?key"
 )
 
 #: A secret-named key, optionally closing its quote: ``password``, ``"api_key"``, ``DB_TOKEN``.
-_SECRET_KEY = r"(?<![\w-])[\w.-]*?(?:" + _SECRET_KEY_WORDS + r")(?![\w-])['\"]?"
+_SECRET_KEY = (
+    # The lookahead on the words' first letters lets the engine drop a start position fast
+    # (twice as fast as trying every word at every character).
+    r"(?<![\w-])[\w.-]*?(?=[acemprst])(?:" + _SECRET_KEY_WORDS + r")(?![\w-])['\"]?"
+)
 #: Words that make a name ending in ``key`` an Azure-style key's name (``AZURE_OPENAI_API_KEY``,
 #: ``Ocp-Apim-Subscription-Key``, ``api-key``); ``cache_key`` or ``primary_key`` are not.
 _AZURE_KEY_WORDS = r"api|subscription|access|account|azure|openai|cognitive|speech|translator"
@@ -190,7 +193,8 @@ PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "azure-key",
         re.compile(
-            r"(?P<prefix>(?<![\w-])(?:[\w.-]*?(?:" + _AZURE_KEY_WORDS + r")[\w.-]*?key|key[12])"
+            r"(?P<prefix>(?<![\w-])(?:[\w.-]*?(?=[acost])(?:" + _AZURE_KEY_WORDS + r")[\w.-]*?key"
+            r"|key[12])"
             r"['\"]?" + _ASSIGN + r"['\"]?)"
             r"(?P<secret>[0-9a-f]{32})(?![\w-])",
             re.IGNORECASE,
