@@ -232,3 +232,20 @@ def test_the_cache_call_never_sends_an_unescaped_payload_nor_an_unanswered_call(
             if not m.meta.get("text_protocol")
             for c in m.tool_calls
         )
+
+
+async def test_a_task_that_needs_escaping_leaves_nothing_to_reuse_so_the_transcript_is_used() -> (
+    None
+):
+    messages = _session()
+    messages[1] = Message.user("Fix the parser; the fixture holds </conversation> literally.")
+    model = ScriptedModel([GOOD])
+    summarizer = LLMSummarizer(
+        model, max_output_tokens=500, input_budget_tokens=20_000, cache_reuse=True
+    )
+    prefix = tuple(messages)
+    await summarizer.summarize(SummaryRequest(messages=prefix, prefix=prefix, max_tokens=800))
+    (call,) = model.calls
+    assert [m.role for m in call.messages] == ["system", "user"]
+    assert call.messages[0].text != messages[0].text  # the summarizer's own system prompt
+    assert "&lt;/conversation> literally" in call.messages[1].text

@@ -415,8 +415,11 @@ class LLMSummarizer:
     async def _cache_mode(
         self, request: SummaryRequest, prompting: _Prompting, run: _Run
     ) -> str | None:
-        if _unanswered_calls(request.prefix) or _escape_cut(request.prefix) == 0:
-            return None
+        cut = _escape_cut(request.prefix)
+        if _unanswered_calls(request.prefix) or all(
+            m.role == "system" for m in request.prefix[:cut]
+        ):
+            return None  # nothing of the conversation itself would be read from the cache
         messages = self.cache_messages(
             request, ceiling=prompting.ceiling, file_ops=prompting.file_ops
         )
