@@ -262,6 +262,8 @@ def test_notices_come_before_the_prompt_each_once_and_resume_tells_sessions_apar
         screens = [ANSI.sub("", _turn(child, f"write long {n}")) for n in range(1, 8)]
         compacted = [s for s in screens if "Compacted (" in s]
         assert compacted, screens
+        # the demo agent writes the summaries itself (the cache-reusing mode): no fallback
+        assert not any("failed" in s and "Summarizer" in s for s in screens), screens
         for screen in compacted:  # the notice, then the meter, all before the prompt
             assert screen.index("Compacted (") < screen.index("context ▕")
             assert screen.count("Compacted (") == 1
