@@ -191,6 +191,16 @@ def message_columns(message: Message) -> dict[str, Any]:
     return row
 
 
+def idempotency_key(message: Message) -> str | None:
+    """The key a second append of ``message`` is recognised by: its id when the id was chosen
+    (a client's, the runtime's), ``None`` when it is ``Message``'s default, derived from the
+    content (two messages saying "yes" are two messages, not one sent twice)."""
+    mid = message.id
+    if len(mid) == 21 and mid[0] == "m" and mid == "m" + message.fingerprint[:20]:
+        return None
+    return mid
+
+
 def pruned_columns(message: Message) -> dict[str, Any]:
     """The columns of a message's pruned form: its parts and meta JSON (id, role and usage
     are the stored message's)."""

@@ -74,33 +74,55 @@ class MessageOps(ConversationOps):
         *,
         owner: str | None = None,
     ) -> list[StoredMessage]:
-        """Append messages in order, in one transaction (all or none)."""
+        """Append messages in order, in one transaction (all or none).
+
+        Idempotent: a message whose id was chosen (not ``Message``'s default, derived from the
+        content) and is stored in the conversation already is not stored again; its stored
+        row is returned in its place, as it is to every caller sending that id at once (a
+        client's retry). A repeated id within ``items`` is the first one's row."""
         entries = [_entry(i) for i in items]
         if not entries:
             return []
         stamp = codec.now()
         rows = encode(entries, conversation_id, stamp)  # JSON encoding before any lock
-        pks = await self._run_sync(
-            lambda conn: append_rows(conn, conversation_id, owner, rows),
-            mode="write",
-            operation="append_many",
-        )
-        return [
-            StoredMessage(
-                pk=pk,
-                conversation_id=conversation_id,
-                session_id=row["session_id"],
-                seq=row["seq"],
-                version=0,
-                message=entry.message,
-                status=entry.status,
-                model=entry.model,
-                ttft_ms=entry.ttft_ms,
-                total_ms=entry.total_ms,
-                created_at=stamp,
-            )
-            for pk, row, entry in zip(pks, rows, entries, strict=True)
+        first: dict[str, int] = {}  # a key's first row in this batch
+        same = [
+            first.setdefault(r["idempotency_key"], i) if r["idempotency_key"] else i
+            for i, r in enumerate(rows)
         ]
+        distinct = [row for i, row in enumerate(rows) if same[i] == i]
+        placed = iter(
+            await self._run_sync(
+                lambda conn: append_rows(conn, conversation_id, owner, distinct),
+                mode="write",
+                operation="append_many",
+            )
+        )
+        out: list[StoredMessage] = []
+        for i, (row, entry) in enumerate(zip(rows, entries, strict=True)):
+            if same[i] != i:
+                out.append(out[same[i]])
+                continue
+            pk = next(placed)
+            if not isinstance(pk, int):  # stored already: the row as it is
+                out.append(codec.stored_message(pk))
+                continue
+            out.append(
+                StoredMessage(
+                    pk=pk,
+                    conversation_id=conversation_id,
+                    session_id=row["session_id"],
+                    seq=row["seq"],
+                    version=0,
+                    message=entry.message,
+                    status=entry.status,
+                    model=entry.model,
+                    ttft_ms=entry.ttft_ms,
+                    total_ms=entry.total_ms,
+                    created_at=stamp,
+                )
+            )
+        return out
 
     async def deliver(
         self, conversation_id: str, *, owner: str | None = None
