@@ -16,6 +16,7 @@ from abridged.core.protocols import ChatModel
 from abridged.errors import (
     AbridgedError,
     ContentionError,
+    FormatError,
     MessageValidationError,
     NotFoundError,
     OwnershipError,
@@ -34,6 +35,7 @@ from abridged.server.routes import conversations, messages, page, replay, sessio
 from abridged.server.runner import ConversationPool, TurnRunner
 from abridged.server.service import Service
 from abridged.store import Store
+from abridged.store.codec import ID_FORMAT
 
 __all__ = ["app_from_environment", "create_app"]
 
@@ -106,6 +108,12 @@ def _context(exc: AbridgedError) -> dict[str, Any]:
     }
 
 
+def _bad_id(exc: AbridgedError) -> bool:
+    """An id no database can hold (a NUL, a lone surrogate): the client's error, not the
+    store's (a ``FormatError`` from elsewhere, a provider's reply, stays a server error)."""
+    return isinstance(exc, FormatError) and exc.format == ID_FORMAT
+
+
 def _error_response(exc: AbridgedError) -> JSONResponse:
     """Library errors as HTTP answers; another tenant's conversation reads as a missing one."""
     if isinstance(exc, NotFoundError | OwnershipError):
@@ -113,7 +121,7 @@ def _error_response(exc: AbridgedError) -> JSONResponse:
         return JSONResponse({"detail": "no such conversation", "conversation_id": cid}, 404)
     if isinstance(exc, TurnBusyError | ContentionError):
         return JSONResponse({"detail": str(exc), **_context(exc)}, 409)
-    if isinstance(exc, SettingError | MessageValidationError):
+    if isinstance(exc, SettingError | MessageValidationError) or _bad_id(exc):
         return JSONResponse({"detail": str(exc), **_context(exc)}, 422)
     if isinstance(exc, ProviderError):
         return JSONResponse({"detail": str(exc)}, 502)

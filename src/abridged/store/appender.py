@@ -37,6 +37,7 @@ def reserve(
     ``OwnershipError`` (the caller's transaction rolls back). On PostgreSQL it takes the
     conversation's row lock, so the session read is the one a concurrent compaction commits
     against, before or after it, never during."""
+    codec.check_id(conversation_id, "conversation_id")
     values = {"conversation_id": conversation_id, "count": count, "now": codec.now()}
     head = fast.execute(conn, _RESERVE, values).first()
     return queries.checked_conversation(head, conversation_id, owner)
@@ -44,8 +45,10 @@ def reserve(
 
 def encode(entries: Sequence[NewMessage], conversation_id: str, stamp: datetime) -> Rows:
     """The rows to insert, without their session and sequence numbers (filled in later)."""
+    codec.check_id(conversation_id, "conversation_id")
     rows = []
-    for entry in entries:
+    for index, entry in enumerate(entries):
+        codec.check_id(entry.message.id, "message_id", conversation_id=conversation_id, index=index)
         row = codec.message_columns(entry.message)
         row.update(
             conversation_id=conversation_id,

@@ -28,7 +28,7 @@ class ConversationOps(StoreBase):
     ) -> ConversationInfo:
         """Create a conversation and its first session; ``StoreError`` if the id is taken."""
         await self.open()
-        cid = conversation_id or queries.new_id()
+        cid = codec.check_id(conversation_id or queries.new_id(), "conversation_id")
         if not cid or len(cid) > 64:
             raise StoreError("a conversation id has 1 to 64 characters", conversation_id=cid)
         stamp = codec.now()
@@ -123,6 +123,7 @@ class ConversationOps(StoreBase):
         """Replace a conversation's stored settings (not compaction state: the single writer's
         version is left alone, so compactions planned before still commit)."""
         await self.open()
+        codec.check_id(conversation_id, "conversation_id")
         encoded = codec.dumps(dict(settings))
         async with transaction(self._engine, operation="update_settings") as conn:
             await queries.read_conversation(conn, conversation_id, owner)

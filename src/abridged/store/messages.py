@@ -273,6 +273,7 @@ class MessageOps(ConversationOps):
             if old is None:
                 raise NotFoundError("no such message", conversation_id=conversation_id, seq=seq)
             previous = codec.stored_message(old)
+            codec.check_id(message.id, "message_id", conversation_id=conversation_id, seq=seq)
             current = await queries.session_row(conn, conversation_id, conv["current_session_id"])
             values: dict[str, Any] = {}
             if seq < queries.node(current).carry_from and current["reason"] != "clear":
