@@ -74,7 +74,6 @@ async def test_a_bad_message_row_costs_only_that_row(
     assert (await store.get_message(bad.id, 4)).message.text == "m3"
     for call in (
         store.stored_messages(bad.id),
-        store.load_context(bad.id),
         store.history(bad.id),
         store.get_message(bad.id, 3),
     ):
@@ -83,6 +82,14 @@ async def test_a_bad_message_row_costs_only_that_row(
         assert info.value.context["conversation_id"] == bad.id
         assert info.value.context["seq"] == 3
         assert info.value.context["message_id"] == target
+    # the context degrades: a placeholder in the row's place and the typed error with it
+    context = await store.load_context(bad.id)
+    (error,) = context.damaged
+    assert error.context["conversation_id"] == bad.id and error.context["seq"] == 3
+    sent = texts(context.to_messages())
+    assert sent[:2] + sent[3:] == ["m0", "m1", "m3", "m4"]
+    assert "could not be read" in sent[2]
+    assert context.messages[2].message.meta["kind"] == "damaged"
     assert texts((await store.load_context(good.id)).to_messages()) == ["g"]
 
 

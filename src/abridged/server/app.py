@@ -15,7 +15,8 @@ from fastapi.responses import JSONResponse
 from abridged.core.protocols import ChatModel
 from abridged.errors import (
     AbridgedError,
-    ContentionError,
+    ConflictError,
+    CorruptRowError,
     FormatError,
     MessageValidationError,
     NotFoundError,
@@ -119,8 +120,13 @@ def _error_response(exc: AbridgedError) -> JSONResponse:
     if isinstance(exc, NotFoundError | OwnershipError):
         cid = getattr(exc, "context", {}).get("conversation_id")
         return JSONResponse({"detail": "no such conversation", "conversation_id": cid}, 404)
-    if isinstance(exc, TurnBusyError | ContentionError):
+    if isinstance(exc, TurnBusyError | ConflictError):
+        # the client's conflict (a taken id, a busy turn, a lost race): not logged as an error
         return JSONResponse({"detail": str(exc), **_context(exc)}, 409)
+    if isinstance(exc, CorruptRowError):
+        # damage, not absence (never 404) and not an outage to retry (never 503)
+        log.error("damaged stored data: %s", exc)
+        return JSONResponse({"detail": str(exc), **_context(exc)}, 500)
     if isinstance(exc, SettingError | MessageValidationError) or _bad_id(exc):
         return JSONResponse({"detail": str(exc), **_context(exc)}, 422)
     if isinstance(exc, ProviderError):

@@ -7,7 +7,13 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from abridged.errors import CorruptRowError, NotFoundError, StoreEnvironmentError, StoreError
+from abridged.errors import (
+    ConflictError,
+    CorruptRowError,
+    NotFoundError,
+    StoreEnvironmentError,
+    StoreError,
+)
 from abridged.store import codec, queries
 from abridged.store.base import StoreBase, log
 from abridged.store.connect import transaction
@@ -26,7 +32,7 @@ class ConversationOps(StoreBase):
         model: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> ConversationInfo:
-        """Create a conversation and its first session; ``StoreError`` if the id is taken."""
+        """Create a conversation and its first session; ``ConflictError`` if the id is taken."""
         await self.open()
         cid = codec.check_id(conversation_id or queries.new_id(), "conversation_id")
         if not cid or len(cid) > 64:
@@ -36,8 +42,8 @@ class ConversationOps(StoreBase):
             taken = (
                 await conn.execute(select(conversations.c.id).where(conversations.c.id == cid))
             ).first()
-            if taken is not None:
-                raise StoreError("a conversation with this id exists", conversation_id=cid)
+            if taken is not None:  # the caller's conflict, not the database's failure
+                raise ConflictError("a conversation with this id exists", conversation_id=cid)
             await conn.execute(
                 conversations.insert().values(
                     id=cid,
