@@ -92,13 +92,12 @@ class MessageOps(ConversationOps):
             for i, r in enumerate(rows)
         ]
         distinct = [row for i, row in enumerate(rows) if same[i] == i]
-        placed = iter(
-            await self._run_sync(
-                lambda conn: append_rows(conn, conversation_id, owner, distinct),
-                mode="write",
-                operation="append_many",
-            )
+        pks = await self._run_sync(
+            lambda conn: append_rows(conn, conversation_id, owner, distinct),
+            mode="write",
+            operation="append_many",
         )
+        placed = iter(pks)
         out: list[StoredMessage] = []
         for i, (row, entry) in enumerate(zip(rows, entries, strict=True)):
             if same[i] != i:
