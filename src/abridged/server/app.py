@@ -15,7 +15,9 @@ from fastapi.responses import JSONResponse
 from abridged.core.protocols import ChatModel
 from abridged.errors import (
     AbridgedError,
-    ContentionError,
+    ConflictError,
+    CorruptRowError,
+    FormatError,
     MessageValidationError,
     NotFoundError,
     OwnershipError,
@@ -34,6 +36,7 @@ from abridged.server.routes import calls, conversations, messages, page, replay,
 from abridged.server.runner import ConversationPool, TurnRunner
 from abridged.server.service import Service
 from abridged.store import Store
+from abridged.store.codec import ID_FORMAT
 
 __all__ = ["app_from_environment", "create_app"]
 
@@ -106,14 +109,25 @@ def _context(exc: AbridgedError) -> dict[str, Any]:
     }
 
 
+def _bad_id(exc: AbridgedError) -> bool:
+    """An id no database can hold (a NUL, a lone surrogate): the client's error, not the
+    store's (a ``FormatError`` from elsewhere, a provider's reply, stays a server error)."""
+    return isinstance(exc, FormatError) and exc.format == ID_FORMAT
+
+
 def _error_response(exc: AbridgedError) -> JSONResponse:
     """Library errors as HTTP answers; another tenant's conversation reads as a missing one."""
     if isinstance(exc, NotFoundError | OwnershipError):
         cid = getattr(exc, "context", {}).get("conversation_id")
         return JSONResponse({"detail": "no such conversation", "conversation_id": cid}, 404)
-    if isinstance(exc, TurnBusyError | ContentionError):
+    if isinstance(exc, TurnBusyError | ConflictError):
+        # the client's conflict (a taken id, a busy turn, a lost race): not logged as an error
         return JSONResponse({"detail": str(exc), **_context(exc)}, 409)
-    if isinstance(exc, SettingError | MessageValidationError):
+    if isinstance(exc, CorruptRowError):
+        # damage, not absence (never 404) and not an outage to retry (never 503)
+        log.error("damaged stored data: %s", exc)
+        return JSONResponse({"detail": str(exc), **_context(exc)}, 500)
+    if isinstance(exc, SettingError | MessageValidationError) or _bad_id(exc):
         return JSONResponse({"detail": str(exc), **_context(exc)}, 422)
     if isinstance(exc, ProviderError):
         return JSONResponse({"detail": str(exc)}, 502)

@@ -469,14 +469,12 @@ class TurnRunner:
         message: Message,
         *,
         queue: bool = True,
-        minted: bool = False,
     ) -> TurnHandle:
         """Store ``message`` (queued) and start its turn; the handle streams its events.
 
-        A message id already stored in the conversation is not stored again: the turn that
-        answers it is finished if it was interrupted, else its reply is returned. ``minted``:
-        the id was made for this send (``user_message`` without a client's id), so nothing
-        stored can have it and that look-up is skipped (one transaction less).
+        A message id already stored in the conversation is not stored again (the store's
+        append is idempotent, also for sends racing on several workers): the turn that answers
+        it is finished if it was interrupted, else its reply is returned.
         ``TurnBusyError`` (nothing stored) when ``queue`` is false and a turn is running.
         """
         holder = new_holder(self.worker)
@@ -484,15 +482,11 @@ class TurnRunner:
             None if queue else await self._take_lease(tenant, conversation_id, holder, queue=False)
         )
         try:
-            stored = (
-                None
-                if minted
-                else await self.store.find_message(conversation_id, message.id, owner=tenant)
+            # idempotent: a message id stored already (a client's retry, racing or not) gives
+            # back the stored row, never a second copy
+            stored = await self.store.append(
+                conversation_id, message, owner=tenant, status="queued"
             )
-            if stored is None:
-                stored = await self.store.append(
-                    conversation_id, message, owner=tenant, status="queued"
-                )
         except BaseException:
             if lease is not None:
                 await self.store.release_turn(conversation_id, holder)
