@@ -121,11 +121,8 @@ def host(rng: Random, topic: str) -> str:
 
 
 def date(rng: Random) -> str:
-    return f"{rng.randint(2027, 2031)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-
-
-def _digits(rng: Random, low: int, high: int) -> int:
-    return rng.randint(low, high)
+    day = f"{rng.randint(2027, 2031)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+    return f"{day} {rng.randint(6, 20):02d}:{rng.choice(range(0, 60, 5)):02d} UTC"
 
 
 # -- templates ------------------------------------------------------------------------------------
@@ -162,7 +159,7 @@ TEMPLATES: tuple[Template, ...] = (
         "constraint",
         "the diff coverage floor",
         "diff_coverage_min",
-        lambda r, t: f"{r.randint(71, 96)}.{r.randint(1, 9)}%",
+        lambda r, t: f"{r.randint(71, 96)}.{r.randint(10, 99)}%",
         [
             "CI rule: diff coverage below {v} fails the job, and there is no override label.",
             "Keep diff coverage at {v} or above; the pipeline rejects anything lower.",
@@ -551,7 +548,7 @@ TEMPLATES: tuple[Template, ...] = (
         "number",
         "the p95 budget for {t}",
         "{tk}_p95_max",
-        lambda r, t: f"{r.randint(1, 9)}.{r.randint(10, 99)} s",
+        lambda r, t: f"{r.randint(1, 9)}.{r.randint(100, 999)} s",
         [
             "p95 for {t} must stay under {v} on staging.",
             "Our latency budget for {t} is {v} at p95.",
@@ -575,7 +572,7 @@ TEMPLATES: tuple[Template, ...] = (
         "number",
         "the maximum upload size",
         "max_upload",
-        lambda r, t: f"{r.randint(110, 990)} MB",
+        lambda r, t: f"{r.randint(1100, 9900)} MB",
         [
             "Uploads are capped at {v}; anything larger is rejected.",
             "The maximum upload size is {v}.",
@@ -584,14 +581,14 @@ TEMPLATES: tuple[Template, ...] = (
         "limits",
     ),
     Template(
-        "retry_budget",
+        "fd_limit",
         "number",
-        "the retry budget",
-        "retry_budget",
-        lambda r, t: f"{r.randint(11, 97)} retries",
-        ["The client gives up after {v}.", "Retry budget: {v} per request, then fail."],
-        ["{v} max"],
-        "client",
+        "the file handle limit",
+        "fd_limit",
+        lambda r, t: f"{r.randint(10_000, 65_000)} file handles",
+        ["A worker may hold at most {v}.", "The file handle limit is {v} per worker."],
+        ["fd limit {v}"],
+        "limits",
     ),
     # paths
     Template(
@@ -983,7 +980,8 @@ def _generate(rng: Random, count: int, seed: int, variant: int) -> dict[str, Any
                 old.subject,
             )
         )
-        style = next_style()
+        # most corrections are said in prose, the way people write them; some restate the key
+        style = rng.choice(sorted(PROSE)) if rng.random() < 0.6 else next_style()
         text, phrasing = render_correction(old, new, style, rng)
         drafts.append(
             Draft(

@@ -935,7 +935,9 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
     style_5 = {m: {k: Tally() for k in styles} for m in METHODS}
     template_5 = {m: {k: Tally() for k in templates} for m in METHODS}
     coexisting_5 = {m: Tally() for m in METHODS}
-    stale_by_correction = {m: defaultdict(Tally) for m in METHODS}
+    stale_by_correction: dict[str, defaultdict[str, Tally]] = {
+        m: defaultdict(Tally) for m in METHODS
+    }
     columns = [_column(k) for k in range(1, CYCLES + 2)]
     by_kind: dict[str, dict[str, dict[str, Tally]]] = {
         m: {k: {c: Tally() for c in columns} for k in [*kinds, "all"]} for m in METHODS
