@@ -1,11 +1,21 @@
 """Benchmark: do planted instructions survive repeated compaction of real agent sessions?
 
-    .venv/bin/python bench/retention.py [--data PATH] [--canaries PATH] [--limit N] [--json]
+    .venv/bin/python bench/retention.py [--data PATH] [--seed N] [--canary-count N]
+                                        [--canaries PATH] [--limit N] [--json]
                                         [--placements user,tool,assistant] [--jobs N]
                                         [--no-langchain] [--no-results] [--results PATH]
 
-**Canaries and placements.** Each canary of ``--canaries``
-(``../shared/data/canaries/canaries.json``) is planted into every session at fraction ``at`` of
+**Canaries.** By default each session gets its own generated set
+(``canary_generator.generate(seed, count, variant=session index)``: ``--canary-count`` facts,
+24 by default, from templates over ten kinds and ten surface styles, values drawn fresh, with
+corrections phrased many ways and pairs of facts that both hold), from ``--seed`` or a fresh
+random seed printed first and in ``--json`` (``seed``): a figure cannot come from fitting one
+file's wording or values, and any run is reproduced from its seed. ``--canaries PATH`` plants
+one file's canaries in every session instead: the fixed sets
+(``../shared/data/canaries/canaries.json``, ``bench/canaries-second-set.json``) stay as
+regression sets.
+
+**Placements.** Each canary is planted into every session at fraction ``at`` of
 its steps (``S`` steps of ``abridged.core.turns.split_steps``: an assistant message and the
 observation it asked for; ``k = floor(at * S)`` steps come before the canary). Each placement is
 its own pass over every session:
@@ -46,7 +56,12 @@ canary kind after the 1st, 2nd, ... compaction; ``survival_after_5`` is over all
 fifth compaction of the sessions that reached five, per placement, and overall the lowest of the
 placements. A keep string that also occurs in the recorded session itself (for example
 ``signature`` in code) can survive without the canary: those (session, canary) pairs are
-counted, and a strict figure leaves them out.
+counted, and a strict figure leaves them out (generated values are made-up words and long
+numbers: they should not occur by chance). A correction's own text may name the value it
+replaces ("use B instead of A"); quoted whole, it does not make A stale. Generated canaries are
+also reported after 5 compactions by placement x kind, x style and x template, for every
+method; the pairs that both hold (``coexists``), whose loss shows a memory that replaces by
+template rather than by subject; and the stale share by how the value was corrected.
 
 **Engine figures**, from the events of each replayed call (``ReplayStep.events``):
 
@@ -1498,6 +1513,15 @@ def _axis_tables(a: dict[str, Any], placements: Sequence[str]) -> list[str]:
             )
             + ".",
         ]
+    by_template = {k: v for k, v in mine["survival_after_5_by_template"].items() if v is not None}
+    if by_template:
+        worst = sorted(by_template.items(), key=lambda kv: (kv[1], kv[0]))[:6]
+        lines.append(
+            f"- by template (abridged, the lowest placement; {len(by_template)} templates "
+            f"scored): median {_pct(statistics.median(by_template.values()))}, the lowest: "
+            + ", ".join(f"{k} {_pct(v)}" for k, v in worst)
+            + " (counts per placement in `--json`)."
+        )
     stale = mine["stale_by_correction"]
     if stale:
         lines.append(

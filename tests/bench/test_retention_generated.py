@@ -130,6 +130,8 @@ def test_a_seed_reproduces_a_generated_run(swebench_path: Path, tmp_path: Path) 
         out["survival_after_5_by_style"]
     )
     assert out["coexisting_after_5_by_placement"]["tool"] is not None
+    # generated values are made up: none occurs in the recorded session by chance
+    assert out["ambiguous_pairs"] == 0
     # another seed plants other facts
     other = _run("--data", data, "--seed", "124", "--placements", "tool", "--no-langchain")
     assert other["survival_after_5_by_template"] != out["survival_after_5_by_template"] or (
