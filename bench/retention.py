@@ -949,6 +949,7 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
     kind_5 = {m: {k: Tally() for k in kinds} for m in METHODS}
     style_5 = {m: {k: Tally() for k in styles} for m in METHODS}
     template_5 = {m: {k: Tally() for k in templates} for m in METHODS}
+    kind_style_5: dict[str, defaultdict[str, Tally]] = {m: defaultdict(Tally) for m in METHODS}
     coexisting_5 = {m: Tally() for m in METHODS}
     stale_by_correction: dict[str, defaultdict[str, Tally]] = {
         m: defaultdict(Tally) for m in METHODS
@@ -1013,6 +1014,7 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
                         kind_5[m][s.canary.kind].add(kept)
                         if s.canary.style is not None:
                             style_5[m][s.canary.style].add(kept)
+                            kind_style_5[m][f"{s.canary.kind}/{s.canary.style}"].add(kept)
                         if s.canary.template is not None:
                             template_5[m][s.canary.template].add(kept)
                         if s.canary.coexists is not None:
@@ -1058,6 +1060,7 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
             "survival_after_5_by_kind": _cell_table(kind_5[m]),
             "survival_after_5_by_style": _cell_table(style_5[m]),
             "survival_after_5_by_template": _cell_table(template_5[m]),
+            "survival_after_5_by_kind_style": _cell_table(dict(sorted(kind_style_5[m].items()))),
             "coexisting_after_5": coexisting_5[m].share,
             "coexisting_after_5_n": coexisting_5[m].total,
             "stale_by_correction": _cell_table(dict(sorted(stale_by_correction[m].items()))),
@@ -1163,11 +1166,12 @@ def _lowest(values: Iterable[float | None]) -> float | None:
 
 
 def _by_placement_cells(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """A method's survival after 5 compactions by kind, style and template over its placement
-    passes (``rows``): per placement, and the lowest of the placements; its coexisting pairs;
-    and the stale share by how the value was corrected, over all placements."""
+    """A method's survival after 5 compactions by kind, style, template and kind x style
+    (``"kind/style"``) over its placement passes (``rows``): per placement, and the lowest of
+    the placements; its coexisting pairs; and the stale share by how the value was corrected,
+    over all placements."""
     out: dict[str, Any] = {}
-    for axis in ("kind", "style", "template"):
+    for axis in ("kind", "style", "template", "kind_style"):
         key = f"survival_after_5_by_{axis}"
         names = list(dict.fromkeys(k for row in rows.values() for k in row[key]))
         out[f"survival_after_5_by_placement_{axis}"] = {
@@ -1649,6 +1653,7 @@ def json_figures(result: dict[str, Any]) -> dict[str, Any]:
                 "survival_after_5_by_placement_kind",
                 "survival_after_5_by_placement_style",
                 "survival_after_5_by_placement_template",
+                "survival_after_5_by_placement_kind_style",
                 "coexisting_after_5",
                 "coexisting_after_5_by_placement",
                 "stale_by_correction",

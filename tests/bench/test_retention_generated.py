@@ -85,6 +85,11 @@ def test_figures_by_style_kind_template_and_pairs() -> None:
     assert set(ours["survival_after_5_by_kind"]) == {"path", "identifier"}
     assert ours["survival_after_5_by_kind"]["identifier"]["n"] == 2
     assert set(ours["survival_after_5_by_template"]) == {"scratch_dir", "ticket"}
+    assert set(ours["survival_after_5_by_kind_style"]) == {
+        "path/chat",
+        "identifier/table",
+        "identifier/sentence",
+    }
     assert ours["coexisting_after_5_n"] == 2
     assert ours["coexisting_after_5"] == ours["survival_after_5_by_template"]["ticket"]["share"]
 
@@ -126,6 +131,14 @@ def test_a_seed_reproduces_a_generated_run(swebench_path: Path, tmp_path: Path) 
     assert by_style and set(by_style) <= set(G.STYLES)
     assert all(v is None or 0.0 <= v <= 1.0 for v in by_style.values())
     assert set(out["survival_after_5_by_placement_kind"]["tool"]) <= set(G.KINDS)
+    kind_style = out["survival_after_5_by_placement_kind_style"]["tool"]
+    scored = {
+        k for k, v in out["survival_after_5_by_placement_kind"]["tool"].items() if v is not None
+    }
+    assert {k.split("/")[0] for k in kind_style} == scored
+    assert {k.split("/")[1] for k in kind_style} == {
+        k for k, v in by_style.items() if v is not None
+    }
     assert set(out["baselines"]["last_n"]["survival_after_5_by_style"]) == set(
         out["survival_after_5_by_style"]
     )
