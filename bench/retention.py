@@ -982,6 +982,7 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
         mine = r.canaries or list(canaries)
         # how each superseded canary was corrected (the correcting canary's template)
         corrected_by = {c.supersedes: c.template or c.id for c in mine if c.supersedes}
+        correction_of = {c.supersedes: c.id for c in mine if c.supersedes}
         for m in METHODS:
             if not r.calls or m not in r.calls[0].present:
                 continue
@@ -1004,6 +1005,11 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
                     if s.status == "superseded":
                         superseded[m]["excluded"] += 1
                         superseded[m]["stale_in_context"] += s.stale
+                        # the correction before the cut: whatever summarized it saw both
+                        fixer = r.positions.get(correction_of.get(s.canary.id, ""), cycle.cut)
+                        if fixer < cycle.cut:
+                            superseded[m]["excluded_summarized"] += 1
+                            superseded[m]["stale_summarized"] += s.stale
                         stale_by_correction[m][corrected_by.get(s.canary.id, "?")].add(s.stale)
                         continue
                     kept = s.status == "kept"
@@ -1057,6 +1063,11 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
             "superseded_excluded": superseded[m]["excluded"],
             "superseded_stale_in_context": superseded[m]["stale_in_context"],
             "stale_share": _share(superseded[m]["stale_in_context"], superseded[m]["excluded"]),
+            "superseded_summarized": superseded[m]["excluded_summarized"],
+            "superseded_stale_summarized": superseded[m]["stale_summarized"],
+            "stale_share_summarized": _share(
+                superseded[m]["stale_summarized"], superseded[m]["excluded_summarized"]
+            ),
             "survival_after_5_by_kind": _cell_table(kind_5[m]),
             "survival_after_5_by_style": _cell_table(style_5[m]),
             "survival_after_5_by_template": _cell_table(template_5[m]),
@@ -1221,6 +1232,13 @@ def combine(passes: dict[str, dict[str, Any]], results: Sequence[SessionResult])
             },
             "stale_share": _share(stale, excluded),
             "stale_by_placement": {p: row["stale_share"] for p, row in rows.items()},
+            "stale_share_summarized": _share(
+                sum(row["superseded_stale_summarized"] for row in rows.values()),
+                sum(row["superseded_summarized"] for row in rows.values()),
+            ),
+            "stale_summarized_by_placement": {
+                p: row["stale_share_summarized"] for p, row in rows.items()
+            },
             "superseded_excluded": excluded,
             "superseded_stale_in_context": stale,
             "max_context_ratio": max(row["max_context_ratio"] for row in rows.values()),
@@ -1352,7 +1370,14 @@ def render(result: dict[str, Any]) -> str:
             for k, row in a["methods"].items()
             if k != "abridged"
         )
-        + ".",
+        + ". Of them, where the correction itself was before the cut (what summarized it saw "
+        "both): "
+        + ", ".join(
+            f"{p} {_of(mine[p]['superseded_stale_summarized'], mine[p]['superseded_summarized'])}"
+            for p in placements
+        )
+        + "; the rest had the correction in the kept tail (which the summarizer is also "
+        "given, as `SummaryRequest.later`).",
         f"- missed target: summary compactions whose size right after (the engine's "
         f"`CompactionEnded.tokens_after`) is above the target ({first['engine_target']:,} = "
         f"target ratio x input budget): {_of(eng['missed_target'], eng['summary_compactions'])}; "
@@ -1598,6 +1623,8 @@ def json_figures(result: dict[str, Any]) -> dict[str, Any]:
         "survival_after_5_strict_by_placement": ours["survival_after_5_strict_by_placement"],
         "stale_share": ours["stale_share"],
         "stale_by_placement": ours["stale_by_placement"],
+        "stale_share_summarized": ours["stale_share_summarized"],
+        "stale_summarized_by_placement": ours["stale_summarized_by_placement"],
         "superseded_excluded": ours["superseded_excluded"],
         "superseded_stale_in_context": ours["superseded_stale_in_context"],
         "missed_target_share": eng["missed_target_share"],

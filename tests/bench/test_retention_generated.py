@@ -143,6 +143,11 @@ def test_a_seed_reproduces_a_generated_run(swebench_path: Path, tmp_path: Path) 
         out["survival_after_5_by_style"]
     )
     assert out["coexisting_after_5_by_placement"]["tool"] is not None
+    summarized = out["stale_summarized_by_placement"]["tool"]
+    assert summarized is None or 0.0 <= summarized <= 1.0
+    tool = out["by_placement"]["tool"]["methods"]["abridged"]
+    assert tool["superseded_summarized"] <= tool["superseded_excluded"]
+    assert tool["superseded_stale_summarized"] <= tool["superseded_stale_in_context"]
     # generated values are made up: none occurs in the recorded session by chance
     assert out["ambiguous_pairs"] == 0
     # another seed plants other facts
