@@ -210,11 +210,13 @@ def run_proxy(
     window: int | None,
     max_output: int | None,
     lease_ttl: float,
+    max_body_bytes: int = 32 << 20,
 ) -> int:
     """Start the proxy; returns the exit status when it stops."""
     try:
         import uvicorn  # noqa: PLC0415
 
+        from abridged.providers.streaming import safe_url  # noqa: PLC0415
         from abridged.server.proxy.config import ProxyConfig  # noqa: PLC0415
     except ImportError:
         return fail(CliError("the proxy needs the server extra: pip install 'abridged[server]'"))
@@ -229,13 +231,15 @@ def run_proxy(
             context_window=window,
             max_output_tokens=max_output,
             lease_ttl=lease_ttl,
+            max_body_bytes=max_body_bytes,
         )
         where = asyncio.run(_prepare(url))
     except AbridgedError as exc:
         return fail(CliError(str(exc), BAD_USAGE if "upstream" in str(exc) else 1))
     os.environ.update(config.to_env())
     Console(stderr=True).print(
-        f"abridged proxy: http://{host}:{port}/v1 -> {config.upstream}/v1 ({workers} worker(s), "
+        f"abridged proxy: http://{host}:{port}/v1 -> {safe_url(config.upstream)}/v1 "
+        f"({workers} worker(s), "
         f"{where})",
         highlight=False,
     )
