@@ -57,17 +57,25 @@ goes into an error. Other exceptions (bugs) are returned unchanged for the calle
 
 from __future__ import annotations
 
+import errno
 import json
 import re
+import socket
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from abridged.errors import AbridgedError, ContextOverflowError, ProviderError
+from abridged.errors import (
+    AbridgedError,
+    ContextOverflowError,
+    ProviderConnectionError,
+    ProviderError,
+)
 
 __all__ = [
     "OverflowInfo",
     "SilentTruncation",
+    "connection_failure",
     "detect_silent_truncation",
     "error_from_exception",
     "is_context_overflow",
@@ -563,6 +571,47 @@ def _is_sdk_error(error: BaseException) -> bool:
     return any(c.__module__.split(".")[0] in _SDK_MODULES for c in type(error).__mro__)
 
 
+_CONNECTION_ERRNOS = frozenset(
+    {
+        errno.ECONNREFUSED,
+        errno.ECONNRESET,
+        errno.ECONNABORTED,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.EHOSTDOWN,
+        errno.ENETDOWN,
+    }
+)
+
+
+def connection_failure(error: BaseException) -> str | None:
+    """What the system said when ``error`` (or an exception it was raised from) is a failure to
+    reach the other end: a refused or reset connection, an unknown host, a network out of reach;
+    ``None`` otherwise (a timeout stays a timeout).
+
+    The SDKs wrap the cause: ``openai``'s aiohttp client raises ``APITimeoutError`` for a refused
+    connection, from httpx's ``ConnectTimeout``, from aiohttp's ``ClientConnectorError``, from
+    ``ConnectionRefusedError``; the chain (``__cause__``, ``__context__``) holds the truth.
+
+    >>> try:
+    ...     raise TimeoutError("Request timed out.") from ConnectionRefusedError(111, "refused")
+    ... except TimeoutError as e:
+    ...     connection_failure(e)
+    'ConnectionRefusedError: [Errno 111] refused'
+    """
+    found = None  # the innermost: the system's own words (``ConnectionRefusedError``)
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen and len(seen) < 16:
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror) or (
+            isinstance(current, OSError) and current.errno in _CONNECTION_ERRNOS
+        ):
+            found = current
+        current = current.__cause__ or current.__context__
+    return None if found is None else f"{type(found).__name__}: {found}"
+
+
 def _is_timeout(error: BaseException) -> bool:
     return isinstance(error, TimeoutError) or any(
         "Timeout" in c.__name__ for c in type(error).__mro__
@@ -606,8 +655,9 @@ def error_from_exception(
       ``ContextOverflowError(tokens=, limit=, provider=, status=, rule=)``;
     - any other HTTP error becomes ``ProviderError(status=, provider=, code=, retryable=)``
       (``retryable`` for 408, 409, 429 and 5xx);
-    - a timeout becomes ``ProviderError`` saying so (``timeout=True``), a connection failure
-      ``ProviderError`` saying the endpoint could not be reached;
+    - a connection failure (refused, reset, unknown host: :func:`connection_failure`, even
+      when the SDK calls it a timeout) becomes ``ProviderConnectionError(cause=)``, a timeout
+      ``ProviderError`` saying so (``timeout=True``);
     - abridged's own errors and exceptions that do not come from an SDK (bugs) are returned
       unchanged.
 
@@ -651,6 +701,16 @@ def error_from_exception(
             retryable=status is not None and (status in (408, 409, 429) or status >= 500),
             request_id=getattr(error, "request_id", None),
         )
+    refused = connection_failure(error)
+    if refused is not None:  # before the timeout: an SDK may call a refused connection one
+        cause = _clip(scrub(refused, secrets))
+        return ProviderConnectionError(
+            f"could not connect to {where}",
+            cause=cause,
+            provider=provider,
+            model=model,
+            retryable=True,
+        )
     if _is_timeout(error):
         after = f" after {timeout:g} s" if timeout is not None else ""
         return ProviderError(
@@ -661,8 +721,11 @@ def error_from_exception(
             retryable=True,
         )
     if any(c.__name__ in ("APIConnectionError", "ConnectError") for c in type(error).__mro__):
-        return ProviderError(
-            f"could not connect to {where}: " + _clip(scrub(str(error), secrets)),
+        # an SDK that did not chain the system's error (LiteLLM): its own words
+        cause = _clip(scrub(f"{type(error).__name__}: {error}", secrets))
+        return ProviderConnectionError(
+            f"could not connect to {where}",
+            cause=cause,
             provider=provider,
             model=model,
             retryable=True,

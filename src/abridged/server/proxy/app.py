@@ -45,7 +45,7 @@ from abridged.errors import (
     NotFoundError,
     StoreError,
 )
-from abridged.providers.overflow import is_context_overflow
+from abridged.providers.overflow import connection_failure, is_context_overflow
 from abridged.providers.streaming import safe_url
 from abridged.runtime.context_manager import ContextManager, Prepared
 from abridged.server.events import send_stream
@@ -434,7 +434,7 @@ async def _recover(manager: ContextManager, tokens: int | None, cid: str) -> Pre
 async def _unreachable(
     ex: _Exchange, exc: BaseException, what: str = "the upstream could not be reached"
 ) -> None:
-    cause = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    cause = connection_failure(exc) or f"{type(exc).__name__}: {exc}".rstrip(": ")
     await _send_error(ex.send, ex.shape, 502, f"{what}: {cause}", "upstream_unreachable")
 
 
