@@ -110,9 +110,12 @@ def run_serve(
         highlight=False,
     )
     try:
+        from abridged.server.protocol import HeaderLimitedProtocol  # noqa: PLC0415
+
         uvicorn.run(
             "abridged.server.app:app_from_environment",
             factory=True,
+            http=HeaderLimitedProtocol,  # headers over the limits: 431 before they are all read
             host=host,
             port=port,
             workers=workers,
