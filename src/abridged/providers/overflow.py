@@ -37,6 +37,17 @@ others             xAI "maximum prompt length is N but the request contains M to
 proxies            HTTP 413 (Request Entity Too Large), unless it is a rate limit          no
 =================  ====================================================================  ======
 
+**Signals.** A wording in no row above counts when three kinds of signal are all in the text:
+words of exceeding ("exceed", "too long", "too many", "longer than", "maximum", "limit",
+"reduce"...), what exceeds (the context, window, prompt, input, messages, sequence) and a size
+in tokens or against the context ("tokens", "context", "window", ``n_ctx``); with an HTTP status
+of 400 or 422, or none known (413 counts by itself). Sizes are read from an ``A > B``
+comparison when there is one (rule ``"signals"``). Never an overflow: any status below 400 (a
+200 never counts, whatever its body says), a model's answer or a message (a body with
+``choices``, ``output``, ``candidates``, a role and content...), and text the provider quotes
+back from the request (a double-quoted span of 30 characters or more is taken out first: a
+user's message quoting an overflow error is not one).
+
 ``tokens`` is the total the provider compared with ``limit`` (input plus the reserved output
 when it counted both); ``input_tokens`` and ``output_tokens`` are the two parts when it named
 them. Never an overflow, whatever the words: HTTP 429, rate and quota limits ("tokens per
@@ -401,6 +412,52 @@ _NOT_OVERFLOW = re.compile(
 )
 
 
+# -- signals -------------------------------------------------------------------------------------
+# A wording no rule above knows is an overflow when all three kinds of signal are there: words of
+# exceeding, what exceeds (the context, the prompt, the input, the messages) and a size counted in
+# tokens or against the context. Each alone is common in other errors: "exceeds the maximum of 10
+# images" (no size in tokens), "max_tokens is too large: ... 16384 completion tokens" (nothing of
+# the input), "In context=('properties', ...)" (nothing exceeds).
+
+_EXCEEDING = re.compile(
+    r"exceed|too long|too large|too big|too many|longer than|larger than|greater than|"
+    r"more than|less than|fewer than|at most|up to|no more than|beyond|\bover\b|maximum|"
+    r"\bmax\b|limit|reduce|shorten|truncat",
+    re.IGNORECASE,
+)
+_WHAT = re.compile(r"\b(?:context|window|prompts?|inputs?|messages?|sequence)\b", re.IGNORECASE)
+_SIZE = re.compile(r"\b(?:tokens?|context|window|n_ctx|num_ctx)\b", re.IGNORECASE)
+_A_GREATER_THAN_B = re.compile(_N + r"\s*(?:tokens?\s*)?>\s*" + _N)
+
+# Text a provider quotes back from the request (a message's content in a validation error)
+# is the user's, not the provider's: a quoted overflow message is not an overflow.
+_QUOTED = re.compile(r'"[^"]{30,}"|“[^”]{30,}”')
+
+
+def _by_signals(text: str) -> dict[str, int | None] | None:
+    """The sizes of an overflow recognised by its signals (see above), or ``None``."""
+    if not (_EXCEEDING.search(text) and _WHAT.search(text) and _SIZE.search(text)):
+        return None
+    pair = _A_GREATER_THAN_B.search(text)
+    if pair is None:
+        return {}
+    return {"tokens": _int(pair.group(1)), "limit": _int(pair.group(2))}
+
+
+_SUCCESS_KEYS = ("choices", "candidates", "output", "completion")
+
+
+def _is_answer(body: Any) -> bool:
+    """Whether ``body`` is a model's answer or a message, not an error (what it says about
+    context lengths is content)."""
+    body = _load(body)
+    if not isinstance(body, Mapping) or "error" in body:
+        return False
+    if any(key in body for key in _SUCCESS_KEYS):
+        return True
+    return ("role" in body and "content" in body) or body.get("type") == "message"
+
+
 def _status_of(error: Any) -> int | None:
     for attr in ("status_code", "status", "http_status"):
         value = getattr(error, attr, None)
@@ -437,10 +494,13 @@ def is_context_overflow(error: Any) -> OverflowInfo | None:
     docstring for the wordings known and the near misses that are never an overflow.
     """
     status, body, class_names = _unpack(error)
-    if status == 429:
+    if status == 429 or (status is not None and status < 400):  # a 200 is never an overflow
+        return None
+    if _is_answer(body):
         return None
     text, codes, numbers = _read(body)
     message = text or (f"HTTP {status}" if status is not None else "")
+    text = _QUOTED.sub('""', text)
     if any(_NOT_OVERFLOW.search(c) for c in codes):
         return None
     if "rate_limit_exceeded" in codes or "insufficient_quota" in codes:
@@ -462,6 +522,10 @@ def is_context_overflow(error: Any) -> OverflowInfo | None:
         return _info("litellm-context-window-exceeded", message, status, {}, numbers)
     if status == 413:
         return _info("http-413", message, status, {}, numbers)
+    if status in (None, 400, 422):
+        signalled = _by_signals(text)
+        if signalled is not None:
+            return _info("signals", message, status, signalled, numbers)
     return None
 
 
