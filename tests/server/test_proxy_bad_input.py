@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -267,3 +268,21 @@ def test_the_upstreams_credentials_are_not_shown(provider: ProviderServer, tmp_p
     assert health.status_code == 200 and answer.status_code == 200
     assert "pw-s3cret" not in health.text and "user" not in health.json()["upstream"]
     assert health.json()["upstream"] == provider.base_url
+
+
+def test_a_client_gone_before_its_body_ends_sends_nothing_upstream(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    with proxying(config_for(provider, tmp_path / "d.db")) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+            conn.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n"
+                b"content-type: application/json\r\ncontent-length: 1000\r\n\r\n"
+                b'{"model": "gpt-test", "messages": []}'
+            )
+        after = _post(base, _CHAT, {"model": "gpt-test", "messages": [_USER]})
+        assert after.status_code == 200
+        for _ in range(20):  # the half request, if it were sent on, would arrive meanwhile
+            time.sleep(0.05)
+            assert len(provider.requests) == 1, [r.raw_body for r in provider.requests]

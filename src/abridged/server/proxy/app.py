@@ -34,6 +34,7 @@ import aiohttp
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
 from abridged.core.budget import format_token_size
@@ -212,6 +213,8 @@ class ProxyApp:
 
         try:
             await self._request(scope, receive, tracked, shape)
+        except ClientDisconnect:  # gone before its body came whole: nothing is sent on
+            log.info("the client went away before sending its whole request")
         except Exception:  # abridged's own failure: never a bare 500
             log.exception("the proxy failed on %s %s", scope["method"], scope["path"])
             if not started:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from starlette.requests import ClientDisconnect
 from starlette.types import Receive
 
 __all__ = ["MAX_DEPTH", "declared_length", "parse_json", "read_body", "too_deep"]
@@ -25,11 +26,14 @@ def declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
 
 async def read_body(receive: Receive, limit: int) -> bytes | None:
     """The whole body, or ``None`` as soon as more than ``limit`` bytes came (the rest is not
-    read: a client streaming 50 MB is stopped at the limit, not held in memory)."""
+    read: a client streaming 50 MB is stopped at the limit, not held in memory).
+    ``ClientDisconnect`` when the client goes away first (half a body is never sent on)."""
     chunks = []
     size = 0
     while True:
         message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
