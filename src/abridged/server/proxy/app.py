@@ -242,7 +242,8 @@ class ProxyApp:
         if problem is None and not isinstance(body, dict):
             problem = "not a JSON object"
         elif problem is None and history_of(api, body) is None:
-            problem = f"no {history_key(api)} list to manage"
+            kept = isinstance(body.get(history_key(api)), list)  # Responses' stored history
+            problem = "the provider keeps the history" if kept else f"no {history_key(api)} list"
         if problem is not None:
             await self._passthrough(ex, api, problem)
             return
