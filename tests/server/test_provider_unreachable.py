@@ -10,7 +10,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from abridged.server.app import create_app
 from abridged.server.config import ServiceConfig
 from abridged.server.proxy.config import ProxyConfig
 from tests.server.conftest import free_port, make_keys, serving
@@ -36,7 +35,6 @@ def test_the_service_answers_502_with_the_refused_connection(
         context_window=8_192,
         max_output_tokens=1_024,
     )
-    assert create_app  # the app of ``serving``
     with serving(config) as base:
         client = httpx.Client(
             base_url=base, headers={"Authorization": f"Bearer {keys['acme']}"}, timeout=120
