@@ -539,6 +539,10 @@ def proxy(
     lease_ttl: Annotated[
         float, typer.Option(help="Seconds a conversation's lease lasts unless renewed.", min=1)
     ] = 30.0,
+    max_body_bytes: Annotated[
+        int,
+        typer.Option(help="Largest request body in bytes; a larger one gets 413.", min=1024),
+    ] = 32 << 20,
 ) -> None:
     """An OpenAI- and Anthropic-compatible proxy: apps keep their whole history, the provider
     sees the context abridged would send (point the app's base URL here)."""
@@ -554,6 +558,7 @@ def proxy(
             window=window,
             max_output=max_output,
             lease_ttl=lease_ttl,
+            max_body_bytes=max_body_bytes,
         )
     )
 

@@ -29,6 +29,7 @@ from abridged.errors import (
 from abridged.providers.select import chat_model_from_string
 from abridged.server.auth import TenantResolver
 from abridged.server.config import ServiceConfig, load_tools
+from abridged.server.headers import HeaderLimit
 from abridged.server.lease import TurnBusyError
 from abridged.server.metrics import ServiceMetrics
 from abridged.server.process import YOUNG_THRESHOLD, shorten_gil_switch, tune_gc_for_serving
@@ -202,6 +203,10 @@ def create_app(config: ServiceConfig | None = None, *, store: Store | None = Non
     for module in (conversations, messages, sessions, calls, replay, system, page):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, upload_limit=config.max_upload_bytes)
+    # outermost: a request over the header limits reaches nothing else
+    app.add_middleware(
+        HeaderLimit, max_headers=config.max_headers, max_bytes=config.max_header_bytes
+    )
     return app
 
 

@@ -33,7 +33,13 @@ from abridged.core.model import Message
 from abridged.core.protocols import ChatModel
 from abridged.core.windows import ModelLimits
 from abridged.engine.triggers import CompactionSettings
-from abridged.errors import AbridgedError, NotFoundError, OwnershipError, SettingError
+from abridged.errors import (
+    AbridgedError,
+    NotFoundError,
+    OwnershipError,
+    ProviderError,
+    SettingError,
+)
 from abridged.runtime.conversation import Conversation, ConversationSettings
 from abridged.runtime.events import Notice, ToolFinished, TurnResult
 from abridged.runtime.overview import context_overview
@@ -639,6 +645,8 @@ class TurnRunner:
 def _error_payload(exc: AbridgedError, status: int) -> dict[str, Any]:
     if isinstance(exc, NotFoundError | OwnershipError):
         status = 404
+    elif isinstance(exc, ProviderError):  # the model's provider failed: a gateway's error
+        status = 502
     return {"status": status, "type": type(exc).__name__, "detail": str(exc)}
 
 

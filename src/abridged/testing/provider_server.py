@@ -334,7 +334,7 @@ class ProviderServer:
         )
         try:
             record.body = json.loads(raw.decode("utf-8")) if raw else None
-        except (UnicodeDecodeError, ValueError) as e:
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:  # as a real API: 400
             return self._reject(record, self._bad_json(api, e))
         if not isinstance(record.body, dict):
             return self._reject(record, self._bad_json(api, "the body is not a JSON object"))
