@@ -841,10 +841,10 @@ class ContextManager:
                 return await self._off_loop(self.context_tokens)
             return self.context_tokens()
 
-        async def emergency(budget: Budget) -> CompactionPlan:
+        async def emergency(budget: Budget, measured: int) -> CompactionPlan:
             if threaded:
-                return await self._off_loop(self._plan_emergency, budget)
-            return self._plan_emergency(budget)
+                return await self._off_loop(self._plan_emergency, budget, measured)
+            return self._plan_emergency(budget, measured)
 
         return await fit_context(
             plan,
@@ -891,8 +891,8 @@ class ContextManager:
             self._set_state(adopted, push=True)
         return adopted
 
-    def _plan_emergency(self, budget: Budget) -> CompactionPlan:
-        return plan_emergency(self._tracked.history, **self._engine_args(budget))
+    def _plan_emergency(self, budget: Budget, measured: int) -> CompactionPlan:
+        return plan_emergency(self._tracked.history, **self._engine_args(budget), measured=measured)
 
     def _commit(self, result: CompactionResult) -> None:
         self._events.extend(result.events)

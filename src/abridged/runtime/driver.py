@@ -191,28 +191,37 @@ async def fit_context(
     *,
     run: Callable[[CompactionPlan], Awaitable[CompactionResult | None]],
     size: Callable[[], Awaitable[int]],
-    emergency: Callable[[Budget], Awaitable[CompactionPlan]],
+    emergency: Callable[[Budget, int], Awaitable[CompactionPlan]],
     budget: Budget,
     conversation_id: str | None = None,
 ) -> bool:
     """Carry ``plan`` out (``run``: compact and commit; ``None`` when it could not), then the
-    emergency path (``emergency``) while the context (``await size()``) does not fit the input
-    budget; whether the context changed. A missing plan, or one with nothing to do, goes
-    straight to the emergency path. With compaction and overflow recovery both switched off,
-    one plan is run and nothing more.
+    emergency path (``emergency(budget, size)``, given the size that found the context too big)
+    while the context (``await size()``) does not fit the input budget; whether the context
+    changed. A missing plan, or one with nothing to do, goes to the emergency path only when the
+    context does not fit: a plan with nothing to do for a context that fits (a trigger below the
+    input budget) is carried out as it is, which records it for the backoff. With compaction and
+    overflow recovery both switched off, one plan is run and nothing more.
 
     ``ContextOverflowError`` (with both sizes) when no summary could be made while the context
     does not fit, or when it still does not fit after ``MAX_FIT_COMPACTIONS`` compactions.
     """
     changed = False
-    now = 0
+    now: int | None = None
+    recover = budget.overflow_recovery or budget.enabled
     for _ in range(MAX_FIT_COMPACTIONS):
         if plan is None or plan.action == "nothing":
-            plan = await emergency(budget)
+            now = await size() if now is None else now
+            if now <= budget.input_budget or not recover:
+                if plan is not None:
+                    result = await run(plan)
+                    changed = changed or (result is not None and result.changed)
+                return changed
+            plan = await emergency(budget, now)
         result = await run(plan)
         changed = changed or (result is not None and result.changed)
         now = await size()
-        if now <= budget.input_budget or not (budget.overflow_recovery or budget.enabled):
+        if now <= budget.input_budget or not recover:
             return changed
         if result is None or result.status in ("failed", "cancelled"):
             raise ContextOverflowError(
