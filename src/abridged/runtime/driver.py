@@ -13,9 +13,10 @@ budget, the summarizer, and the loop that makes a context fit.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
 
-from abridged.core.budget import Budget, BudgetSettings, compute_budget
+from abridged.core.budget import MIN_CONTEXT_WINDOW, Budget, BudgetSettings, compute_budget
 from abridged.core.model import Message
 from abridged.core.protocols import ChatModel, Summarizer, Summary, SummaryRequest
 from abridged.core.tokens import TokenCounter
@@ -119,6 +120,26 @@ def summary_input_tokens(budget: Budget) -> int:
     return max(budget.input_budget, room)
 
 
+#: The share of a summarizer model's own window kept free for the estimator's error: requests
+#: are sized with abridged's estimate, which can count less than the model's own tokenizer.
+SUMMARY_ESTIMATE_MARGIN = 0.25
+
+
+def summarizer_limits(budget: Budget, window: int) -> tuple[int, int]:
+    """The output ceiling and the input budget of a summarizer model whose own context window is
+    ``window``: at most a quarter of that window for the summary, and of the rest
+    ``1 - SUMMARY_ESTIMATE_MARGIN`` for what is sent, never more than the conversation's own
+    sizing allows.
+
+    >>> from abridged.core.budget import compute_budget
+    >>> summarizer_limits(compute_budget(128_000, 16_384), 8_192)
+    (2048, 4608)
+    """
+    output = min(summary_output_tokens(budget), max(64, window // 4))
+    room = int((window - output) * (1 - SUMMARY_ESTIMATE_MARGIN))
+    return output, min(summary_input_tokens(budget), room)
+
+
 class SummarizerFactory:
     """The summarizer compactions use under a budget, made once per budget.
 
@@ -134,7 +155,9 @@ class SummarizerFactory:
     itself, or a ``given`` model named ``own_name`` (the ``ContextManager``'s ``model=``). A
     different, cheaper model gets a transcript instead: it could not read the other model's cache.
     ``counter``: the conversation's token counter, which the ``LLMSummarizer`` sizes its requests
-    with (its per-message cache).
+    with (its per-message cache). ``window``: the summarizing model's own context window when it
+    is not the conversation's (a smaller model): its requests are sized to it
+    (``summarizer_limits``). ``options``: passed to every summary call (``temperature``, ...).
     """
 
     def __init__(
@@ -144,7 +167,17 @@ class SummarizerFactory:
         own_model: ChatModel | None = None,
         own_name: str | None = None,
         counter: TokenCounter | None = None,
+        window: int | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
+        if window is not None and (
+            isinstance(window, bool) or not isinstance(window, int) or window < MIN_CONTEXT_WINDOW
+        ):
+            raise SettingError(
+                "summary_window", window, f"None or an integer >= {MIN_CONTEXT_WINDOW}"
+            )
+        self.window = window
+        self.options: Mapping[str, Any] = dict(options or {})
         if isinstance(given, str) and given != "extractive":
             raise SettingError(
                 "summarizer", given, 'a Summarizer, a ChatModel, "extractive" or None'
@@ -171,14 +204,19 @@ class SummarizerFactory:
         if made is None:
             made = ExtractiveSummarizer()
             if key != (0, 0, 0) and model is not None:
+                output, room = summary_output_tokens(budget), summary_input_tokens(budget)
+                if self.window is not None:
+                    output, room = summarizer_limits(budget, self.window)
                 try:
                     made = LLMSummarizer(
                         model,
-                        max_output_tokens=summary_output_tokens(budget),
-                        input_budget_tokens=summary_input_tokens(budget),
-                        cache_reuse=self.cache_reuse,
+                        max_output_tokens=output,
+                        input_budget_tokens=room,
+                        # a smaller model's window is not the conversation's: its own prompt
+                        cache_reuse=self.cache_reuse and self.window is None,
                         counter=self.counter,
                         fallback=OffLoopSummarizer(ExtractiveSummarizer()),
+                        options=self.options,
                     )
                 except SettingError:  # a window too small for the model's prompts
                     made = ExtractiveSummarizer()
