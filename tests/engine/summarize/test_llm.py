@@ -479,3 +479,11 @@ async def test_map_reduce_falls_back_when_every_part_fails() -> None:
     summary = await summarizer.summarize(_request(_big_session(40), max_tokens=400))
     assert summary.summarizer == "extractive"
     assert summary.fallback_reason is not None and "section headings" in summary.fallback_reason
+
+
+def test_an_empty_reply_says_how_the_model_stopped() -> None:
+    """An empty reply cut at the output limit, or a stream that ended without a finish reason,
+    is not the same failure as a model that chose to say nothing."""
+    assert failure_reason("", "stop") == "the model returned no text"
+    assert "output limit" in (failure_reason("", "length") or "")
+    assert "without a finish reason" in (failure_reason("", None) or "")

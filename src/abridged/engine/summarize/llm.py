@@ -125,6 +125,10 @@ def failure_reason(text: str, finish_reason: str | None) -> str | None:
     if finish_reason == "content_filter":
         return "the provider's content filter stopped the summary"
     if not text.strip():
+        if finish_reason == "length":  # a small window or ceiling, spent before any text
+            return "the model returned no text: it stopped at its output limit"
+        if finish_reason is None:  # the stream was cut (a dropped connection, a server error)
+            return "the model returned no text: the reply ended without a finish reason"
         return "the model returned no text"
     if not find_headings(text):
         # redacted before it is cut (no half secret survives), as it is stored and shown
