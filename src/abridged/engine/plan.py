@@ -507,8 +507,9 @@ class _Planner:
         base = self._kept_tokens(minimal.kept, tokens)
         if minimal.none:
             raise ContextOverflowError(
-                "the context does not fit the input budget and nothing in it can be dropped "
-                "(it is all system, pinned messages and the latest user message)",
+                "the context is already the minimal context (system, pinned messages and the "
+                "latest user message: nothing in it can be dropped) and does not fit the input "
+                "budget",
                 tokens=self.size,
                 limit=self.budget.input_budget,
                 stage="minimal",
