@@ -19,6 +19,10 @@ temperature. A session stops after ``--compactions`` compactions (the model is s
 thread). Canaries: ``--seed N`` generates them with ``bench/canary_generator.py`` when that module
 is there, else ``--canaries`` (default the shared ``canaries.json``).
 
+**``--facts-free``**: no real model; the local test provider (``abridged.testing``) answers every
+summary request with the section headings and "Nothing recorded." under each: the worst summary
+the heading check accepts, so what survives is what the fact ledger alone carries.
+
 **Figures.** Per compaction: who made the summary (the model, or the extractive fallback and why:
 the fallback's reason as the engine recorded it), seconds, the map-reduce part lost if any. Per
 model call (a wrapper around the model records each request): abridged's estimate of the input,
@@ -342,7 +346,42 @@ def summarize_figures(
     }
 
 
+async def run_facts_free(args: argparse.Namespace) -> dict[str, Any]:
+    """The ledger alone under an accepted model summary: the local test provider answers every
+    summary request with the section headings and nothing under them."""
+    from abridged.engine.summarize.prompts import SECTIONS
+    from abridged.testing import ProviderServer
+
+    canaries, source = canaries_for(args.seed, args.canaries)
+    transcripts = load_transcripts(args.data)[: args.limit]
+    reply = "\n\n".join(f"## {s.title}\nNothing recorded." for s in SECTIONS)
+    compactions: list[Compaction] = []
+    with ProviderServer(context_window=args.n_ctx, replies=lambda _r: reply) as server:
+        inner = chat_model_from_string(f"{server.base_url}/v1#facts-free", api_key="none")
+        model = Recording(inner, 0)  # the test provider reports usage: no tokenizer needed
+        for transcript in transcripts:
+            compactions += await replay_session(
+                transcript,
+                canaries,
+                model,
+                window=args.window,
+                n_ctx=args.n_ctx,
+                temperature=args.temperature,
+                compactions=args.compactions,
+            )
+    return {
+        "model": "facts-free (the local test provider: headings, nothing under them)",
+        "n_ctx": args.n_ctx,
+        "window": args.window,
+        "sessions": [t.id for t in transcripts],
+        "canaries": source,
+        **summarize_figures(compactions, model.calls, args.n_ctx),
+    }
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.facts_free:
+        return await run_facts_free(args)
     canaries, source = canaries_for(args.seed, args.canaries)
     transcripts = load_transcripts(args.data)[: args.limit]
     gguf = find_gguf(args.venv)
@@ -409,6 +448,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--n-ctx", type=int, default=8_192, help="the model server's window")
     parser.add_argument("--temperature", type=float, default=0.2)
     parser.add_argument("--timeout", type=float, default=900.0, help="per model call, seconds")
+    parser.add_argument(
+        "--facts-free",
+        action="store_true",
+        help="no real model: the test provider's summary with headings only (the ledger alone)",
+    )
     parser.add_argument("--json", action="store_true", help="the whole result as JSON, last line")
     args = parser.parse_args(argv)
     data = asyncio.run(run(args))
