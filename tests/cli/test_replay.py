@@ -155,6 +155,66 @@ def test_a_model_summarizer_writes_the_summaries(cli: Run) -> None:
     assert "round_total must round half up." in compactions[0]["summary"]
 
 
+def test_a_fallback_and_its_reason_show_in_the_terminal_and_html_views(
+    cli: Run, tmp_path: Path
+) -> None:
+    with ProviderServer(
+        context_window=200_000, max_output=8_192, replies=lambda _r: "Sorry."
+    ) as server:
+        model = f"{server.base_url}/v1#summarizer-test"
+        report = tmp_path / "report.html"
+        out = cli(
+            "replay",
+            EXAMPLE,
+            "--window",
+            "16k",
+            "--summarizer",
+            model,
+            "--summary-temperature",
+            "0.3",
+            "--timeline",
+            "--report",
+            str(report),
+        )
+        temperatures = {r.body.get("temperature") for r in server.requests}
+    assert out.returncode == 0, out.stderr
+    assert temperatures == {0.3}
+    text = " ".join(out.stdout.split())
+    assert "summary by extractive" in text
+    assert "fallback from llm:summarizer-test: the reply has none of the section headings" in text
+    html = report.read_text()
+    assert "fallback from llm:summarizer-test: the reply has none of the section headings" in html
+
+
+def test_a_summarizer_with_a_smaller_window_gets_requests_that_fit_it(cli: Run) -> None:
+    """The summarizer's server has a 4k window, the conversation 16k: sized from its own
+    window, no request is rejected and every summary is the model's."""
+    summary = "\n\n".join(f"## {s.title}\nround_total must round half up." for s in SECTIONS)
+    with ProviderServer(
+        context_window=4_096, max_output=1_024, replies=lambda _r: summary
+    ) as server:
+        model = f"{server.base_url}/v1#small"
+        data = _json(
+            cli(
+                "replay",
+                EXAMPLE,
+                "--window",
+                "16k",
+                "--summarizer",
+                model,
+                "--summary-window",
+                "4k",
+                "--json",
+            )
+        )
+        statuses = [r.status for r in server.requests]
+    compactions = data["sessions"][0]["compactions"]
+    assert compactions and statuses and set(statuses) == {200}
+    assert all(c["summarizer"] == "llm:small" and not c["fallback_reason"] for c in compactions)
+    assert all(c["summary_usage"] and c["summary_usage"]["input"] > 0 for c in compactions)
+    assert data["settings"]["summary_window"] == 4_096
+
+
 def test_bad_input_names_the_line_and_exits_1(cli: Run, tmp_path: Path) -> None:
     missing = cli("replay", tmp_path / "nope.jsonl")
     assert missing.returncode == 1 and "cannot read" in missing.stderr

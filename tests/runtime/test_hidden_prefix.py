@@ -5,10 +5,17 @@ as a ratio; counted in sizes and in the budget, never compacted; forgotten when 
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
+from abridged.core.model import Message, ToolCall, Usage, assign_ids
 from abridged.core.tokens import TokenCounter
-from abridged.engine.events import CompactionEnded, HiddenPrefix, OverflowRecovered
+from abridged.engine.events import (
+    CompactionEnded,
+    CompactionStarted,
+    HiddenPrefix,
+    OverflowRecovered,
+)
 from abridged.formats.openai_chat import messages_from_openai
 from abridged.runtime import ContextManager
 from abridged.runtime.sizing import HIDDEN_MIN_TOKENS
@@ -118,3 +125,47 @@ def test_the_offset_goes_when_the_reports_no_longer_show_it() -> None:
     assert cm.hidden_prefix == 0
     gone = [e for e in ctx.events if isinstance(e, HiddenPrefix)]
     assert gone and gone[-1].tokens == 0 and "gone" in gone[-1].text
+
+
+def invisible_growth_transcript(hidden: int, invisible: int, steps: int = 60) -> list[Message]:
+    """An agent log like a Codex rollout: the first call reports a large hidden prefix, and every
+    later report grows by ``invisible`` tokens more than the messages do (reasoning the log does
+    not hold), so that the reports run far ahead of any estimate of the messages."""
+    counter = TokenCounter()
+    rng = random.Random(1)
+    messages = [Message.user("Fix the failing tests in the repository.")]
+    for k in range(steps):
+        call = ToolCall(f"call_{k}", "shell", json.dumps({"cmd": f"cat part{k}.log"}))
+        messages.append(Message.assistant(f"step {k}", tool_calls=[call]))
+        output = " ".join(f"w{rng.randrange(10**6)}" for _ in range(50))
+        messages.append(Message.tool(f"call_{k}", output))
+    messages.append(Message.assistant("done"))
+    out: list[Message] = []
+    calls = 0
+    for i, message in enumerate(messages):
+        if message.role != "assistant":
+            out.append(message)
+            continue
+        size = hidden + sum(counter.message_tokens(m) for m in messages[:i]) + invisible * calls
+        out.append(message.replace(usage=Usage(input=size, output=30)))
+        calls += 1
+    return assign_ids(out)
+
+
+def test_an_emergency_runs_only_when_the_figures_it_prints_say_it_must() -> None:
+    """Replayed at a 128k window with a 64k output reserve (input budget 61.4k): the context
+    reaches the trigger while its messages' estimate is within the kept tail. Every emergency
+    stage, and every recovery counted, shows a context above the input budget."""
+    cm = ContextManager(context_window=128_000, max_output_tokens=64_000, summarizer="extractive")
+    events = [
+        e for step in cm.replay(invisible_growth_transcript(17_000, 2_000)) for e in step.events
+    ]
+    budget = cm.budget.input_budget
+    started = [e for e in events if isinstance(e, CompactionStarted)]
+    assert started  # the trigger was reached
+    for event in started:
+        if event.emergency is not None:
+            assert event.tokens_before > budget, event.text
+    for event in events:
+        if isinstance(event, OverflowRecovered):
+            assert event.tokens_before > budget, event.text

@@ -164,6 +164,18 @@ def replay(
         typer.Option(help='"extractive" (offline, default) or a model string to summarize with.'),
     ] = "extractive",
     base_url: SummarizerUrlOption = None,
+    summary_window: Annotated[
+        str | None,
+        typer.Option(
+            help="The summarizer model's own context window (e.g. 8k), when smaller than the "
+            "conversation's: its requests are sized to it, a quarter kept free for the "
+            "estimator's error.",
+        ),
+    ] = None,
+    summary_temperature: Annotated[
+        float | None,
+        typer.Option(help="Temperature of every summary call (default: the model's)."),
+    ] = None,
     db: Annotated[
         str | None,
         typer.Option("--db", help="Keep the replay in this database (default: a temporary file)."),
@@ -226,6 +238,8 @@ def replay(
             as_json=as_json,
             timeline=timeline,
             progress_lines=progress,
+            summary_window=summary_window,
+            summary_temperature=summary_temperature,
         )
     )
 

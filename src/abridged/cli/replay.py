@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,11 +45,13 @@ from abridged.cli.common import (
     make_summarizer,
     plural,
     setting_error,
+    size,
     stderr,
     stdout,
+    summary_notes,
 )
 from abridged.core.budget import Budget, format_token_size
-from abridged.core.model import Message
+from abridged.core.model import Message, usage_to_dict
 from abridged.core.protocols import ChatModel, Summarizer
 from abridged.core.turns import head_length, split_turns
 from abridged.core.windows import ModelLimits, Pricing
@@ -143,7 +145,11 @@ class Replayer:
         max_output: str | None,
         model: str | None,
         on_step: Callable[[], None] | None = None,
+        summary_window: int | None = None,
+        summary_options: Mapping[str, Any] | None = None,
     ) -> None:
+        self.summary_window = summary_window
+        self.summary_options = dict(summary_options or {})
         self.store = store
         self.knobs = knobs
         self.budget_settings = knobs.budget()
@@ -174,6 +180,8 @@ class Replayer:
                 budget=self.budget_settings,
                 settings=self.compaction_settings,
                 summarizer=self.summarizer,
+                summary_window=self.summary_window,
+                summary_options=self.summary_options,
                 hooks=CompactionHooks(after_compact=results.append),
             )
         except SettingError as exc:
@@ -260,6 +268,8 @@ class Replayer:
                                 "summarizer": result.summarizer,
                                 "truncated": result.truncated,
                                 "fallback_reason": result.fallback_reason,
+                                "summary_usage": usage_to_dict(result.summary_usage),
+                                "seconds": round(result.duration, 3),
                                 "summary": result.summary_text or "",
                             }
                         )
@@ -506,11 +516,15 @@ async def run_replay_async(
     progress: bool = False,
     lines: bool = False,
     path: str = "",
+    summary_window: str | None = None,
+    summary_temperature: float | None = None,
 ) -> dict[str, Any]:
     """Replay ``transcripts`` into the store at ``db`` (a temporary SQLite file when ``None``)
     and return the plain-data result (see the module docstring). ``progress``: a bar on a
     terminal; ``lines``: a line per finished session on stderr when it is not one."""
     made, name = make_summarizer(summarizer, base_url)
+    options = {} if summary_temperature is None else {"temperature": summary_temperature}
+    own_window = size(summary_window, "summary_window")
     started = time.perf_counter()
     temporary: tempfile.TemporaryDirectory[str] | None = None
     if db is None:
@@ -533,6 +547,8 @@ async def run_replay_async(
             max_output=max_output,
             model=model,
             on_step=bar.advance if bar is not None else None,
+            summary_window=own_window,
+            summary_options=options,
         )
         if bar is not None:
             bar.start()
@@ -557,6 +573,8 @@ async def run_replay_async(
         "summarizer": name,
         "db": None if db is None else store.url,
         "settings": {
+            "summary_window": own_window,
+            "summary_temperature": summary_temperature,
             "window": window,
             "max_output": max_output,
             "trigger": knobs.trigger,
@@ -848,7 +866,8 @@ def render(
                 console.print(
                     f"  compaction at call {c['call']}: {k(c['tokens_before'])} → "
                     f"{k(c['tokens_after'])}, summary by {c['summarizer']} "
-                    f"({sections} sections{', truncated' if c['truncated'] else ''})",
+                    f"({sections} sections{', truncated' if c['truncated'] else ''})"
+                    + escape(summary_notes(c, data["summarizer"])),
                     highlight=False,
                 )
             if session["stopped"]:
@@ -897,6 +916,8 @@ def run_replay(
     as_json: bool = False,
     timeline: bool | None = None,
     progress_lines: bool = False,
+    summary_window: str | None = None,
+    summary_temperature: float | None = None,
 ) -> int:
     """Run the command; returns the exit code (0 ok, 1 unreadable input or failure, 2 usage).
     ``progress_lines``: a line per session on stderr when it is not a terminal."""
@@ -916,6 +937,8 @@ def run_replay(
                 progress=True,
                 lines=progress_lines,
                 path=str(path),
+                summary_window=summary_window,
+                summary_temperature=summary_temperature,
             )
         )
         if report is not None:

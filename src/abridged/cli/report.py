@@ -15,6 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from abridged.cli.common import summary_notes
 from abridged.core.budget import format_token_size
 
 WIDTH, HEIGHT = 960, 320
@@ -212,7 +213,7 @@ def _timeline(steps: Sequence[dict[str, Any]]) -> str:
     return "".join(rows)
 
 
-def _summaries(session: dict[str, Any], open_them: bool) -> str:
+def _summaries(session: dict[str, Any], open_them: bool, summarizer: str) -> str:
     if not session["compactions"]:
         return "<p class=sub>No compaction: pruning kept this session under the trigger.</p>"
     out = []
@@ -222,7 +223,8 @@ def _summaries(session: dict[str, Any], open_them: bool) -> str:
             flags += f", emergency ({c['emergency']})"
         head = (
             f"Compaction {n} at call {c['call']}: {_k(c['tokens_before'])} → "
-            f"{_k(c['tokens_after'])} ({c['trigger']}; summary by {c['summarizer']}{flags})"
+            f"{_k(c['tokens_after'])} ({c['trigger']}; summary by {c['summarizer']}{flags}"
+            f"{summary_notes(c, summarizer)})"
         )
         out.append(
             f'<details class="compaction-summary"{" open" if open_them else ""}>'
@@ -274,7 +276,7 @@ def render_report(data: dict[str, Any]) -> str:
         )
         parts.append(plot(session, steps))
         parts.append("<h3>Compaction summaries</h3>")
-        parts.append(_summaries(session, open_them=not many))
+        parts.append(_summaries(session, open_them=not many, summarizer=str(data["summarizer"])))
         parts.append(
             f"<details{'' if many else ' open'}><summary>Timeline ({len(steps)} calls)</summary>"
             f"{_timeline(steps)}</details>"

@@ -208,6 +208,16 @@ class Usage:
         """Context tokens plus output tokens."""
         return self.context_tokens + self.output
 
+    def __add__(self, other: Usage) -> Usage:
+        """The usage of two calls together, field by field."""
+        return Usage(
+            input=self.input + other.input,
+            output=self.output + other.output,
+            cache_read=self.cache_read + other.cache_read,
+            cache_write=self.cache_write + other.cache_write,
+            reasoning=self.reasoning + other.reasoning,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Message:

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
-from abridged.core.model import Message
+from abridged.core.model import Message, Usage
 from abridged.core.protocols import FileOps, Summarizer, Summary, SummaryRequest
 from abridged.core.summary import summary_message
 from abridged.core.tokens import estimate_message_tokens
@@ -130,7 +130,9 @@ class CompactionResult:
       context's size before and after (after: estimated, the summary included).
     - ``file_ops``: cumulative; ``summarizer``: who made the summary (``"before_compact"`` for
       a hook's); ``truncated``: the summary was cut at its ceiling (it is kept);
-      ``fallback_reason``: why the fallback summarizer made it.
+      ``fallback_reason``: why the fallback summarizer made it; ``summary_usage``: what the
+      summary calls cost, as their provider reported it (``None``: nothing reported, as with
+      llama.cpp's streams, or no model call).
     - ``reached_target``: the context is at or below the target; otherwise automatic compaction
       backs off. ``duration``: seconds, by the clock passed to ``run_compaction`` (0 without one).
     - ``events``: what was reported, in order.
@@ -155,6 +157,7 @@ class CompactionResult:
     events: tuple[Event, ...]
     fallback_reason: str | None = None
     error: str | None = None
+    summary_usage: Usage | None = None
 
     @property
     def changed(self) -> bool:
@@ -364,6 +367,7 @@ class _Made:
     file_ops: FileOps
     truncated: bool
     fallback_reason: str | None
+    usage: Usage | None = None
 
 
 async def _make_summary(
@@ -385,8 +389,11 @@ async def _make_summary(
     truncated = False
     names: list[str] = []
     reasons: list[str] = []
+    usage: Usage | None = None
     for request, outcome in zip(requests, outcomes, strict=True):
         summary = outcome.summary
+        if summary is not None and summary.usage is not None:
+            usage = summary.usage if usage is None else usage + summary.usage
         reason = outcome.reason or (summary.fallback_reason if summary is not None else None)
         if reason is not None:
             emit(
@@ -410,7 +417,7 @@ async def _make_summary(
     text = compose_summary(main_text, prefix_text)
     if not text.strip():
         return "the summary was empty"
-    return _Made(text, "+".join(names), file_ops, truncated, "; ".join(reasons) or None)
+    return _Made(text, "+".join(names), file_ops, truncated, "; ".join(reasons) or None, usage)
 
 
 class _Run:
@@ -556,6 +563,7 @@ class _Run:
             events=tuple(self.events),
             fallback_reason=made.fallback_reason if made is not None else None,
             error=error,
+            summary_usage=made.usage if made is not None else None,
         )
         if self.hooks.after_compact is not None:
             await _maybe_await(self.hooks.after_compact(result))

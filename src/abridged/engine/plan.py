@@ -24,6 +24,7 @@ The plan is deterministic: the same history, settings and state give the same pl
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -256,19 +257,24 @@ def plan_emergency(
     tools: Sequence[ToolSpec] = (),
     pinned: Collection[int] = (),
     context_tokens: int | None = None,
+    measured: int | None = None,
 ) -> CompactionPlan:
-    """The emergency plan, for when the provider rejected the context as too long.
+    """The emergency plan, for when the context does not fit (or the provider rejected it as
+    too long).
 
     Goes straight to the emergency stages (see the module docstring). ``context_tokens`` is what
-    the provider said the context held, when it said: the estimates are scaled up to it, so that
-    the retry fits. The plan is ``forced``: ``before_compact`` cannot cancel it. Raises
-    ``ContextOverflowError`` when even the minimal context cannot fit.
+    the provider said the context held, when it said; ``measured`` the caller's own measure of
+    it (the last usage report plus the estimate since), the one that found it too big. The
+    estimates are scaled up to the larger, so that the result fits by that measure, and the
+    plan's figures (``tokens_before``, its reason) are that measure. The plan is ``forced``:
+    ``before_compact`` cannot cancel it. Raises ``ContextOverflowError`` when even the minimal
+    context cannot fit.
     """
     settings = settings if settings is not None else CompactionSettings()
     state = state if state is not None else CompactionState()
     view = build_view(messages, state)
     estimated = _sum_context(view.messages, budget, count_tokens)
-    size = max(estimated, context_tokens or 0)
+    size = max(estimated, context_tokens or 0, measured or 0)
     planner = _Planner(
         messages,
         view,
@@ -495,18 +501,30 @@ class _Planner:
                 break
             keep //= 2
             stage = "drop"
+        # The last stage takes whatever room the minimal context leaves for its summary, down
+        # to a line: a short summary within the budget beats a refusal.
         minimal = emergency_minimal(sent, pinned=self.pin_positions)
         base = self._kept_tokens(minimal.kept, tokens)
-        if self._fits(base, MIN_EMERGENCY_SUMMARY_TOKENS) and not minimal.none:
+        if minimal.none:
+            raise ContextOverflowError(
+                "the context is already the minimal context (system, pinned messages and the "
+                "latest user message: nothing in it can be dropped) and does not fit the input "
+                "budget",
+                tokens=self.size,
+                limit=self.budget.input_budget,
+                stage="minimal",
+            )
+        if self._fits(base, 1):
             plan = self._summarize(
                 trigger, prune, sent, tokens, minimal, stage="minimal", reported=reported
             )
             if self._fits_plan(plan):
                 return plan
+        # The figures are the check's own: the minimal context with a one-token summary.
         raise ContextOverflowError(
             "even the minimal context (system, summary, pinned messages and the latest user "
             "message) does not fit the input budget",
-            tokens=round(self.scale * (base + MIN_EMERGENCY_SUMMARY_TOKENS)),
+            tokens=self._needed(base, 1),
             limit=self.budget.input_budget,
             stage="minimal",
         )
@@ -631,9 +649,13 @@ class _Planner:
             return False
         return self._fits(plan.base_tokens_after, plan.summary_max_tokens)
 
+    def _needed(self, base_tokens: int, summary_tokens: int) -> int:
+        """The size of a context of ``base_tokens`` and a summary of ``summary_tokens``, in the
+        caller's measure (the estimates scaled by ``scale``): what every fit is checked by."""
+        return math.ceil(self.scale * (base_tokens + summary_tokens + self.summary_overhead))
+
     def _fits(self, base_tokens: int, summary_tokens: int) -> bool:
-        total = base_tokens + summary_tokens + self.summary_overhead
-        return self.scale * total <= self.budget.input_budget
+        return self._needed(base_tokens, summary_tokens) <= self.budget.input_budget
 
     def _summarize(
         self,
@@ -682,7 +704,10 @@ class _Planner:
             # The room left, with a fifth to spare: summarizers measure their ceiling with
             # their own estimate, which may undercount against the caller's counter.
             room = int(self.budget.input_budget / self.scale) - base_after - self.summary_overhead
-            ceiling = max(MIN_EMERGENCY_SUMMARY_TOKENS, min(ceiling, room * 4 // 5))
+            floor = MIN_EMERGENCY_SUMMARY_TOKENS
+            if stage == "minimal":  # the last stage: what room there is, down to a line
+                floor = min(floor, max(1, room * 4 // 5))
+            ceiling = max(floor, min(ceiling, room * 4 // 5))
         else:
             # When even the shortest tail leaves no room for a full summary under the target,
             # the summary gives next, down to three quarters of its ceiling, if that reaches the

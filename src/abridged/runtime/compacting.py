@@ -175,10 +175,17 @@ class Compacting(ConversationCore):
         )
 
     async def _aplan_emergency(
-        self, budget: Budget, context_tokens: int | None = None
+        self, budget: Budget, measured: int | None = None, context_tokens: int | None = None
     ) -> CompactionPlan:
-        """``plan_emergency`` of the conversation in a worker thread, on a snapshot."""
-        args = {**self._plan_args(0), "budget": budget, "context_tokens": context_tokens}
+        """``plan_emergency`` of the conversation in a worker thread, on a snapshot;
+        ``measured``: the size that found the context too big, ``context_tokens``: the
+        provider's count."""
+        args = {
+            **self._plan_args(0),
+            "budget": budget,
+            "measured": measured,
+            "context_tokens": context_tokens,
+        }
         return await asyncio.to_thread(
             functools.partial(plan_emergency, tuple(self._history), **args)
         )
@@ -385,7 +392,7 @@ class Compacting(ConversationCore):
         if isinstance(error, SilentTruncationError) and error.reported > 0:
             # Aim at what the provider really read: its estimates scale up by sent/read.
             reported = int(self._size() * budget.input_budget / error.reported)
-        plan = await self._aplan_emergency(budget, reported)
+        plan = await self._aplan_emergency(budget, context_tokens=reported)
         result = await self._spawn(plan)
         if result is None or result.status != "compacted":
             raise ContextOverflowError(

@@ -38,7 +38,15 @@ import asyncio
 import concurrent.futures
 import functools
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -190,6 +198,9 @@ class ContextManager:
       ``LLMSummarizer`` sized to this budget, with the extractive fallback; when the model's
       ``name`` is ``model``, the summary request is the context itself plus an instruction, so
       the provider reads it from the prompt cache); default ``ExtractiveSummarizer()``.
+      ``summary_window``: that model's own context window, when it is not the conversation's
+      (its requests are sized to it, with a margin for the estimator's error);
+      ``summary_options``: passed to every summary call (``{"temperature": 0}``).
     - ``hooks``: ``before_compact``, ``after_compact``, ``on_event``. ``counter``: the token
       counter (an exact tokenizer, a carried-over calibration). ``clock``: for durations.
     - ``pinned``: history indexes never summarized away.
@@ -222,6 +233,8 @@ class ContextManager:
         budget: BudgetSettings | None = None,
         settings: CompactionSettings | None = None,
         summarizer: Summarizer | ChatModel | None = None,
+        summary_window: int | None = None,
+        summary_options: Mapping[str, Any] | None = None,
         hooks: CompactionHooks | None = None,
         counter: TokenCounter | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -260,7 +273,13 @@ class ContextManager:
             name = model or (limits.model if limits is not None and limits.model else None)
             counter = TokenCounter(model=name)
         self.counter = counter
-        self._summarizer = SummarizerFactory(summarizer, own_name=model, counter=counter)
+        self._summarizer = SummarizerFactory(
+            summarizer,
+            own_name=model,
+            counter=counter,
+            window=summary_window,
+            options=summary_options,
+        )
         self.hooks = hooks if hooks is not None else CompactionHooks()
         self._clock = clock
         self._pins: set[int] = {int(i) for i in pinned}
@@ -841,10 +860,10 @@ class ContextManager:
                 return await self._off_loop(self.context_tokens)
             return self.context_tokens()
 
-        async def emergency(budget: Budget) -> CompactionPlan:
+        async def emergency(budget: Budget, measured: int) -> CompactionPlan:
             if threaded:
-                return await self._off_loop(self._plan_emergency, budget)
-            return self._plan_emergency(budget)
+                return await self._off_loop(self._plan_emergency, budget, measured)
+            return self._plan_emergency(budget, measured)
 
         return await fit_context(
             plan,
@@ -891,8 +910,8 @@ class ContextManager:
             self._set_state(adopted, push=True)
         return adopted
 
-    def _plan_emergency(self, budget: Budget) -> CompactionPlan:
-        return plan_emergency(self._tracked.history, **self._engine_args(budget))
+    def _plan_emergency(self, budget: Budget, measured: int) -> CompactionPlan:
+        return plan_emergency(self._tracked.history, **self._engine_args(budget), measured=measured)
 
     def _commit(self, result: CompactionResult) -> None:
         self._events.extend(result.events)

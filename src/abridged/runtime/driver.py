@@ -13,9 +13,10 @@ budget, the summarizer, and the loop that makes a context fit.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
 
-from abridged.core.budget import Budget, BudgetSettings, compute_budget
+from abridged.core.budget import MIN_CONTEXT_WINDOW, Budget, BudgetSettings, compute_budget
 from abridged.core.model import Message
 from abridged.core.protocols import ChatModel, Summarizer, Summary, SummaryRequest
 from abridged.core.tokens import TokenCounter
@@ -119,6 +120,26 @@ def summary_input_tokens(budget: Budget) -> int:
     return max(budget.input_budget, room)
 
 
+#: The share of a summarizer model's own window kept free for the estimator's error: requests
+#: are sized with abridged's estimate, which can count less than the model's own tokenizer.
+SUMMARY_ESTIMATE_MARGIN = 0.25
+
+
+def summarizer_limits(budget: Budget, window: int) -> tuple[int, int]:
+    """The output ceiling and the input budget of a summarizer model whose own context window is
+    ``window``: at most a quarter of that window for the summary, and of the rest
+    ``1 - SUMMARY_ESTIMATE_MARGIN`` for what is sent, never more than the conversation's own
+    sizing allows.
+
+    >>> from abridged.core.budget import compute_budget
+    >>> summarizer_limits(compute_budget(128_000, 16_384), 8_192)
+    (2048, 4608)
+    """
+    output = min(summary_output_tokens(budget), max(64, window // 4))
+    room = int((window - output) * (1 - SUMMARY_ESTIMATE_MARGIN))
+    return output, min(summary_input_tokens(budget), room)
+
+
 class SummarizerFactory:
     """The summarizer compactions use under a budget, made once per budget.
 
@@ -134,7 +155,9 @@ class SummarizerFactory:
     itself, or a ``given`` model named ``own_name`` (the ``ContextManager``'s ``model=``). A
     different, cheaper model gets a transcript instead: it could not read the other model's cache.
     ``counter``: the conversation's token counter, which the ``LLMSummarizer`` sizes its requests
-    with (its per-message cache).
+    with (its per-message cache). ``window``: the summarizing model's own context window when it
+    is not the conversation's (a smaller model): its requests are sized to it
+    (``summarizer_limits``). ``options``: passed to every summary call (``temperature``, ...).
     """
 
     def __init__(
@@ -144,7 +167,17 @@ class SummarizerFactory:
         own_model: ChatModel | None = None,
         own_name: str | None = None,
         counter: TokenCounter | None = None,
+        window: int | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
+        if window is not None and (
+            isinstance(window, bool) or not isinstance(window, int) or window < MIN_CONTEXT_WINDOW
+        ):
+            raise SettingError(
+                "summary_window", window, f"None or an integer >= {MIN_CONTEXT_WINDOW}"
+            )
+        self.window = window
+        self.options: Mapping[str, Any] = dict(options or {})
         if isinstance(given, str) and given != "extractive":
             raise SettingError(
                 "summarizer", given, 'a Summarizer, a ChatModel, "extractive" or None'
@@ -171,14 +204,19 @@ class SummarizerFactory:
         if made is None:
             made = ExtractiveSummarizer()
             if key != (0, 0, 0) and model is not None:
+                output, room = summary_output_tokens(budget), summary_input_tokens(budget)
+                if self.window is not None:
+                    output, room = summarizer_limits(budget, self.window)
                 try:
                     made = LLMSummarizer(
                         model,
-                        max_output_tokens=summary_output_tokens(budget),
-                        input_budget_tokens=summary_input_tokens(budget),
-                        cache_reuse=self.cache_reuse,
+                        max_output_tokens=output,
+                        input_budget_tokens=room,
+                        # a smaller model's window is not the conversation's: its own prompt
+                        cache_reuse=self.cache_reuse and self.window is None,
                         counter=self.counter,
                         fallback=OffLoopSummarizer(ExtractiveSummarizer()),
+                        options=self.options,
                     )
                 except SettingError:  # a window too small for the model's prompts
                     made = ExtractiveSummarizer()
@@ -191,28 +229,37 @@ async def fit_context(
     *,
     run: Callable[[CompactionPlan], Awaitable[CompactionResult | None]],
     size: Callable[[], Awaitable[int]],
-    emergency: Callable[[Budget], Awaitable[CompactionPlan]],
+    emergency: Callable[[Budget, int], Awaitable[CompactionPlan]],
     budget: Budget,
     conversation_id: str | None = None,
 ) -> bool:
     """Carry ``plan`` out (``run``: compact and commit; ``None`` when it could not), then the
-    emergency path (``emergency``) while the context (``await size()``) does not fit the input
-    budget; whether the context changed. A missing plan, or one with nothing to do, goes
-    straight to the emergency path. With compaction and overflow recovery both switched off,
-    one plan is run and nothing more.
+    emergency path (``emergency(budget, size)``, given the size that found the context too big)
+    while the context (``await size()``) does not fit the input budget; whether the context
+    changed. A missing plan, or one with nothing to do, goes to the emergency path only when the
+    context does not fit: a plan with nothing to do for a context that fits (a trigger below the
+    input budget) is carried out as it is, which records it for the backoff. With compaction and
+    overflow recovery both switched off, one plan is run and nothing more.
 
     ``ContextOverflowError`` (with both sizes) when no summary could be made while the context
     does not fit, or when it still does not fit after ``MAX_FIT_COMPACTIONS`` compactions.
     """
     changed = False
-    now = 0
+    now: int | None = None
+    recover = budget.overflow_recovery or budget.enabled
     for _ in range(MAX_FIT_COMPACTIONS):
         if plan is None or plan.action == "nothing":
-            plan = await emergency(budget)
+            now = await size() if now is None else now
+            if now <= budget.input_budget or not recover:
+                if plan is not None:
+                    result = await run(plan)
+                    changed = changed or (result is not None and result.changed)
+                return changed
+            plan = await emergency(budget, now)
         result = await run(plan)
         changed = changed or (result is not None and result.changed)
         now = await size()
-        if now <= budget.input_budget or not (budget.overflow_recovery or budget.enabled):
+        if now <= budget.input_budget or not recover:
             return changed
         if result is None or result.status in ("failed", "cancelled"):
             raise ContextOverflowError(

@@ -448,3 +448,42 @@ async def test_the_start_of_a_reply_without_headings_is_redacted_in_the_fallback
     summary = await summarizer.summarize(_request(_session(), max_tokens=800))
     assert summary.fallback_reason is not None and "section headings" in summary.fallback_reason
     assert key[:12] not in summary.fallback_reason and "invalid key" in summary.fallback_reason
+
+
+async def test_map_reduce_keeps_the_parts_that_succeeded_when_one_fails() -> None:
+    """One map call answers with no summary (an error text): the other parts' summaries are
+    folded all the same, and the summary says which part was lost and why."""
+    calls = 0
+
+    def reply(messages: Sequence[Message], tools: Sequence[ToolSpec] | None) -> str:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the second map call
+            return "Internal server error"
+        return _tagging_reply(messages, tools)
+
+    model = ScriptedModel(default=reply)
+    summarizer = LLMSummarizer(model, max_output_tokens=400, input_budget_tokens=3_000)
+    summary = await summarizer.summarize(_request(_big_session(40), max_tokens=400))
+    assert summary.summarizer == "llm:scripted"  # the model's summary, not the fallback's
+    assert summary.fallback_reason is not None
+    assert re.search(r"part 2 of \d+", summary.fallback_reason)
+    assert "section headings" in summary.fallback_reason
+    merges = [c for c in model.calls if "<partial_summary" in c.messages[-1].text]
+    assert merges  # the good parts were folded
+
+
+async def test_map_reduce_falls_back_when_every_part_fails() -> None:
+    model = ScriptedModel(default=lambda _m, _t: "Internal server error")
+    summarizer = LLMSummarizer(model, max_output_tokens=400, input_budget_tokens=3_000)
+    summary = await summarizer.summarize(_request(_big_session(40), max_tokens=400))
+    assert summary.summarizer == "extractive"
+    assert summary.fallback_reason is not None and "section headings" in summary.fallback_reason
+
+
+def test_an_empty_reply_says_how_the_model_stopped() -> None:
+    """An empty reply cut at the output limit, or a stream that ended without a finish reason,
+    is not the same failure as a model that chose to say nothing."""
+    assert failure_reason("", "stop") == "the model returned no text"
+    assert "output limit" in (failure_reason("", "length") or "")
+    assert "without a finish reason" in (failure_reason("", None) or "")

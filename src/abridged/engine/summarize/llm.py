@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from abridged.core.model import Message, Usage
@@ -131,6 +131,10 @@ def failure_reason(text: str, finish_reason: str | None) -> str | None:
     if finish_reason == "content_filter":
         return "the provider's content filter stopped the summary"
     if not text.strip():
+        if finish_reason == "length":  # a small window or ceiling, spent before any text
+            return "the model returned no text: it stopped at its output limit"
+        if finish_reason is None:  # the stream was cut (a dropped connection, a server error)
+            return "the model returned no text: the reply ended without a finish reason"
         return "the model returned no text"
     if not find_headings(text):
         # redacted before it is cut (no half secret survives), as it is stored and shown
@@ -190,6 +194,8 @@ class _Run:
 
     usage: Usage | None = None
     truncated: bool = False
+    #: map-reduce parts whose summary failed (and why): the others were folded without them
+    lost: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,6 +332,7 @@ class LLMSummarizer:
             file_ops=file_ops,
             truncated=run.truncated,
             usage=run.usage,
+            fallback_reason="; ".join(run.lost) or None,
         )
 
     async def _fall_back(self, request: SummaryRequest, reason: str, run: _Run) -> Summary:
@@ -545,9 +552,23 @@ class LLMSummarizer:
             prompt = self._prompt(
                 p, wrap(chunk), ceiling=partial_ceiling, part=(index, len(chunks)), previous=False
             )
-            summaries.append(
-                await self._call(self._prompt_messages(prompt), run, ceiling=partial_ceiling)
-            )
+            # A part that fails loses that part only: the others are folded without it (the
+            # fact ledger still covers every message), and the summary says which was lost.
+            try:
+                summaries.append(
+                    await self._call(self._prompt_messages(prompt), run, ceiling=partial_ceiling)
+                )
+            except SummaryFailedError as failure:
+                run.lost.append(f"map-reduce part {index} of {len(chunks)}: {failure.reason}")
+            except Exception as exc:  # any failure of the model call
+                reason = f"the model call failed: {type(exc).__name__}: {exc}"
+                run.lost.append(
+                    f"map-reduce part {index} of {len(chunks)}: "
+                    + truncate_tokens(redact(reason), 120)
+                )
+        if len(run.lost) == len(chunks):
+            more = f" (and the {len(chunks) - 1} other parts)" if len(chunks) > 1 else ""
+            raise SummaryFailedError(run.lost[0] + more)
         return await self._reduce(
             summaries, p, run, available=available, partial_ceiling=partial_ceiling, levels=levels
         )

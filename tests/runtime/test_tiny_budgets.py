@@ -1,0 +1,111 @@
+"""Budgets far below the conversation (a tenth of it): whenever the minimal context fits, the
+context handed out fits the input budget; when nothing fits, the error's figures are the ones
+its check compared (its ``tokens`` above its ``limit``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from abridged.core.summary import summary_message
+from abridged.core.tokens import REPLY_PRIMING, TokenCounter
+from abridged.errors import ContextOverflowError
+from abridged.formats.openai_chat import messages_from_openai
+from abridged.runtime import ContextManager
+
+WORDS = ("queue", "worker", "batch", "deploy", "region", "cache", "retry", "owner", "limit")
+
+
+def sentence(seed: int, words: int) -> str:
+    """``words`` words, varied by ``seed`` (numbers make the tokenizer work as on real text)."""
+    return " ".join(
+        f"{WORDS[(seed + k) % len(WORDS)]}{(seed * 31 + k * 7) % 997}" for k in range(words)
+    )
+
+
+@st.composite
+def chats(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A system prompt and turns with short user messages and long answers."""
+    turns = draw(st.integers(2, 24))
+    seed = draw(st.integers(0, 10_000))
+    items: list[dict[str, Any]] = [
+        {"role": "system", "content": sentence(seed, draw(st.integers(1, 12)))}
+    ]
+    for k in range(turns):
+        items.append({"role": "user", "content": sentence(seed + k, draw(st.integers(1, 14)))})
+        answer = sentence(seed + 100 + k, draw(st.integers(20, 500)))
+        items.append({"role": "assistant", "content": answer})
+    return items
+
+
+#: What a summary message and the reply priming add to a context besides the summary's text.
+ENVELOPE = TokenCounter().message_tokens(summary_message("")) + REPLY_PRIMING
+
+
+def size_of(items: list[dict[str, Any]]) -> int:
+    counter = TokenCounter()
+    return sum(counter.message_tokens(m) for m in messages_from_openai(items))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    items=chats(),
+    share=st.sampled_from([0.05, 0.1, 0.2, 0.3]),
+    output=st.sampled_from([None, 64, 128, 256, 512]),
+    latest=st.floats(0.0, 1.1),
+)
+def test_a_minimal_context_that_fits_is_always_handed_out_within_the_budget(
+    items: list[dict[str, Any]], share: float, output: int | None, latest: float
+) -> None:
+    """``share``: the input budget's share of the conversation (about); ``latest``: the latest
+    request's size as a share of the input budget."""
+    window = max(1_024, int(size_of(items) * share * 2))
+    cm = ContextManager(context_window=window, max_output_tokens=output, summarizer="extractive")
+    words = max(1, int(latest * cm.budget.input_budget / 2))
+    items = [*items, {"role": "user", "content": sentence(len(items), words)}]
+    for end in range(2, len(items) + 1, 2):
+        # system, first task, latest request, an empty summary's envelope, a few tokens of
+        # summary: at most what the minimal context holds (the first task may not be pinned)
+        minimal = size_of([items[0], items[1], items[end - 1]]) + ENVELOPE + 16
+        try:
+            ctx = cm.prepare(items[:end])
+        except ContextOverflowError as error:
+            assert minimal > cm.budget.input_budget, (end, minimal, str(error))
+            assert error.limit == cm.budget.input_budget
+            assert error.tokens is not None and error.tokens > error.limit, str(error)
+            return
+        assert ctx.tokens <= cm.budget.input_budget, (end, ctx.tokens, cm.budget.input_budget)
+
+
+def test_a_minimal_context_with_little_room_for_a_summary_still_fits() -> None:
+    """The outside kit's case: the minimal context fits a 448-token input budget with room for
+    a short summary but not for the emergency path's usual 64-token one."""
+    items: list[dict[str, Any]] = [{"role": "system", "content": sentence(1, 8)}]
+    for k in range(6):
+        items.append({"role": "user", "content": sentence(k, 6)})
+        items.append({"role": "assistant", "content": sentence(50 + k, 300)})
+    items.append({"role": "user", "content": sentence(7, 180)})  # the latest, large request
+    cm = ContextManager(context_window=1_024, max_output_tokens=512, summarizer="extractive")
+    assert cm.budget.input_budget == 448
+    ctx = cm.prepare(items)
+    assert ctx.tokens <= cm.budget.input_budget
+
+
+@pytest.mark.parametrize("words", [400, 700])
+def test_when_nothing_fits_the_error_shows_the_figures_its_check_compared(words: int) -> None:
+    items: list[dict[str, Any]] = [{"role": "system", "content": sentence(1, 8)}]
+    for k in range(4):
+        items.append({"role": "user", "content": sentence(k, 6)})
+        items.append({"role": "assistant", "content": sentence(50 + k, 200)})
+    items.append({"role": "user", "content": sentence(7, words)})  # alone over the budget
+    cm = ContextManager(context_window=1_024, max_output_tokens=512, summarizer="extractive")
+    with pytest.raises(ContextOverflowError) as caught:
+        cm.prepare(items)
+    error = caught.value
+    assert error.limit == cm.budget.input_budget
+    assert error.tokens is not None and error.tokens > error.limit
+    # what the check compared is at least the latest message itself
+    assert error.tokens >= size_of(items[-1:])
