@@ -18,6 +18,7 @@ from sqlalchemy import text
 from abridged.store import upgrade
 from abridged.store.connect import create_engine, resolve_url
 from abridged.store.testing import PostgresCluster, find_bin_dir
+from tests.needs import missing
 
 PG_ENV = "ABRIDGED_TEST_PG_URL"
 BACKENDS = ["sqlite", "postgresql"]
@@ -48,10 +49,7 @@ async def _sql(url: str, *statements: str) -> None:
 
 
 def _no_postgres(reason: str) -> None:
-    message = f"PostgreSQL NOT TESTED: {reason}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message + " (under CI a missing PostgreSQL is a failure)", pytrace=False)
-    pytest.skip(message)
+    missing("PostgreSQL", reason)
 
 
 def postgres_server() -> Iterator[Postgres | str]:

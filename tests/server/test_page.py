@@ -3,7 +3,6 @@ loopback (SQLite, the local provider as the model, no API keys)."""
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from abridged.testing import ProviderServer
+from tests.needs import missing
 from tests.server.conftest import service_config, serving
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -32,9 +32,7 @@ BROWSER_ARGS = [
 def browser_page() -> Iterator[object]:
     """A page of a fresh headless chromium (skipped without chromium, failed under CI)."""
     if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing under CI (.ci/run installs Debian's chromium)")
-        pytest.skip("no /usr/bin/chromium")
+        missing("Chromium", f"no {CHROMIUM} (scripts/install-system-deps.sh installs Debian's)")
     sync_api = pytest.importorskip("playwright.sync_api")
     with (
         tempfile.TemporaryDirectory(prefix="abridged-chromium-") as profile,
