@@ -23,11 +23,12 @@ SHARED_TESTS = [
 
 def _pytest(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in (CI_ENV, "CI")}
+    clean["COLUMNS"] = "400"  # the summary's lines whole
     # only the README commands that read ../shared: the others need no shared data
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
          "-rsfE", "-k", "not console_example_runs or shared", *SHARED_TESTS],
-        cwd=PROJECT_ROOT, env={**clean, SHARED_ENV: str(tmp_path / "nowhere"), "COLUMNS": "400", **env},
+        cwd=PROJECT_ROOT, env={**clean, SHARED_ENV: str(tmp_path / "nowhere"), **env},
         capture_output=True, text=True, check=False, timeout=300,
     )  # fmt: skip
 

@@ -3,6 +3,7 @@ loopback (SQLite, the local provider as the model, no API keys)."""
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -15,7 +16,8 @@ from abridged.testing import ProviderServer
 from tests.needs import missing
 from tests.server.conftest import service_config, serving
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's, or where ABRIDGED_CHROMIUM says (scripts/install-system-deps.sh looks there too)
+CHROMIUM = Path(os.environ.get("ABRIDGED_CHROMIUM") or "/usr/bin/chromium")
 BROWSER_ARGS = [
     "--headless",
     "--no-sandbox",
