@@ -1,6 +1,6 @@
 """Real databases for the tests: a SQLite file per test, and PostgreSQL (named by
 ``ABRIDGED_TEST_PG_URL``, else a throwaway cluster started once per run from the local
-binaries). The fixtures are registered by ``tests/conftest.py`` (``postgres``, one server per
+binaries; under pytest-xdist once per worker, each worker with its own databases). The fixtures are registered by ``tests/conftest.py`` (``postgres``, one server per
 run) and by the conftests of the packages whose tests run on both backends."""
 
 from __future__ import annotations
@@ -73,7 +73,10 @@ def postgres_server() -> Iterator[Postgres | str]:
             cluster.stop()
             yield f"could not start a throwaway cluster from {bin_dir}: {exc}"
             return
-    name = f"abridged_test_{uuid.uuid4().hex[:8]}"
+    # each pytest-xdist worker runs this once, on its own cluster or, with a named server, its own
+    # database there: the worker's name is in it so a leftover database says whose it was
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = f"abridged_test_{worker}_{uuid.uuid4().hex[:8]}"
     server = Postgres(admin_url=admin, test_url="")
     server.test_url = server.database_url(name)
     asyncio.run(_sql(admin, f"CREATE DATABASE {name}"))
