@@ -14,9 +14,19 @@ from hypothesis import HealthCheck, settings
 from tests.databases import Postgres, postgres_server
 from tests.needs import required, shared_file
 
+# CI (ABRIDGED_CI=1). The .hypothesis database is not committed, so a fresh clone has no saved
+# examples: the inputs that once found a bug are explicit @examples beside their tests, run
+# every time. Past those, a new random seed every run, so CI keeps looking (derandomize would
+# try the same inputs forever and find nothing new); a failure prints its falsifying example
+# and the blob that replays it exactly (@reproduce_failure), to be kept as one more @example.
 # The CI machine is small and shared: no per-example deadline there.
 settings.register_profile(
-    "ci", deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    deadline=None,
+    max_examples=100,
+    print_blob=True,
+    derandomize=False,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", deadline=None, max_examples=60)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if required() else "dev"))

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.needs import CI_ENV, PROJECT_ROOT, SHARED_ENV, missing, shared_file
 
@@ -74,3 +75,9 @@ def test_shared_data_is_found_where_the_variable_says(
     assert shared_file("data/x.json") == tmp_path / "data" / "x.json"
     with pytest.raises(pytest.skip.Exception, match=r"shared data data/y.json NOT TESTED"):
         shared_file("data/y.json")
+
+
+def test_ci_searches_afresh_and_prints_how_to_replay_a_failure() -> None:
+    ci = settings.get_profile("ci")
+    assert ci.print_blob and not ci.derandomize and ci.database is not None
+    assert settings.get_profile("dev").deadline is None
