@@ -1,7 +1,8 @@
 """Real databases for the tests: a SQLite file per test, and PostgreSQL (named by
 ``ABRIDGED_TEST_PG_URL``, else a throwaway cluster started once per run from the local
-binaries; under pytest-xdist once per worker, each worker with its own databases). The fixtures are registered by ``tests/conftest.py`` (``postgres``, one server per
-run) and by the conftests of the packages whose tests run on both backends."""
+binaries; under pytest-xdist once per worker, each worker with its own databases). The
+fixtures are registered by ``tests/conftest.py`` (``postgres``, one server per run) and by the
+conftests of the packages whose tests run on both backends."""
 
 from __future__ import annotations
 
