@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
-# pytest-xdist workers: one per core (`make test PYTEST_WORKERS=0` runs in one process).
+# pytest-xdist workers: one per core (`make test PYTEST_WORKERS=0` runs in one process); an idle
+# worker takes queued tests from a busy one (worksteal), so the long tests do not end the run alone.
 PYTEST_WORKERS ?= auto
 
 .PHONY: run test lint typecheck bench clean
@@ -23,7 +24,7 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
