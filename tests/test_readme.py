@@ -46,9 +46,12 @@ def test_python_example_runs(code: str) -> None:
 
 
 def _run_command(command: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    """A README command, its ``/tmp/`` files in this test's own directory (tests running at
-    the same time, or another checkout's, must not share a database)."""
-    args = [a.replace("/tmp/", f"{tmp_path}/") for a in shlex.split(command)]
+    """A README command, its ``/tmp/`` and ``build/`` files in this test's own directory (tests
+    running at the same time, or another checkout's, must not share a database or a report)."""
+    args = [
+        f"{tmp_path}/{a}" if a.startswith("build/") else a.replace("/tmp/", f"{tmp_path}/")
+        for a in shlex.split(command)
+    ]
     if any("../shared" in a for a in args):
         shared = shared_dir()
         if not shared.exists():
