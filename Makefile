@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# pytest-xdist workers: one per core (`make test PYTEST_WORKERS=0` runs in one process); an idle
+# worker takes queued tests from a busy one (worksteal), so the long tests do not end the run alone.
+PYTEST_WORKERS ?= auto
 
 .PHONY: run test lint typecheck bench clean
 
@@ -15,11 +18,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/abridged replay examples/agent-session.jsonl --window 16k --report build/replay-report.html
 
+# PostgreSQL and Chromium from the system's packages where it can (else their tests skip).
 test: $(STAMP)
+	scripts/install-system-deps.sh
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

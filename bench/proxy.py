@@ -1,6 +1,6 @@
 """Benchmark: what the proxy adds to a request, and the prompt cache through it.
 
-    .venv/bin/python bench/proxy.py [--requests N] [--data PATH] [--limit N] [--json]
+    .venv/bin/python bench/proxy.py [--requests N] [--streams N] [--data PATH] [--limit N] [--json]
                                     [--no-results] [--results PATH]
 
 1. **Added latency.** The same small requests (nothing to compact: the proxy sends the very
@@ -8,6 +8,11 @@
    through ``abridged proxy`` (a subprocess on SQLite), alternately, with the official OpenAI
    SDK; the added latency of a request is its proxied time minus the direct time of its pair.
    Target: p50 <= 2 ms.
+   **Streaming.** Then ``--streams`` streamed answers (chunks 50 ms apart at the provider), direct
+   and through the proxy alternately, read with httpx: the time to the first chunk, and the
+   proxy's addition to it (proxied minus the direct time of its pair; two warm-up pairs not
+   counted). Target: p50 within 10 ms of direct (the proxy passes each chunk on as it comes;
+   ``tests/server/test_proxy.py`` checks their order and completeness, not their times).
 2. **Cache through the proxy.** The first ``--limit`` sessions of ``--data`` are replayed call
    by call, as ``bench/cache.py`` replays them, once through the library (``ContextManager`` in
    the client, the same code as ``bench/cache.py``'s abridged variant) and once through the
@@ -18,7 +23,7 @@
 
 The table goes to stdout and to the ``## proxy`` section of ``bench/RESULTS.md``; with
 ``--json`` the last line is one JSON object (``added_latency_p50_ms``, ``added_latency_p99_ms``,
-``cache_read_share_proxy``, ``cache_read_share_library``).
+``first_chunk_added_p50_ms``, ``cache_read_share_proxy``, ``cache_read_share_library``).
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ from results import add_output_options, save_section  # noqa: E402
 
 SECTION = "## proxy"
 TARGET_P50_MS = 2.0
+TARGET_FIRST_CHUNK_MS = 10.0
+STREAM_WORDS = "one two three four five six seven eight"
 TARGET_GAP = 0.01
 
 
@@ -96,8 +103,50 @@ def _percentile(values: Sequence[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def added_latency(requests: int) -> dict[str, Any]:
-    """Pairs of identical small requests, direct and through the proxy (see the docstring)."""
+def _first_and_last_chunk(url: str) -> tuple[float, float]:
+    """Milliseconds to the first and the last streamed chunk of a small chat answer."""
+    import httpx
+
+    body = {"model": "bench", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    started = time.perf_counter()
+    first = last = 0.0
+    with httpx.stream("POST", url, json=body, headers={"authorization": "Bearer k"}) as r:
+        for line in r.iter_lines():
+            if line.startswith("data:"):
+                last = (time.perf_counter() - started) * 1000
+                first = first or last
+    return first, last
+
+
+def first_chunk(server: Any, base: str, streams: int) -> dict[str, Any]:
+    """Pairs of streamed answers, direct and through the proxy (see the docstring)."""
+    from abridged.testing import Reply
+
+    server.set_replies(lambda r: Reply(STREAM_WORDS))
+    server.stream_delay = 0.05
+    pairs = []
+    try:
+        for i in range(streams + 2):  # two warm-up pairs, not counted
+            direct = _first_and_last_chunk(server.base_url + "/v1/chat/completions")
+            proxied = _first_and_last_chunk(base + "/v1/chat/completions")
+            if i >= 2:
+                pairs.append((direct, proxied))
+    finally:
+        server.stream_delay = 0.0
+    added = [p[0] - d[0] for d, p in pairs]
+    return {
+        "streams": streams,
+        "first_chunk_direct_p50_ms": round(statistics.median(d[0] for d, _ in pairs), 2),
+        "first_chunk_proxy_p50_ms": round(statistics.median(p[0] for _, p in pairs), 2),
+        "first_chunk_added_p50_ms": round(statistics.median(added), 2),
+        "first_chunk_added_max_ms": round(max(added), 2),
+        "stream_spread_proxy_p50_ms": round(statistics.median(p[1] - p[0] for _, p in pairs), 1),
+    }
+
+
+def added_latency(requests: int, streams: int) -> dict[str, Any]:
+    """Pairs of identical small requests, direct and through the proxy, then pairs of streamed
+    answers (see the docstring)."""
     import openai
 
     from abridged.testing import ProviderServer, Reply
@@ -121,8 +170,10 @@ def added_latency(requests: int) -> dict[str, Any]:
                     *messages,
                     {"role": "assistant", "content": reply.choices[0].message.content},
                 ]
+            streaming = first_chunk(server, base, streams)
     added = [p - d for p, d in zip(times["proxy"], times["direct"], strict=True)]
     return {
+        **streaming,
         "requests": requests,
         "direct_p50_ms": statistics.median(times["direct"]),
         "proxy_p50_ms": statistics.median(times["proxy"]),
@@ -223,6 +274,13 @@ def render(result: dict[str, Any]) -> str:
         f"| added latency p50 ({lat['requests']} pairs) | {lat['added_latency_p50_ms']:.2f} ms "
         f"| <= {TARGET_P50_MS} ms |",
         f"| added latency p99 | {lat['added_latency_p99_ms']:.2f} ms | |",
+        f"| first streamed chunk, direct p50 | {lat['first_chunk_direct_p50_ms']:.2f} ms | |",
+        f"| first streamed chunk, proxy p50 | {lat['first_chunk_proxy_p50_ms']:.2f} ms | |",
+        f"| first chunk added p50 ({lat['streams']} pairs) | "
+        f"{lat['first_chunk_added_p50_ms']:.2f} ms | <= {TARGET_FIRST_CHUNK_MS:.0f} ms |",
+        f"| first chunk added, worst | {lat['first_chunk_added_max_ms']:.2f} ms | |",
+        f"| first to last chunk through the proxy p50 | "
+        f"{lat['stream_spread_proxy_p50_ms']:.0f} ms | (chunks 50 ms apart) |",
         f"| cache-read share, library ({shares['calls_library']} calls) | "
         f"{cache._f(shares['cache_read_share_library'])} | |",
         f"| cache-read share, proxy ({shares['calls_proxy']} calls) | "
@@ -237,17 +295,21 @@ def render(result: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=200, help="request pairs (default 200)")
+    parser.add_argument("--streams", type=int, default=20, help="stream pairs (default 20)")
     parser.add_argument("--data", type=Path, default=cache.DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=10, help="sessions to replay (default 10)")
     add_output_options(parser)
     args = parser.parse_args(argv)
-    if args.requests < 1 or args.limit < 1:
-        parser.error("--requests and --limit must be >= 1")
+    if args.requests < 1 or args.limit < 1 or args.streams < 1:
+        parser.error("--requests, --streams and --limit must be >= 1")
     started = time.perf_counter()
-    latency = added_latency(args.requests)
+    latency = added_latency(args.requests, args.streams)
     transcripts = load_transcripts(args.data)[: args.limit]
     shares = cache_shares(transcripts)
-    command = f"python bench/proxy.py --requests {args.requests} --limit {args.limit}"
+    command = (
+        f"python bench/proxy.py --requests {args.requests} --streams {args.streams} "
+        f"--limit {args.limit}"
+    )
     if args.data != cache.DEFAULT_DATA:
         command += f" --data {args.data}"
     result = {
@@ -265,6 +327,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 {
                     "added_latency_p50_ms": latency["added_latency_p50_ms"],
                     "added_latency_p99_ms": latency["added_latency_p99_ms"],
+                    "first_chunk_added_p50_ms": latency["first_chunk_added_p50_ms"],
                     "cache_read_share_proxy": shares["cache_read_share_proxy"],
                     "cache_read_share_library": shares["cache_read_share_library"],
                     "sessions": shares["sessions"],

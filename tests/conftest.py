@@ -1,4 +1,6 @@
-"""Shared test configuration: hypothesis profiles and paths to the shared data."""
+"""Shared test configuration: hypothesis profiles, the shared data and the PostgreSQL server of
+the run. Tests needing what a fresh clone lacks skip saying so, or fail under ``ABRIDGED_CI=1``
+(``tests/needs.py``)."""
 
 from __future__ import annotations
 
@@ -10,28 +12,39 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.databases import Postgres, postgres_server
+from tests.needs import required, shared_file
 
+# CI (ABRIDGED_CI=1). The .hypothesis database is not committed, so a fresh clone has no saved
+# examples: the inputs that once found a bug are explicit @examples beside their tests, run
+# every time. Past those, a new random seed every run, so CI keeps looking (derandomize would
+# try the same inputs forever and find nothing new); a failure prints its falsifying example
+# and the blob that replays it exactly (@reproduce_failure), to be kept as one more @example.
 # The CI machine is small and shared: no per-example deadline there.
 settings.register_profile(
-    "ci", deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    deadline=None,
+    max_examples=100,
+    print_blob=True,
+    derandomize=False,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", deadline=None, max_examples=60)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if required() else "dev"))
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED = PROJECT_ROOT.parent / "shared"
-SWEBENCH = SHARED / "data" / "swebench-gemini3" / "trajectories.jsonl"
-CANARIES = SHARED / "data" / "canaries" / "canaries.json"
+SWEBENCH = "data/swebench-gemini3/trajectories.jsonl"
+CANARIES = "data/canaries/canaries.json"
 
 
 @pytest.fixture
 def swebench_path() -> Path:
-    """The shared real agent sessions; a missing file is a failure under CI, a skip elsewhere."""
-    if not SWEBENCH.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"shared data missing: {SWEBENCH}")
-        pytest.skip(f"shared data not found at {SWEBENCH}")
-    return SWEBENCH
+    """The shared real agent sessions (skip without them, fail under CI)."""
+    return shared_file(SWEBENCH)
+
+
+@pytest.fixture
+def canaries_path() -> Path:
+    """The shared canaries planted by the retention benchmarks (skip without, fail under CI)."""
+    return shared_file(CANARIES)
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.needs import missing, shared_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```(\w+)\n(.*?)```", README, flags=re.DOTALL)
@@ -43,15 +45,20 @@ def test_python_example_runs(code: str) -> None:
     assert out.returncode == 0, out.stderr
 
 
-@pytest.mark.parametrize("command", COMMANDS)
-def test_console_example_runs(command: str) -> None:
-    args = shlex.split(command)
-    if any("../shared" in a for a in args) and not (ROOT.parent / "shared").exists():
-        if os.environ.get("CI"):
-            pytest.fail("shared data missing under CI")
-        pytest.skip("shared data not found")
+def _run_command(command: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """A README command, its ``/tmp/`` and ``build/`` files in this test's own directory (tests
+    running at the same time, or another checkout's, must not share a database or a report)."""
+    args = [
+        f"{tmp_path}/{a}" if a.startswith("build/") else a.replace("/tmp/", f"{tmp_path}/")
+        for a in shlex.split(command)
+    ]
+    if any("../shared" in a for a in args):
+        shared = shared_dir()
+        if not shared.exists():
+            missing("shared data", f"the command reads ../shared, not found at {shared}")
+        args = [a.replace("../shared", str(shared)) for a in args]
     assert args[0] == "abridged"
-    out = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "abridged", *args[1:]],
         cwd=ROOT,
         check=False,
@@ -59,6 +66,17 @@ def test_console_example_runs(command: str) -> None:
         text=True,
         timeout=300,
     )
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_console_example_runs(command: str, tmp_path: Path) -> None:
+    # the README's earlier commands on the same /tmp/ file first, as a reader runs them
+    files = set(re.findall(r"/tmp/\S+", command))
+    for earlier in COMMANDS[: COMMANDS.index(command)]:
+        if files & set(re.findall(r"/tmp/\S+", earlier)):
+            done = _run_command(earlier, tmp_path)
+            assert done.returncode == 0, done.stderr
+    out = _run_command(command, tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip()
 

@@ -65,12 +65,18 @@ def test_a_session_becomes_runs_started_by_user_messages_and_ended_by_plain_repl
     assert player.reply(None).text == "OK."  # the run's steps are over
 
 
-def test_a_tiny_run_of_every_framework_reports_its_figures(tmp_path: Path) -> None:
+def test_a_tiny_run_of_every_framework_reports_its_figures(
+    swebench_path: Path, canaries_path: Path, tmp_path: Path
+) -> None:
     results = tmp_path / "RESULTS.md"
     done = subprocess.run(
         [
             sys.executable,
             str(BENCH / "frameworks.py"),
+            "--data",
+            str(swebench_path),
+            "--canaries",
+            str(canaries_path),
             "--limit",
             "1",
             "--placements",

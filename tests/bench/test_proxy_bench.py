@@ -16,8 +16,8 @@ SCRIPT = ROOT / "bench" / "proxy.py"
 def test_a_tiny_run_reports_its_figures(tmp_path: Path, swebench_path: Path) -> None:
     results = tmp_path / "RESULTS.md"
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--requests", "10", "--limit", "2", "--data",
-         str(swebench_path), "--json", "--results", str(results)],
+        [sys.executable, str(SCRIPT), "--requests", "10", "--streams", "3", "--limit", "2",
+         "--data", str(swebench_path), "--json", "--results", str(results)],
         capture_output=True,
         text=True,
         timeout=180,
@@ -27,6 +27,7 @@ def test_a_tiny_run_reports_its_figures(tmp_path: Path, swebench_path: Path) -> 
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["added_latency_p99_ms"] >= figures["added_latency_p50_ms"]
     assert figures["sessions"] == 2 and figures["failed"] == 0
+    assert isinstance(figures["first_chunk_added_p50_ms"], float)
     for key in ("cache_read_share_proxy", "cache_read_share_library"):
         assert 0.0 < figures[key] < 1.0
     # the same sessions, the same window and rules: the two shares are close

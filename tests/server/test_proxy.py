@@ -5,7 +5,6 @@ recovered once; a restart sends the same bytes; an edited history forks."""
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 import os
@@ -347,45 +346,59 @@ def test_an_overflow_is_recovered_once(provider: ProviderServer, tmp_path: Path)
     assert "abridged_proxy_overflow_retries_total 1.0" in metrics
 
 
-def test_streaming_chunks_arrive_as_they_are_sent(provider: ProviderServer, tmp_path: Path) -> None:
-    provider.set_replies(lambda r: Reply("one two three four five six seven eight"))
-    provider.stream_delay = 0.05
+def test_streaming_chunks_arrive_as_they_are_sent(
+    provider: ProviderServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each chunk reaches the client before the provider sends the next: the provider waits for
+    the client to have read the previous chunk (a proxy holding chunks back would leave it
+    waiting, and the stream would break off). How soon they arrive is bench/proxy.py's."""
+    words = ["one", "two", "three", "four", "five", "six", "seven", "eight"]
+    provider.set_replies(lambda r: Reply(" ".join(words)))
+    read = threading.Semaphore(0)
+    gated = {"on": False, "waits": 0, "starved": 0}
+    provider.stream_delay = 0.001  # tells the pause between events from the answer's latency
+    pause = provider._wait
+
+    def wait_for_the_client(seconds: float) -> bool:  # the provider's pauses
+        if not gated["on"] or seconds != provider.stream_delay:
+            return pause(seconds)
+        gated["waits"] += 1
+        if not read.acquire(timeout=60):  # a guard against hanging, not a bound
+            gated["starved"] += 1
+            return False  # the provider ends the stream there
+        return True
+
+    monkeypatch.setattr(provider, "_wait", wait_for_the_client)
     body = {"model": "gpt-test", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 
-    def first_and_last(url: str) -> tuple[float, float]:
-        start = time.perf_counter()
-        first = last = 0.0
-        with httpx.stream("POST", url, json=body, headers={"authorization": f"Bearer {KEY}"}) as r:
+    def stream(url: str) -> list[str]:
+        texts: list[str] = []
+        with httpx.stream(
+            "POST", url, json=body, headers={"authorization": f"Bearer {KEY}"}, timeout=120
+        ) as r:
             for line in r.iter_lines():
-                if line.startswith("data:"):
-                    last = time.perf_counter() - start
-                    first = first or last
-        return first, last
+                if not line.startswith("data:"):
+                    continue
+                read.release()  # this chunk is here: the provider may send the next
+                data = line.removeprefix("data:").strip()
+                if data != "[DONE]":
+                    texts += [c["delta"].get("content") or "" for c in json.loads(data)["choices"]]
+        return texts
 
     with proxying(config_for(provider, tmp_path / "s.db")) as base:
-        # the conversation's first request makes it (and imports what a first request needs,
-        # compiling it on a fresh checkout): not what this test measures
-        first_and_last(base + "/v1/chat/completions")
-        # The proxy, the provider and this client share one process here: a collection of the
-        # whole test session's objects could stop all three for a quarter of a second (seen
-        # once in a full run). Collected first, then none while measuring; the best of three.
-        gc.collect()
-        gc.disable()
-        try:
-            runs = [
-                (
-                    first_and_last(provider.base_url + "/v1/chat/completions"),
-                    first_and_last(base + "/v1/chat/completions"),
-                )
-                for _ in range(3)
-            ]
-        finally:
-            gc.enable()
-    for _, proxied in runs:  # chunks spread over time, not buffered to the end
-        assert proxied[1] - proxied[0] > 0.2
-    direct = min(d[0] for d, _ in runs)
-    proxied_first = min(p[0] for _, p in runs)
-    assert proxied_first - direct < 0.01  # the issue's bound: within 10 ms of direct
+        url = base + "/v1/chat/completions"
+        stream(url)  # the conversation's first request makes it: not what this test checks
+        gated["on"] = True
+        while read.acquire(blocking=False):
+            pass  # releases left over from the ungated stream
+        direct = stream(provider.base_url + "/v1/chat/completions")
+        proxied = stream(url)
+    # in order and complete: every word, each once, in the provider's pieces
+    assert "".join(proxied) == "".join(direct) == " ".join(words)
+    pieces = [t for t in proxied if t]
+    assert pieces == [t for t in direct if t] and len(pieces) > 1
+    # every pause of both streams ended by the client's read, none by the guard
+    assert gated["starved"] == 0 and gated["waits"] >= 2 * len(pieces)
 
 
 def _session(db: Path, steps: int, restart_at: int | None) -> list[bytes]:

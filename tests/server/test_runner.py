@@ -38,18 +38,17 @@ async def test_events_within_the_window_go_in_one_batch() -> None:
 
 
 async def test_the_end_of_the_turn_does_not_wait_for_the_window() -> None:
-    handle = TurnHandle("c1", "m1", linger=10.0)  # a window no test could sit through
+    handle = TurnHandle("c1", "m1", linger=3600.0)  # a window no test could sit through
     reader = asyncio.ensure_future(_collect(handle))
     await asyncio.sleep(0)
-    started = time.perf_counter()
     handle.put("started", {})
     await asyncio.sleep(0.02)
     handle.put("result", {"text": "ok"})
     handle.put("done", {})
     handle.end()
-    batches = await asyncio.wait_for(reader, 5)
+    # waiting out the window would take an hour: the guard against hanging ends it long before
+    batches = await asyncio.wait_for(reader, 60)
     assert [names for _, names in batches] == [["started", "result", "done"]]
-    assert batches[0][0] - started < 1.0
     assert handle.result == {"text": "ok"}
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -140,13 +139,13 @@ async def test_reads_do_not_wait_for_another_process_writer(
     await store.append(convo.id, Message.user("hello"))
     fresh = Store(store.url)  # new connections, the schema check included
     try:
+        # reads that waited for the held lock would end in StoreLockedError: it is held
+        # until the block ends
         with lock_held_by_another_process(store) as holder:
-            started = time.monotonic()
             await fresh.open()
             assert len((await fresh.load_context(convo.id)).messages) == 1
             assert [c.id for c in await fresh.list_conversations(owner="ann")] == [convo.id]
             assert await fresh.search("hello") == []
-            assert time.monotonic() - started < 1.5
             # A writer waits its (here shortened) timeout, then says so; nothing is written.
             monkeypatch.setattr(connect, "SQLITE_WRITE_TIMEOUT_S", 0.3)
             for call in (fresh.append(convo.id, Message.user("x")), fresh.new_session(convo.id)):
@@ -214,9 +213,8 @@ async def test_postgres_lock_timeout_is_store_locked_and_reads_go_on(
     cid = pg_row_lock
     store = Store(pg_url, connect_args={"server_settings": {"lock_timeout": "200ms"}})
     try:
-        started = time.monotonic()
+        # a read waiting behind the row lock would end in StoreLockedError after 200 ms
         assert len((await store.load_context(cid)).messages) == 1
-        assert time.monotonic() - started < 1.5
         with pytest.raises(StoreLockedError) as info:
             await store.append(cid, Message.user("x"))
         assert info.value.operation == "append_many"

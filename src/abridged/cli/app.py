@@ -83,8 +83,14 @@ TranscriptArgument = Annotated[Path, typer.Argument(help="Transcript file (forma
 IdArgument = Annotated[str, typer.Argument(metavar="ID", help="A conversation or session id.")]
 
 
+# Help is click's plain text: typer's rich formatter (``typer.rich_utils``) imports rich's
+# Markdown (with markdown_it) and traceback modules whatever the markup mode, which made
+# ``abridged --help`` 1.6x as slow as an empty typer app (bench/startup.py measures the ratio).
+PLAIN_HELP = None
+
 app = typer.Typer(
     name="abridged",
+    rich_markup_mode=PLAIN_HELP,
     help="Keep long LLM conversations and agent sessions inside the model's context window.",
     no_args_is_help=True,
     add_completion=False,
@@ -360,6 +366,7 @@ def chat(
 
 
 sessions_app = typer.Typer(
+    rich_markup_mode=PLAIN_HELP,
     help="What the store holds: conversations, sessions, summaries, token and cache totals.",
     no_args_is_help=True,
 )
@@ -450,7 +457,9 @@ def sessions_export(
     )
 
 
-db_app = typer.Typer(help="The database: schema upgrades.", no_args_is_help=True)
+db_app = typer.Typer(
+    help="The database: schema upgrades.", no_args_is_help=True, rich_markup_mode=PLAIN_HELP
+)
 app.add_typer(db_app, name="db")
 
 
@@ -599,7 +608,9 @@ def demo(
     raise typer.Exit(run_demo(port=port, window=window, max_output=max_output, latency=latency))
 
 
-keys_app = typer.Typer(help="API keys of the HTTP service.", no_args_is_help=True)
+keys_app = typer.Typer(
+    help="API keys of the HTTP service.", no_args_is_help=True, rich_markup_mode=PLAIN_HELP
+)
 app.add_typer(keys_app, name="keys")
 
 

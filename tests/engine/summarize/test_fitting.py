@@ -4,7 +4,6 @@ one-at-a-time loop it replaces (kept here as the reference), the budget, and its
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -279,27 +278,30 @@ def test_water_level_matches_the_definition(sizes: list[int], available: int, fl
 
 @pytest.mark.parametrize("count", [100_000])
 def test_many_entries_take_n_log_n(count: int) -> None:
-    """100,000 short entries in a small budget: the one-at-a-time loop takes hours here."""
+    """100,000 short entries in a small budget: the one-at-a-time loop takes hours here. The
+    work is counted, not timed (bench/scale.py times 100,000 entries)."""
     rng = random.Random(7)
     texts = [_texts([rng.randrange(5, 200)])[0] for _ in range(count)]
-    calls = {"clip": 0}
+    calls = {"clip": 0, "size": 0}
 
     def clip(text: str, limit: int) -> str:
         calls["clip"] += 1
         return text[:limit]
 
-    started = time.perf_counter()
+    def size(text: str) -> int:
+        calls["size"] += 1
+        return _exact_size(text)
+
     out = fit_entries(
         texts,
         1_500,
-        size=_exact_size,
+        size=size,
         clip=clip,
         entry_floor_tokens=48,
         min_entry_tokens=32,
         omission_note_tokens=12,
     )
-    seconds = time.perf_counter() - started
     assert _cost(out, 12) <= 1_500
     assert sum(e is not None for e in out) < 100
     assert calls["clip"] <= 100
-    assert seconds < 20  # about 0.5 s; generous for slow machines
+    assert calls["size"] <= count  # each entry measured once
