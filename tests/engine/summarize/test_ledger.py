@@ -4,6 +4,7 @@ ceiling, bounded updates, tiny ceilings and determinism."""
 from __future__ import annotations
 
 import json
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,9 +29,14 @@ def _bash(call_id: str, command: str, output: str) -> list[Message]:
     ]
 
 
+_LABEL = re.compile(r"^\[(?:user|assistant|tool)[^\]]*\] (?:printed: \"(.*)\"(?= \(was|$))?")
+
+
 def _facts(text: str) -> list[str]:
+    """The facts of a summary without their attribution (tested apart)."""
     body = parse_sections(text).get("decisions", "")
-    return [line.removeprefix("- ").strip() for line in body.splitlines() if line.strip()]
+    lines = [line.removeprefix("- ").strip() for line in body.splitlines() if line.strip()]
+    return [_LABEL.sub(lambda m: m.group(1) or "", line) for line in lines]
 
 
 # -- replacement ----------------------------------------------------------------------------------
@@ -303,7 +309,10 @@ def _observed(*lines: str) -> list[Message]:
 
 
 def _rendered(*lines: str) -> list[str]:
-    return [f.render() for f in build_ledger(_observed(*lines)).facts]
+    return [
+        _LABEL.sub(lambda m: m.group(1) or "", f.render())
+        for f in build_ledger(_observed(*lines)).facts
+    ]
 
 
 def test_facts_about_different_things_do_not_replace_each_other() -> None:
@@ -322,7 +331,7 @@ def test_facts_about_different_things_do_not_replace_each_other() -> None:
 
 def test_one_output_listing_two_values_keeps_both() -> None:
     output = "api:\n  DB_HOST=10.0.3.17\nworker:\n  DB_HOST=10.0.9.44\n"
-    facts = [f.render() for f in build_ledger(_observed(output)).facts]
+    facts = _rendered(output)
     assert not any("(was" in f for f in facts)
 
 

@@ -29,24 +29,27 @@ dropped (``superseded_users``).
 entries) compete on the same terms, so an important early fact outlives many compactions while
 chatter does not. Pure: same input, same ledger.
 
->>> from abridged.core.model import Message
+>>> from abridged.core.model import Message, ToolCall, ToolResult
 >>> ledger = build_ledger([
 ...     Message.user("<returncode>0</returncode><output>\\nretry_limit = 3\\n</output>"),
 ...     Message.user("<returncode>0</returncode><output>\\nretry_limit = 5\\n</output>"),
 ... ])
 >>> [f.render() for f in ledger.facts]
-['retry_limit = 5 (was 3)']
+['[tool] retry_limit = 5 (was 3)']
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Final, Literal, TypeAlias
+from functools import lru_cache
+from typing import Final, Literal, TypeAlias, cast
 
-from abridged.core.model import Message
+from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.core.tokens import estimate_text_tokens
+from abridged.engine.summarize import signals
+from abridged.engine.summarize.fileops import shell_command
 from abridged.engine.summarize.prompts import add_to_section
 from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
@@ -55,6 +58,17 @@ from abridged.engine.summarize.references import (
     reference_kinds,
     strip_code,
     user_request_text,
+)
+from abridged.engine.summarize.signals import (
+    DECISION as _DECISION,
+)
+from abridged.engine.summarize.signals import (
+    PERSON,
+    WEIGHTS,
+    combine,
+    is_rule,
+    modality,
+    specificity,
 )
 from abridged.engine.summarize.transcript import truncate_tokens
 
@@ -69,10 +83,9 @@ FactKind = Literal["rule", "decision", "finding", "error", "value"]
 
 #: A fact shown in a summary holds at most this many tokens.
 FACT_TOKENS = 60
-#: Candidates weigh at least this much to be facts at all.
-MIN_WEIGHT = 2.0
-#: A fact's weight gains at most this much for being the newest.
-RECENCY_WEIGHT = 0.5
+#: A candidate is a fact when its specificity and modality add up to at least this much (one
+#: exact reference, or rule language, is enough; a code name alone is not).
+MIN_CONTENT = 0.4
 #: Words too common to say two facts are about the same thing.
 _TOPIC_STOP = _words(
     "this that with from have will would should could been being were they them their there "
@@ -89,36 +102,10 @@ SUPERSEDED_MARK = "[superseded by a later message]"
 
 # -- shapes ---------------------------------------------------------------------------------------
 
-_RULE = re.compile(
-    r"\b(?:must(?:n't| not)?|never|always|do not|don't|does not need|should(?:n't| not)?|shall|"
-    r"avoid|prefer(?:s|red|ably)?|make sure|ensure|only|at most|at least|no more than|"
-    r"not allowed|forbidden|required?|requirement|rule|from now on|deadline|limit|budget|"
-    r"deprecated|warning|important|note that|policy|please|keep|has to|have to|mandatory|"
-    r"allowed|instead|may not|cannot|can't|is not to|are not to)\b",
-    re.IGNORECASE,
-)
-_IMPERATIVE = re.compile(
-    r"^(?:please\s+|also,?\s+|and\s+)?(?:use|write|run|keep|make|add|put|avoid|remember|ask|"
-    r"call|send|set|store|check|contact|include|exclude|skip|report|tell|leave|prefer|"
-    r"don't|do not|never|always|only|note)\b",
-    re.IGNORECASE,
-)
-_DECISION = re.compile(
-    r"\b(?:root cause|decided|decision|agreed|we agree|going with|go with|chose|chosen|opt(?:ed)? "
-    r"for|settled on|went with|picked|we will|we'll|we won't|will not|won't be|the plan is|"
-    r"rather than|instead of)",
-    re.IGNORECASE,
-)
-_FINDING = re.compile(
-    r"\b(?:the (?:root )?(?:cause|problem|issue|bug|culprit|reason) (?:is|was|lies)|turns out|"
-    r"confirmed|this means|which means|is caused by|because)\b",
-    re.IGNORECASE,
-)
 _ERROR_LINE = re.compile(
     r"^\s*(?:E\s+)?\w*(?:Error|Exception)\b|^\s*(?:error|fatal|ERROR|FATAL|FAILED)\b:?|"
     r"\b\w+(?:Error|Exception): "
 )
-_DECLARATIVE = re.compile(r"\b(?:is|are|was|were|has|have|uses|runs|lives|belongs|owns)\b")
 #: Output that is about the tools, not the task: listings, installers, test-runner headers,
 #: licence boilerplate.
 _NOISE = re.compile(
@@ -142,11 +129,6 @@ _CODE = re.compile(
     r"while .*:$|try:|except\b|finally:|with .*:$|@\w|#include|public |private |protected |"
     r"function |const |let |var |raise |assert |yield |await |async |lambda\b|print\(|self\.|"
     r"[}{\])]|>>>|\.\.\.|\$ )"
-)
-_HEDGE = re.compile(
-    r"\b(?:probably|maybe|might|perhaps|seems?|likely|i think|i guess|i wonder|wondering|"
-    r"if i|should i|could i|let me|let's see|suppose)\b",
-    re.IGNORECASE,
 )
 #: Subjects too general to key a fact by (``the issue is ...``, ``the output is ...``).
 _GENERIC_SUBJECTS = _words(
@@ -173,10 +155,15 @@ _CHANGE = re.compile(
     r"updated|was updated|is now|are now|now is|now are|no longer)\b",
     re.IGNORECASE,
 )
+#: Words (and arrows) that say a value replaced another: they let a correction through on less
+#: evidence of its subject; their absence blocks nothing (``_replaces``).
 _CORRECTION = re.compile(
     r"\b(?:correction|corrected|instead|changed|moved|switched|renamed|updated|no longer|now|"
     r"actually|rather|replaces?|replaced|not the|slipped|postponed|delayed|rescheduled|bumped|"
-    r"raised|lowered|increased|decreased|went (?:up|down)|from here on|going forward)\b",
+    r"raised|lowered|increased|decreased|went (?:up|down)|from here on|going forward|"
+    r"cancel(?:l?ed|s)?|scratch|forget|drop(?:ped)?|change of plan|new|anymore|any more|"
+    r"tak(?:es|ing|en) over|took over|reassigned|handed over|hands over|obsolete|void|"
+    r"retired|withdrawn|revert(?:ed)?|superseded|overrides?|pushed|is off|is out)\b|->|→|=>",
     re.IGNORECASE,
 )
 #: An assignment inside a line (``... now reads request_timeout_ms: 7000 ...``): a name that
@@ -230,8 +217,9 @@ _WAS = re.compile(r"\s*\(was ([^()\n]*)\)\s*$")
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """One fact: ``text`` as shown, ``key`` (what it is about, or ``None``), where it came from,
-    its ``kind`` and ``weight``, ``order`` (larger is newer) and the value it replaced."""
+    """One fact: ``text`` as shown, ``key`` (what it is about, or ``None``), where it came from
+    (``source``, and ``origin``: ``user``, ``assistant``, ``tool: bash `cmd```), its ``kind``
+    and ``weight``, ``order`` (larger is newer) and the value it replaced."""
 
     text: str
     key: str | None
@@ -244,10 +232,18 @@ class Fact:
     values: tuple[str, ...] = ()
     listed: bool = True  # False: below the threshold or the cap, kept only to replace by key
     topic: frozenset[str] = frozenset()  # what it is about (with the sentence before it)
+    origin: str = ""
 
     def render(self) -> str:
-        """The fact as a summary line: ``text`` and, when it replaced a value, ``(was old)``."""
-        return f"{self.text} (was {self.was})" if self.was else self.text
+        """The fact as a summary line: who said it (``[user]``, ``[assistant]``, ``[tool: bash
+        `cmd`]``), ``text``, and, when it replaced a value, ``(was old)``. What a tool printed
+        that reads as an instruction or a decision is quoted as printed, never stated as one."""
+        text = self.text
+        if self.source == "tool" and is_rule(text):
+            text = f'printed: "{text}"'
+        if self.source in ("user", "assistant", "tool"):
+            text = f"[{self.origin or self.source}] {text}"
+        return f"{text} (was {self.was})" if self.was else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,85 +346,79 @@ def _normal(text: str) -> str:
 class _Candidate:
     text: str
     kind: FactKind
-    weight: float
+    signals: dict[str, float]
     values: tuple[str, ...]
 
 
-def score(text: str, source: Source) -> _Candidate | None:
-    """The fact ``text`` states from ``source``, with its kind and weight, or ``None`` when it
-    states nothing worth keeping (below ``MIN_WEIGHT``)."""
-    # Secrets never become facts, values or "(was ...)" notes; a huge line is read in part.
-    text = redact(text[:MAX_UNIT_CHARS])
-    line = text.strip()
-    if len(line) < 6:
-        return None
-    code = _is_code(text) if source == "tool" else False
-    prose = _is_prose(line)
-    refs = reference_kinds(line)
-    strong = [v for v, k in refs if k in STRONG_KINDS or k == "path"]
-    weak = [v for v, k in refs if v not in strong]
-    weight = 0.0
-    kind: FactKind = "value"
-    rule = bool(_RULE.search(line) or _IMPERATIVE.match(line))
-    decision = bool(_DECISION.search(line))
-    if prose and rule:
-        weight += 2.5
-        kind = "rule"
-    if prose and decision:
-        weight += 2.5
-        kind = "decision" if kind == "value" else kind
-    if strong and _CORRECTION.search(line) and prose:
-        weight += 1.0  # a value that changed: what it is now matters most
-    if prose and _FINDING.search(line):
-        weight += 1.0
-        kind = "finding" if kind == "value" else kind
-    if strong:
-        weight += 2.0 + 0.5 * min(len(strong) - 1, 2)
-    elif weak:
-        weight += 0.5
-    code_names = sum(1 for _v, k in refs if k == "code")
-    if source != "tool" and code_names:
-        # Reasoning about code names (`self.rhs`) is the agent's work in progress; the files,
-        # commands and errors sections keep its outcome.
-        weight -= 0.5 * min(code_names, 2)
-    setting = source != "user" and (
-        bool(_SETTING.match(line)) or (bool(strong) and bool(_SETTING_WITH_VALUE.match(line)))
-    )
-    if setting:
-        weight += 2.0
-        code = False
-        if _ENV_SETTING.match(line):
-            weight += 0.5  # ``NAME=value``: an environment or config file, not code
+def _statement(line: str, source: Source) -> bool:
+    """Whether ``line`` can state a fact at all: not code, not a tool's own chatter (listings,
+    installers, test-runner headers), not a question, not narration of what the agent is about
+    to do. A gate, not a weight: what passes is ranked by the signals alone."""
+    if len(line) < 6 or line.endswith("?"):
+        return False
+    if source == "tool":
+        setting = bool(_SETTING.match(line))
+        if _NOISE.search(line) or (_is_code(line) and not setting):
+            return False
+        if line.startswith("#") and not line.startswith("#!") and not _is_prose(line[1:]):
+            return False
+    # Narration (let me, now I will, ...) is the agent's work in progress, unless it decides.
+    return not _NARRATION.match(line) or (is_rule(line) and bool(_DECISION.search(line)))
+
+
+def _kind(line: str, source: Source, modal: float) -> FactKind:
     if source == "tool" and _ERROR_LINE.search(line):
-        weight += 1.5
-        kind = "error"
-    if prose and _DECLARATIVE.search(line) and not rule and not decision:
-        weight += 0.5  # a plain statement of how things are
-    if source == "tool" and _NOISE.search(line):
-        weight -= 3.0
-    if key_of(line) is not None and (strong or weak or prose):
-        weight += 0.5
-    # A fragment (a wrapped docstring line, half a sentence) reads as prose but states less.
-    whole = _sentence_like(line, lenient=source != "tool")
-    weight += (1.0 if whole else 0.0) if prose else -0.5
-    if source == "tool" and line.startswith("#") and not line.startswith("#!"):
-        weight -= 1.0  # a comment in code more often than a statement of the output
-    if source in ("assistant", "carried") and _HEDGE.search(line) and not decision:
-        weight -= 1.5
-    if code:
-        weight -= 3.0
-    if source == "tool" and text[:1].isspace():
-        weight -= 0.5
-    if line.endswith("?"):
-        weight -= 2.0
-    if _NARRATION.match(line) and not (rule and decision):
-        weight -= 2.0
-    if weight < MIN_WEIGHT:
+        return "error"
+    if _DECISION.search(line):
+        return "decision"
+    if modal >= 1.0:
+        return "rule"
+    return "finding" if modal > 0 else "value"
+
+
+def _weigh(text: str, source: Source) -> _Candidate | None:
+    """The fact ``text`` states from ``source``: its kind, its content signals (``specificity``
+    and ``modality``; ``reuse``, ``recency`` and ``source`` are added by the caller, who knows
+    the conversation) and its values; ``None`` when it is no statement (``_statement``) or
+    states nothing exact or binding (content below ``MIN_CONTENT``)."""
+    # Secrets never become facts, values or "(was ...)" notes; a huge line is read in part.
+    line = redact(text[:MAX_UNIT_CHARS]).strip()
+    if not _statement(line, source):
         return None
-    values = [
-        v for v, k in refs if k not in _NOT_VALUES and (v in strong or any(c.isdigit() for c in v))
+    refs = reference_kinds(line)
+    if source != "tool" and not _is_prose(line) and not refs and not _KEYED_LINE.match(line):
+        return None  # a fragment of prose without anything exact
+    spec = specificity(refs, line)
+    modal = modality(line) if _is_prose(line) or source != "tool" else 0.0
+    if spec + modal < MIN_CONTENT:
+        return None
+    values = _values(line, refs)
+    return _Candidate(
+        line, _kind(line, source, modal), {"specificity": spec, "modality": modal}, values
+    )
+
+
+_KEYED_LINE = re.compile(r"^\s*[-+*>#|•\s]*\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:)\s*\S")
+
+
+def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """What can be replaced in ``line``: its exact references that are values (not code or
+    file names), a person's name, and the right side of a short ``key: value``."""
+    found = [
+        v
+        for v, k in refs
+        if k not in _NOT_VALUES
+        and (k in STRONG_KINDS or k == "path" or any(c.isdigit() for c in v))
     ]
-    return _Candidate(line, kind, weight, tuple(values))
+    for m in PERSON.finditer(line):
+        if m.group() not in found:
+            found.append(m.group())
+    assign = _ASSIGN.match(line.lstrip("-+ "))
+    if assign is not None and not found:
+        right = assign.group(2).split(" #")[0].strip().strip("\"',")
+        if right and len(right.split()) <= 3:
+            found.append(right)
+    return tuple(found)
 
 
 # -- candidates -----------------------------------------------------------------------------------
@@ -451,13 +441,39 @@ def _units(text: str, source: Source) -> Iterable[str]:
             yield piece
 
 
-def _message_units(message: Message) -> list[tuple[Source, str]]:
+#: A command shown in a tool fact's attribution is clipped to this many characters.
+ORIGIN_CHARS = 32
+
+
+def _tool_origin(call: ToolCall | None) -> str:
+    """``tool: name `command``` for a fact a tool printed: which tool, and the command it ran
+    (first line, clipped), so a reader can tell it from what the user asked."""
+    if call is None:
+        return "tool"
+    command = shell_command(call)
+    if command is None:
+        return f"tool: {call.name}"[: ORIGIN_CHARS + 8]
+    first = " ".join(command.strip().split("\n")[0].split())
+    first = first.replace("`", "'").replace("[", "(").replace("]", ")")
+    if len(first) > ORIGIN_CHARS:
+        first = first[: ORIGIN_CHARS - 1] + "…"
+    return f"tool: {call.name} `{first}`"
+
+
+def _message_units(
+    message: Message, calls: Mapping[str, ToolCall], last_call: ToolCall | None
+) -> list[tuple[Source, str, str]]:
+    """Each text of ``message`` that may hold facts: its source, the text, and its origin
+    (``user``, ``assistant``, ``tool: bash `cmd```)."""
     request = user_request_text(message)
     if request is not None:
-        return [("user", request)]
+        return [("user", request, "user")]
     if message.role == "assistant" and message.text.strip():
-        return [("assistant", strip_code(message.text))]
-    return [("tool", text) for text in observation_texts(message)]
+        return [("assistant", strip_code(message.text), "assistant")]
+    results = [p for p in message.parts if isinstance(p, ToolResult) and p.text]
+    if results:
+        return [("tool", r.text, _tool_origin(calls.get(r.call_id))) for r in results]
+    return [("tool", text, _tool_origin(last_call)) for text in observation_texts(message)]
 
 
 def _later_uses(messages: Sequence[Message]) -> dict[str, int]:
@@ -470,29 +486,40 @@ def _later_uses(messages: Sequence[Message]) -> dict[str, int]:
         for value, _kind in reference_kinds("\n".join(words)):
             last[value] = index
         for token in re.findall(r"[\w./-]{4,}", "\n".join(words)):
-            last.setdefault(token, index)
             last[token] = index
     return last
 
 
 def extract_facts(
-    messages: Sequence[Message], *, per_message: int = 3, start_order: int = 0
+    messages: Sequence[Message],
+    *,
+    per_message: int = 3,
+    start_order: int = 0,
+    weights: Mapping[str, float] = WEIGHTS,
 ) -> list[Fact]:
     """Candidate facts of ``messages``, oldest first: at most ``per_message`` from each message
     (the heaviest), user messages included (they are needed to key corrections)."""
-    return list(_iter_facts(messages, per_message=per_message, start_order=start_order))
+    return list(
+        _iter_facts(messages, per_message=per_message, start_order=start_order, weights=weights)
+    )
 
 
 def _iter_facts(
-    messages: Sequence[Message], *, per_message: int, start_order: int
+    messages: Sequence[Message],
+    *,
+    per_message: int,
+    start_order: int,
+    weights: Mapping[str, float] = WEIGHTS,
 ) -> Iterator[Fact]:
     """``extract_facts``, one message at a time: ``build_ledger`` resolves each fact as it
     comes, so the candidates of a long conversation are never all alive at once."""
     uses = _later_uses(messages)
     order = start_order
+    calls: dict[str, ToolCall] = {}
+    last_call: ToolCall | None = None
     for index, message in enumerate(messages):
         found: list[Fact] = []
-        for source, text in _message_units(message):
+        for source, text, origin in _message_units(message, calls, last_call):
             units = list(_units(text, source))
             # A line repeated with only its numbers changed is a log's noise, not a fact.
             shapes: dict[str, int] = {}
@@ -507,19 +534,26 @@ def _iter_facts(
                 # The sentence before says what a short one is about ("Correction on the
                 # staging host: ... Point everything at ip-10-42-9-58.").
                 before = units[position - 1] if position and source != "tool" else ""
-                candidate = score(unit, source)
-                settles = bool(_SETTING.match(unit)) or (_is_prose(unit) and not _is_code(unit))
-                if candidate is None and settles and key_of(unit) is not None:
+                candidate = _weigh(unit, source)
+                worth = candidate is not None
+                if candidate is None:
+                    line = redact(unit[:MAX_UNIT_CHARS]).strip()
+                    settles = bool(_SETTING.match(line)) or (_is_prose(line) and not _is_code(line))
+                    if not (settles and key_of(line) is not None):
+                        continue
                     # Not worth listing, but a later value of its key must still replace an
                     # earlier one (``timeout: 5s`` after ``timeout: 30 seconds``).
-                    line = redact(unit[:MAX_UNIT_CHARS]).strip()
-                    candidate = _Candidate(line, "value", 0.0, ())
-                if candidate is None:
-                    continue
-                weight = candidate.weight
-                if source == "tool" and any(uses.get(v, -1) > index for v in candidate.values):
-                    weight += 1.0  # the agent went on to use what this line says
-                shown = truncate_tokens(" ".join(redact(candidate.text).split()), FACT_TOKENS)
+                    candidate = _Candidate(line, "value", {}, _values(line, reference_kinds(line)))
+                used = max((uses.get(v, -1) for v in candidate.values), default=-1)
+                weight = combine(
+                    {
+                        **candidate.signals,
+                        "reuse": signals.reuse(used, index),
+                        "source": signals.source(source),
+                    },
+                    weights,
+                )
+                shown = truncate_tokens(" ".join(candidate.text.split()), FACT_TOKENS)
                 order += 1
                 found.append(
                     Fact(
@@ -527,15 +561,20 @@ def _iter_facts(
                         key=key_of(candidate.text),
                         source=source,
                         kind=candidate.kind,
-                        weight=weight,
+                        weight=weight if worth else -1.0,
                         order=order,
                         message=index,
                         values=candidate.values,
+                        listed=worth,
                         topic=_topic_words(f"{before} {candidate.text}", candidate.values),
+                        origin=origin,
                     )
                 )
+        for call in message.tool_calls:
+            calls[call.id] = call
+            last_call = call
         found.sort(key=lambda f: (-f.weight, -f.order))
-        listed = [f for f in found if f.weight >= MIN_WEIGHT][:per_message]
+        listed = [f for f in found if f.listed][:per_message]
         # The rest still take part in replacing (by key, or as a corrected value), unlisted.
         shadows = [
             replace(f, listed=False) for f in found if f not in listed and (f.key or f.values)
@@ -543,9 +582,16 @@ def _iter_facts(
         yield from sorted([*listed, *shadows], key=lambda f: f.order)
 
 
-def parse_facts(lines: Iterable[str], *, start_order: int = 0) -> list[Fact]:
-    """Facts carried from a previous summary's entries (their ``(was ...)`` kept), oldest first;
-    weighed again, never below ``MIN_WEIGHT`` (they were facts once)."""
+_ATTRIBUTION = re.compile(r"^\[(user|assistant|tool)((?::[^\]]*)?)\]\s+")
+_PRINTED = re.compile(r'^printed: "(.*)"$')
+
+
+def parse_facts(
+    lines: Iterable[str], *, start_order: int = 0, weights: Mapping[str, float] = WEIGHTS
+) -> list[Fact]:
+    """Facts carried from a previous summary's entries, oldest first: their attribution
+    (``[tool: bash `cmd`] printed: "..."``) read back into source and origin, their ``(was
+    ...)`` kept; weighed again, never below ``MIN_CONTENT`` (they were facts once)."""
     out: list[Fact] = []
     order = start_order
     for raw in lines:
@@ -556,18 +602,34 @@ def parse_facts(lines: Iterable[str], *, start_order: int = 0) -> list[Fact]:
         m = _WAS.search(line)
         if m:
             was, line = m.group(1), line[: m.start()]
-        candidate = score(line, "carried")
+        source: Source = "carried"
+        origin = ""
+        attribution = _ATTRIBUTION.match(line)
+        if attribution is not None:
+            source = cast(Source, attribution.group(1))
+            origin = f"{source}{attribution.group(2)}"
+            line = line[attribution.end() :]
+            printed = _PRINTED.match(line)
+            if printed is not None:
+                line = printed.group(1)
+        if not line:
+            continue
+        candidate = _weigh(line, "assistant" if source == "carried" else source)
+        content = dict(candidate.signals) if candidate else {}
+        content["specificity"] = max(content.get("specificity", 0.0), MIN_CONTENT)
+        content["source"] = signals.source(source)
         order += 1
         out.append(
             Fact(
                 text=line,
                 key=key_of(line),
-                source="carried",
+                source=source,
                 kind=candidate.kind if candidate else "value",
-                weight=max(MIN_WEIGHT, candidate.weight if candidate else MIN_WEIGHT),
+                weight=combine(content, weights),
                 order=order,
                 was=was,
-                values=candidate.values if candidate else (),
+                values=candidate.values if candidate else _values(line, reference_kinds(line)),
+                origin=origin,
             )
         )
     return out
@@ -615,20 +677,89 @@ def _variants(new: str, old: str) -> bool:
     return shared >= 3 and 2 * shared > min(len(new), len(old))
 
 
+@lru_cache(maxsize=8192)
+def value_kind(value: str) -> str:
+    """The shape of a value (``reference_kinds``'s, ``person`` for a name, ``text`` else): a
+    new value replaces an old one of the same shape, never a ticket a date.
+
+    >>> value_kind("OPS-1"), value_kind("2026-04-14"), value_kind("Maren Lindqvist")
+    ('ticket', 'date', 'person')
+    """
+    person = PERSON.search(f" {value}")
+    if person is not None and person.group() == value:
+        return "person"
+    kinds = reference_kinds(value)
+    if len(kinds) == 1 and kinds[0][0] == value:
+        kind = kinds[0][1]
+        return "version" if kind in ("version", "number", "quantity") and "." in value else kind
+    return "text"
+
+
+def _changed(new: Fact, old: Fact) -> list[tuple[str, str]]:
+    """The pairs ``(new value, old value)`` of one shape where ``old``'s value is not ``new``'s:
+    what a correction would change. An old value that ``new`` names beside a new one of its
+    shape (``2026-05-01 is cancelled, 2026-05-08 instead``) counts."""
+    fresh = [a for a in new.values if a not in old.values]
+    return [(a, b) for b in old.values for a in fresh if value_kind(a) == value_kind(b)]
+
+
+def _stems(words: Iterable[str]) -> frozenset[str]:
+    return frozenset(_word_stem(w) for w in words)
+
+
+_SUFFIX = re.compile(r"(?:ership|ments?|ings?|ed|ers?|es|s|ion)$")
+
+
+def _word_stem(word: str) -> str:
+    """``word`` without a common ending (``owner``, ``owns``, ``ownership`` -> ``own``)."""
+    cut = _SUFFIX.sub("", word)
+    return cut if len(cut) >= 3 else word
+
+
+def _same_subject_keys(new: str, old: str) -> bool | None:
+    """Whether two keys name one subject (equal, or one's words within the other's), ``None``
+    when either is missing."""
+    a, b = _stems(new.split()), _stems(old.split())
+    return a <= b or b <= a
+
+
+def _diff_pair(old: Fact, new: Fact) -> bool:
+    """``-key: old`` then ``+key: new`` in one diff: the ``+`` line replaces the ``-`` line."""
+    return old.text.startswith("-") and new.text.startswith("+")
+
+
 def _replaces(new: Fact, old: Fact) -> bool:
-    """Whether ``new`` (later) replaces ``old``: the same text or key, or a correction whose
-    value is a variant of one of ``old``'s values."""
+    """Whether ``new`` (later) replaces ``old``: a fact about the same subject with another
+    value of the same shape, however it is worded.
+
+    The subject is the same when the texts are, when the keys (``key_of``) are or one's words
+    lie within the other's; when a key is missing, by what the two talk about (``_topic``):
+    enough shared words, fewer when the new one says it corrects (``_CORRECTION``: *instead*,
+    *cancelled*, *no longer*, *now*, ...) or its value is a variant of the old one (a shared
+    prefix). Two keys that differ are two subjects (two services' hosts), whatever the words.
+    """
     if old.source == "user" and new.source != "user":
         return False  # what the user said is replaced only by the user
-    if new.message == old.message and new.message != -1:
+    if new.message == old.message and new.message != -1 and not _diff_pair(old, new):
         return False  # one message lists things side by side (two services, two hosts)
     if new.text == old.text or (new.key is not None and new.key == old.key):
         return True
-    if not new.values or not old.values or not _CORRECTION.search(new.text):
+    changed = _changed(new, old)
+    if not changed:
         return False
-    if not _topic(new) & _topic(old):
+    if new.key is not None and old.key is not None:
+        return _same_subject_keys(new.key, old.key) is True
+    marked = bool(_CORRECTION.search(new.text))
+    new_topic, old_topic = _stems(_topic(new)), _stems(_topic(old))
+    shared = new_topic & old_topic
+    if not shared:
         return False  # a date or a host alike, but about something else
-    return any(_variants(a, b) for a in new.values for b in old.values)
+    if marked and any(_variants(a, b) for a, b in changed):
+        return True
+    overlap = len(shared) / max(1, min(len(new_topic), len(old_topic)))
+    if marked:
+        return overlap >= 0.3
+    return len(shared) >= 2 and overlap >= 0.6
 
 
 def _topic(fact: Fact) -> frozenset[str]:
@@ -643,13 +774,26 @@ def _topic_words(text: str, values: Sequence[str]) -> frozenset[str]:
         text = text.replace(value.lower(), " ")
     return frozenset(
         w
-        for w in re.findall(r"[a-z]{4,}", text)
+        for w in re.findall(r"[a-z]{3,}", text)
         if w not in _STOP and w not in _FUNCTION_WORDS and w not in _TOPIC_STOP
     )
 
 
+def mark_replaced(text: str, value: str) -> str:
+    """``text`` with ``value`` (a replaced one it still names) shown as ``(was value)`` in
+    place, unless it is only part of a longer value (``release/x`` in ``release/x-hotfix``).
+
+    >>> mark_replaced("2026-05-01 is cancelled, ship 2026-05-08", "2026-05-01")
+    '(was 2026-05-01) is cancelled, ship 2026-05-08'
+    """
+    pattern = re.compile(rf"(?<![\w./@-]){re.escape(value)}(?![\w/@-]|[.-]\w)")
+    return pattern.sub(lambda m: f"(was {m.group()})", text, count=1)
+
+
 #: How many of the newest facts sharing a value's prefix a correction is checked against.
 SHAPE_FANOUT = 32
+#: How many of the newest facts sharing a word and a value shape (or a key word) are checked.
+TOPIC_FANOUT = 8
 
 
 #: A fact as ``_Index`` holds it: a flat tuple of ``Fact``'s fields, the values and the topic
@@ -660,7 +804,18 @@ SHAPE_FANOUT = 32
 #: a tuple of strings and numbers at its first collection; it has to be flat, because that
 #: collection may reach an inner tuple only after the outer one (still tracked then).
 _Row: TypeAlias = tuple[
-    str, str | None, Source, FactKind, float, int, str | None, int, bool, int, *tuple[str, ...]
+    str,
+    str | None,
+    Source,
+    FactKind,
+    float,
+    int,
+    str | None,
+    int,
+    bool,
+    str,
+    int,
+    *tuple[str, ...],
 ]
 #: The fields of a ``_Row`` read without making a ``Fact`` of it.
 _TEXT: Final = 0
@@ -683,15 +838,16 @@ def _row(fact: Fact) -> _Row:
         fact.was,
         fact.message,
         fact.listed,
+        fact.origin,
         len(fact.values),
         *(fact.values + tuple(fact.topic)),
     )
 
 
 def _fact(row: _Row) -> Fact:
-    text, key, source, kind, weight, order, was, message, listed, count, *words = row
+    text, key, source, kind, weight, order, was, message, listed, origin, count, *words = row
     values, topic = tuple(words[:count]), frozenset(words[count:])
-    return Fact(text, key, source, kind, weight, order, was, message, values, listed, topic)
+    return Fact(text, key, source, kind, weight, order, was, message, values, listed, topic, origin)
 
 
 def _with(numbers: tuple[int, ...], number: int) -> tuple[int, ...]:
@@ -703,20 +859,31 @@ def _without(numbers: tuple[int, ...], number: int) -> tuple[int, ...]:
 
 
 class _Index:
-    """The current facts, found by text, key and value prefix, so that resolving n facts is
-    linear in n: a key or a text has one current fact (each new one replaces the last), and a
-    prefix lists only its ``SHAPE_FANOUT`` newest facts. Facts are held as ``_Row`` and numbers
-    in tuples (untracked by the garbage collector, see ``_Row``), never as sets or deques."""
+    """The current facts, found by text, key, value prefix, key word and (word, value shape), so
+    that resolving n facts is linear in n: a key or a text has one current fact (each new one
+    replaces the last), and a prefix or a word lists only its newest few facts
+    (``SHAPE_FANOUT``, ``TOPIC_FANOUT``). Facts are held as ``_Row`` and numbers in tuples
+    (untracked by the garbage collector, see ``_Row``), never as sets or deques."""
 
     def __init__(self) -> None:
         self.facts: dict[int, _Row] = {}
         self.by_text: dict[str, tuple[int, ...]] = {}
         self.by_key: dict[str, tuple[int, ...]] = {}
         self.by_shape: dict[str, tuple[int, ...]] = {}
+        self.by_word: dict[str, tuple[int, ...]] = {}
 
     @staticmethod
     def _shapes(fact: Fact) -> list[str]:
         return sorted({p for v in fact.values for p in _prefixes(v)})
+
+    @staticmethod
+    def _words(fact: Fact) -> list[str]:
+        """``k:stem`` for each word of its key, ``kind:stem`` for each word of its topic and
+        each shape of its values."""
+        words = {f"k:{w}" for w in _stems((fact.key or "").split())}
+        kinds = {value_kind(v) for v in fact.values}
+        words.update(f"{kind}:{w}" for kind in kinds for w in _stems(_topic(fact)))
+        return sorted(words)
 
     def add(self, number: int, fact: Fact) -> None:
         self.facts[number] = _row(fact)
@@ -726,6 +893,9 @@ class _Index:
         for shape in self._shapes(fact):
             newest = _with(self.by_shape.get(shape, ()), number)
             self.by_shape[shape] = newest[-SHAPE_FANOUT:]
+        for word in self._words(fact):
+            newest = _with(self.by_word.get(word, ()), number)
+            self.by_word[word] = newest[-TOPIC_FANOUT:]
 
     def get(self, number: int) -> Fact:
         return _fact(self.facts[number])
@@ -736,15 +906,17 @@ class _Index:
         self.by_text[text] = _without(self.by_text[text], number)
         if key is not None:
             self.by_key[key] = _without(self.by_key[key], number)
-        # by_shape keeps the number: a removed fact is skipped by ``candidates``.
+        # by_shape and by_word keep the number: a removed fact is skipped by ``candidates``.
 
     def candidates(self, fact: Fact) -> list[int]:
         found = set(self.by_text.get(fact.text, ()))
         if fact.key is not None:
             found.update(self.by_key.get(fact.key, ()))
-        if fact.values and _CORRECTION.search(fact.text):
+        if fact.values:
             for shape in self._shapes(fact):
                 found.update(self.by_shape.get(shape, ()))
+            for word in self._words(fact):
+                found.update(self.by_word.get(word, ()))
         return sorted(n for n in found if n in self.facts)
 
 
@@ -768,7 +940,7 @@ def _old_value(new: Fact, old: Fact) -> str | None:
         value = old.text
     value = re.sub(r"[()]", "", value).strip().rstrip(".")
     if not value or value in new.text:
-        return None
+        return None  # the new text names it (marked in place, or unchanged)
     return truncate_tokens(value, 16)
 
 
@@ -810,8 +982,18 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             if old.source == "user" and old.message != -1:
                 replaced_users[old.message] = replaced_users.get(old.message, 0) + 1
             replaced_values.update(v for v in old.values if v not in fact.values)
+            # An old value the new fact still names beside its new one (``2026-05-01 is
+            # cancelled, ship 2026-05-08``) is shown replaced where it stands.
+            named = {b for _a, b in _changed(newest, old) if b in newest.values}
+            if named and _CORRECTION.search(newest.text):
+                text = newest.text
+                for value in sorted(named, key=len, reverse=True):
+                    text = mark_replaced(text, value)
+                replaced_values.update(named)
+                values = tuple(v for v in newest.values if v not in named)
+                newest = replace(newest, text=text, values=values)
             if was is None:
-                was = _old_value(fact, old) or old.was
+                was = _old_value(newest, old) or old.was
             # The new value of a fact worth keeping is worth keeping: it takes the old one's
             # weight, and its place in the list, when it had less.
             newest = replace(
@@ -838,10 +1020,12 @@ def build_ledger(
     max_facts: int = 60,
     per_message: int = 3,
     sources: frozenset[Source] = frozenset({"assistant", "tool", "carried"}),
+    weights: Mapping[str, float] = WEIGHTS,
 ) -> Ledger:
     """The ledger of ``messages``: ``previous`` summary entries carried in, ``later`` messages
     (the verbatim tail that follows the summary) read only for what they replace, at most
-    ``max_facts`` facts of ``sources`` ranked by weight and recency.
+    ``max_facts`` facts of ``sources`` ranked by the signals (``signals.combine`` with
+    ``weights``; ``signals.without`` removes some, for an ablation).
 
     User facts are not listed by default (the summary quotes the user's words); they still key
     corrections, and ``superseded_users`` names the user messages a later one replaced: their
@@ -852,12 +1036,14 @@ def build_ledger(
     for i, entry in enumerate(users):
         if entry.startswith(SUPERSEDED_MARK):
             continue
-        for fact in extract_facts([Message.user(entry)], per_message=per_message):
+        for fact in extract_facts([Message.user(entry)], per_message=per_message, weights=weights):
             said.append(replace(fact, message=-2 - i, order=len(said)))
-    carried = [replace(f, order=len(said) + f.order) for f in parse_facts(previous)]
+    carried = [
+        replace(f, order=len(said) + f.order) for f in parse_facts(previous, weights=weights)
+    ]
     carried = [*said, *carried]
     current, superseded, replaced_values = _resolve_rows(
-        _candidates(carried, messages, later, per_message=per_message)
+        _candidates(carried, messages, later, per_message=per_message, weights=weights)
     )
     # Ranked as rows: only the ``max_facts`` best become ``Fact`` objects (see ``_Row``).
     shown = [
@@ -866,10 +1052,10 @@ def build_ledger(
         if row[_LISTED] and row[_SOURCE] in sources and row[_MESSAGE] < len(messages)
     ]
     newest = max((row[_ORDER] for row in shown), default=1) or 1
+    late = weights.get("recency", 0.0)
 
     def rank(row: _Row) -> tuple[float, int]:
-        recency = RECENCY_WEIGHT * row[_ORDER] / newest if row[_SOURCE] != "carried" else 0.0
-        return (row[_WEIGHT] + recency, row[_ORDER])
+        return (row[_WEIGHT] + late * signals.recency(row[_ORDER], newest), row[_ORDER])
 
     best = sorted(shown, key=rank, reverse=True)[:max_facts]
     return Ledger(tuple(_fact(row) for row in best), superseded, replaced_values)
@@ -881,17 +1067,20 @@ def _candidates(
     later: Sequence[Message],
     *,
     per_message: int,
+    weights: Mapping[str, float],
 ) -> Iterator[Fact]:
     """Every candidate fact in order: ``carried``, then those of ``messages``, then those of
     ``later`` (their ``message`` past the end of ``messages``), numbered on from one another;
     one message at a time, so that the caller holds only the facts it keeps."""
     yield from carried
     fresh = 0
-    for fact in _iter_facts(messages, per_message=per_message, start_order=len(carried)):
+    for fact in _iter_facts(
+        messages, per_message=per_message, start_order=len(carried), weights=weights
+    ):
         fresh += 1
         yield fact
     start = len(carried) + fresh
-    for fact in _iter_facts(later, per_message=per_message, start_order=start):
+    for fact in _iter_facts(later, per_message=per_message, start_order=start, weights=weights):
         yield replace(fact, message=len(messages) + fact.message)
 
 
@@ -936,7 +1125,7 @@ def attach_ledger(summary: str, ledger: Ledger, max_tokens: int) -> str:
 __all__ = [
     "FACT_TOKENS",
     "LEDGER_SHARE",
-    "MIN_WEIGHT",
+    "MIN_CONTENT",
     "SUPERSEDED_MARK",
     "Fact",
     "Ledger",
@@ -946,7 +1135,8 @@ __all__ = [
     "extract_facts",
     "fit_ledger",
     "key_of",
+    "mark_replaced",
     "parse_facts",
     "resolve",
-    "score",
+    "value_kind",
 ]
