@@ -93,6 +93,9 @@ _TOPIC_STOP = _words(
     "update updated now from earlier later before after please used using need make made "
     "like about into over more less than then since until"
 )
+#: At most this many facts are listed from one message (a long output cannot flood the ledger;
+#: the rest still replace by key or value).
+PER_MESSAGE = 5
 #: A line or sentence is read up to this many characters (regexes stay linear on huge lines).
 MAX_UNIT_CHARS = 1_000
 #: A line that occurs this many times in one output (numbers aside) is noise.
@@ -493,7 +496,7 @@ def _later_uses(messages: Sequence[Message]) -> dict[str, int]:
 def extract_facts(
     messages: Sequence[Message],
     *,
-    per_message: int = 3,
+    per_message: int = PER_MESSAGE,
     start_order: int = 0,
     weights: Mapping[str, float] = WEIGHTS,
 ) -> list[Fact]:
@@ -1018,7 +1021,7 @@ def build_ledger(
     users: Sequence[str] = (),
     later: Sequence[Message] = (),
     max_facts: int = 60,
-    per_message: int = 3,
+    per_message: int = PER_MESSAGE,
     sources: frozenset[Source] = frozenset({"assistant", "tool", "carried"}),
     weights: Mapping[str, float] = WEIGHTS,
 ) -> Ledger:

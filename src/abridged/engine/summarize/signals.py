@@ -35,20 +35,39 @@ WEIGHTS: Final[Mapping[str, float]] = {
     "source": 0.5,
 }
 
-_RULE = re.compile(
-    r"\b(?:must(?:n't| not)?|never|always|do not|don't|does not need|should(?:n't| not)?|shall|"
-    r"avoid|prefer(?:s|red|ably|ence)?|make sure|ensure|only|at most|at least|no more than|"
-    r"not allowed|forbidden|required?|requirement|rule|from now on|deadline|limit|budget|"
-    r"deprecated|warning|important|note that|policy|please|keep|has to|have to|mandatory|"
-    r"allowed|instead|may not|cannot|can't|is not to|are not to|no longer|stop|"
-    r"from here on|going forward)\b",
+#: Words that bind: a rule, a prohibition, a limit, a preference.
+_STRONG = re.compile(
+    r"\b(?:must(?:n't| not)?|never|always|do not|don't|does not need|shall|avoid|"
+    r"prefer(?:s|red|ably|ence)?|only|at most|at least|no more than|not allowed|forbidden|"
+    r"required?|requirement|mandatory|rule|policy|from now on|from here on|going forward|"
+    r"has to|have to|may not|is not to|are not to|no longer|not to be)\b",
     re.IGNORECASE,
 )
+#: Words that advise more than bind (and that an agent also uses when it plans).
+_WEAK = re.compile(
+    r"\b(?:should(?:n't| not)?|make sure|ensure|please|keep|note that|important|warning|"
+    r"deadline|limit|budget|deprecated|instead|allowed|cannot|can't|stop)\b",
+    re.IGNORECASE,
+)
+#: The agent planning its own next move: a modal with *I* or *we* as its subject.
+_PLANNING = re.compile(
+    r"\b(?:i|we)(?: also| still| probably| first| then)? (?:should|need to|must|have to|"
+    r"want to|will|'ll|am going to|are going to|can|could|might)\b|\bi'll\b|\blet me\b",
+    re.IGNORECASE,
+)
+#: A hedge: what follows is not settled.
+_HEDGE = re.compile(
+    r"\b(?:probably|maybe|might|perhaps|seems?|likely|i think|i guess|i wonder|suppose|"
+    r"possibly|apparently)\b",
+    re.IGNORECASE,
+)
+#: An instruction: an imperative verb opening the text or one of its clauses.
 _IMPERATIVE = re.compile(
-    r"^(?:[-*>#•]+\s*)?(?:please\s+|also,?\s+|and\s+)?(?:use|write|run|keep|make|add|put|avoid|"
-    r"remember|ask|call|send|set|store|check|contact|include|exclude|skip|report|tell|leave|"
-    r"prefer|don't|do not|never|always|only|note|point|switch|email|e-mail|upload|delete|"
-    r"remove|copy|move|post|push|deploy|target|stick)\b",
+    r"(?:^|[,:;]\s+|\s[-\u2013\u2014]\s+)(?:[-*>#\u2022]+\s*)?(?:please\s+|also,?\s+|and\s+)?"
+    r"(?:use|write|run|keep|make|add|put|avoid|remember|ask|call|send|set|store|check|contact|"
+    r"include|exclude|skip|report|tell|leave|prefer|don't|do not|never|always|only|point|switch|"
+    r"email|e-mail|upload|delete|remove|copy|move|post|push|deploy|target|stick|mention|"
+    r"split|clean|drop|ship|route|stay|treat|limit|cap|pin|wait)\b",
     re.IGNORECASE,
 )
 DECISION = re.compile(
@@ -90,22 +109,37 @@ def specificity(references: Sequence[tuple[str, str]], text: str) -> float:
 
 
 def modality(text: str) -> float:
-    """How much ``text`` binds, in [0, 1]: a rule or an instruction (must, never, only, prefer,
-    an imperative opening) or a decision counts 1, a finding (the cause is, turns out) 0.5.
+    """How much ``text`` binds, in [0, 1]: a rule, a prohibition or a preference (must, never,
+    only, prefer, ...), an instruction (an imperative opening a clause) or a decision counts 1;
+    advice (should, make sure, keep, ...) 0.6, none when the agent plans its own move (*I
+    should*, *we need to*); a finding (the cause is, turns out) 0.5. A hedge (probably, seems)
+    halves it: what follows is not settled.
 
     >>> modality("Never push to main."), modality("It turns out it was cold."), modality("ok")
     (1.0, 0.5, 0.0)
+    >>> modality("I should check the admin code."), modality("When you are done, keep it short.")
+    (0.0, 1.0)
     """
-    if _RULE.search(text) or _IMPERATIVE.match(text) or DECISION.search(text):
-        return 1.0
-    if _FINDING.search(text):
-        return 0.5
-    return 0.0
+    if _STRONG.search(text) or _IMPERATIVE.search(text) or DECISION.search(text):
+        found = 1.0
+    elif _WEAK.search(text) and not _PLANNING.search(text):
+        found = 0.6
+    elif _FINDING.search(text):
+        found = 0.5
+    else:
+        return 0.0
+    return found / 2 if _HEDGE.search(text) else found
 
 
 def is_rule(text: str) -> bool:
-    """Whether ``text`` reads as an instruction or a decision (``modality`` of 1)."""
-    return modality(text) >= 1.0
+    """Whether ``text`` reads as a rule, an instruction, advice or a decision: what a tool
+    printed in such words is quoted, never stated (``Fact.render``)."""
+    return bool(
+        _STRONG.search(text)
+        or _IMPERATIVE.search(text)
+        or DECISION.search(text)
+        or _WEAK.search(text)
+    )
 
 
 def reuse(last_use: int, position: int) -> float:
