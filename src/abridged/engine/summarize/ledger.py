@@ -166,13 +166,88 @@ _CORRECTION = re.compile(
     r"raised|lowered|increased|decreased|went (?:up|down)|from here on|going forward|"
     r"cancel(?:l?ed|s)?|scratch|forget|drop(?:ped)?|change of plan|new|anymore|any more|"
     r"tak(?:es|ing|en) over|took over|reassigned|handed over|hands over|obsolete|void|"
-    r"retired|withdrawn|revert(?:ed)?|superseded|overrides?|pushed|is off|is out)\b|->|→|=>",
+    r"retired|withdrawn|revert(?:ed)?|superseded|overrides?|pushed|is off|is out|ignore|"
+    r"disregard|earlier|previous(?:ly)?|wrong|mistaken?|typo)\b|->|→|=>",
     re.IGNORECASE,
 )
 #: An assignment inside a line (``... now reads request_timeout_ms: 7000 ...``): a name that
 #: looks like a setting (an underscore, a dot or upper case), then ``:`` or ``=`` and a value.
 _EMBEDDED_ASSIGN = re.compile(
     r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*[\w\"'/.-]"
+)
+#: What marks a line of a diff, a list, a quote or a comment before its content.
+_LINE_MARK = re.compile(r"^\s*(?:[-+*>•]\s*|#+\s+|//+\s*|--\s+|;+\s*)+")
+#: A JSON record naming its field (``{"name": "FOO", "value": "bar"}``, as env lists and
+#: settings dumps write them).
+_JSON_NAMED = re.compile(
+    r'"(?:name|key|setting|field|param(?:eter)?|option|variable|var)"\s*:\s*"([^"]{1,60})"'
+)
+_JSON_VALUE = re.compile(r'"value"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
+_JSON_PAIR = re.compile(r'"([A-Za-z_][\w.\-]{0,60})"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
+_TABLE_ROW = re.compile(r"^\s*\|([^|]{1,60})\|([^|]{1,120})\|")
+
+
+def structured(line: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a line whose shape names both: ``key = value``, ``key: value``
+    (YAML, a header, an env file; after a diff, list or comment mark), a JSON field or a JSON
+    record naming its field, a table row (its first cell the key), a ``key=value`` inside a
+    log line. ``None`` for anything else.
+
+    >>> structured('+  retry_limit: 5'), structured('| owner | Ann Lee | since May |')
+    (('retry_limit', '5'), ('owner', 'Ann Lee'))
+    """
+    body = _LINE_MARK.sub("", line, count=1).strip()
+    named = _JSON_NAMED.search(body)
+    if named is not None:
+        given = _JSON_VALUE.search(body)
+        if given is not None:
+            return named.group(1), given.group(1).strip('"')
+    if body.startswith("{"):
+        pair = _JSON_PAIR.search(body)
+        return (pair.group(1), pair.group(2).strip('"')) if pair else None
+    row = _TABLE_ROW.match(body)
+    if row is not None:
+        cell, value = row.group(1).strip(), row.group(2).strip()
+        if cell and value and not set(cell) <= set("-: "):
+            return cell, value
+        return None
+    assign = _ASSIGN.match(body)
+    if assign is not None and assign.group(1).lower() not in _GENERIC_LABELS:
+        return assign.group(1), assign.group(2).split(" #")[0].strip()
+    labeled = _LABELED.match(body)
+    if labeled is not None and labeled.group(1).split()[0].lower() not in _GENERIC_LABELS:
+        return labeled.group(1), labeled.group(2).strip()
+    embedded = _EMBEDDED_KEY_VALUE.search(body)
+    if embedded is not None:
+        return embedded.group(1), embedded.group(2)
+    return None
+
+
+#: ``name of two or three words: value`` (a header, a form, terse chat: ``gateway oncall: Ann``).
+_LABELED = re.compile(r"^([A-Za-z][\w.\-]*(?: [A-Za-z][\w.\-]*){1,2})\s*:\s+(\S.{0,200})$")
+
+
+#: What a value that is code holds (``self.root / name``, ``f(x)``, ``a + b``).
+_EXPRESSION = re.compile(r"[()\[\]{}]|\bself\.|\s[-+*/%<>]=?\s|^(?:not|lambda|await)\b|[:,]$")
+
+
+def is_setting(line: str) -> bool:
+    """Whether ``line`` sets a name to a value (``structured``) rather than to an expression of
+    code: the value is short and holds no call, index, operator or ``self.``.
+
+    >>> is_setting("commit_prefix = NN-68211"), is_setting("path = self.root / name")
+    (True, False)
+    """
+    pair = structured(line)
+    if pair is None:
+        return False
+    value = pair[1].strip()
+    return bool(value) and len(value.split()) <= 6 and not _EXPRESSION.search(value)
+
+
+_EMBEDDED_KEY_VALUE = re.compile(
+    r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*"
+    r"([\w\"'/.@-][^\s,;]*)"
 )
 #: Reference shapes that name code or files, not values: never a value that can be replaced.
 _NOT_VALUES = frozenset({"code", "file"})
@@ -203,18 +278,7 @@ _NOT_A_NAME = _words(
     "not do does don't doesn't will would can could should must to be been have has had "
     "need needs if when"
 )
-_SETTING = re.compile(
-    r"^\s*(?:export\s+)?[A-Za-z_][\w.\-]{1,60}\s*(?:=|:)\s*(?:-?\d[\w.,]*(?:\s?[A-Za-z%]{1,8})?|"
-    r"\"[^\"]{1,120}\"|'[^']{1,120}'|true|false|yes|no|on|off|null|none|[\w.\-]+/[\w./\-]+)\s*,?(?:\s+#.*)?$",
-    re.IGNORECASE,
-)
-#: ``name: value`` where the value is short text holding a quantity or an identifier
-#: (``export_batch_12: 1444 rows in 4.5 s``): a setting when that value is a strong reference.
-_SETTING_WITH_VALUE = re.compile(
-    r"^\s*[A-Za-z_][\w.\-]{1,60}\s*(?:=|:)\s*[^\s(){}\[\]=][^(){}=]{0,80}$"
-)
 _DIGITS = re.compile(r"\d+")
-_ENV_SETTING = re.compile(r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]{2,}=\S")
 _WAS = re.compile(r"\s*\(was ([^()\n]*)\)\s*$")
 
 
@@ -269,7 +333,7 @@ class Ledger:
 def _is_code(line: str) -> bool:
     if _CODE.match(line) or _LINE_NUMBER.match(line) or _TRACE.match(line):
         return True
-    if _CODE_ASSIGN.match(line) and not _SETTING.match(line):
+    if _CODE_ASSIGN.match(line) and not is_setting(line):
         return True  # ``path = self.root / name``: an assignment of an expression
     stripped = line.strip()
     if not stripped:
@@ -305,9 +369,10 @@ def key_of(text: str) -> str | None:
     ('release branch fix', 'timeout')
     """
     line = text.strip()
-    m = _ASSIGN.match(line)
-    if m and " " not in m.group(1).strip() and m.group(1).lower() not in _GENERIC_LABELS:
-        return _normal(m.group(1))
+    pair = structured(line)
+    if pair is not None and pair[0].lower() not in _GENERIC_LABELS:
+        return _normal(pair[0]) or None
+    line = _LINE_MARK.sub("", line, count=1)
     label = _LABEL.match(line)
     if label is not None:
         name = _normal(label.group(1))
@@ -360,8 +425,7 @@ def _statement(line: str, source: Source) -> bool:
     if len(line) < 6 or line.endswith("?"):
         return False
     if source == "tool":
-        setting = bool(_SETTING.match(line))
-        if _NOISE.search(line) or (_is_code(line) and not setting):
+        if _NOISE.search(line) or (_is_code(line) and not is_setting(line)):
             return False
         if line.startswith("#") and not line.startswith("#!") and not _is_prose(line[1:]):
             return False
@@ -379,11 +443,12 @@ def _kind(line: str, source: Source, modal: float) -> FactKind:
     return "finding" if modal > 0 else "value"
 
 
-def _weigh(text: str, source: Source) -> _Candidate | None:
+def _weigh(text: str, source: Source, seen_in: int = 1) -> _Candidate | None:
     """The fact ``text`` states from ``source``: its kind, its content signals (``specificity``
     and ``modality``; ``reuse``, ``recency`` and ``source`` are added by the caller, who knows
-    the conversation) and its values; ``None`` when it is no statement (``_statement``) or
-    states nothing exact or binding (content below ``MIN_CONTENT``)."""
+    the conversation; ``seen_in``: how many messages hold the same line) and its values;
+    ``None`` when it is no statement (``_statement``) or states nothing exact or binding
+    (content below ``MIN_CONTENT``)."""
     # Secrets never become facts, values or "(was ...)" notes; a huge line is read in part.
     line = redact(text[:MAX_UNIT_CHARS]).strip()
     if not _statement(line, source):
@@ -392,36 +457,51 @@ def _weigh(text: str, source: Source) -> _Candidate | None:
     if source != "tool" and not _is_prose(line) and not refs and not _KEYED_LINE.match(line):
         return None  # a fragment of prose without anything exact
     spec = specificity(refs, line)
-    modal = modality(line) if _is_prose(line) or source != "tool" else 0.0
+    fragment = _COMMENT.match(line) or not _sentence_like(line)
+    if source == "tool" and spec < STRONG and fragment and not is_setting(line):
+        # A comment or a fragment of prose in output (a source file's, a wrapped docstring's)
+        # states a fact only when it holds something exact.
+        return None
+    modal = modality(line, source) if _is_prose(line) or source != "tool" else 0.0
     if spec + modal < MIN_CONTENT:
         return None
+    spec /= max(1, seen_in)
     values = _values(line, refs)
     return _Candidate(
         line, _kind(line, source, modal), {"specificity": spec, "modality": modal}, values
     )
 
 
+#: The specificity of one strong reference (``signals.specificity``).
+STRONG = 0.6
+_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
 _KEYED_LINE = re.compile(r"^\s*[-+*>#|•\s]*\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:)\s*\S")
 
 
 def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     """What can be replaced in ``line``: its exact references that are values (not code or
-    file names), a person's name, and the right side of a short ``key: value``."""
+    file names), a person's name, and the value of a ``structured`` line when no reference
+    covers it (``owner: Ann Lee``, ``| helper | _role_x |``)."""
+    line = _WAS_ANYWHERE.sub(" ", line)  # a value already marked replaced is no value
     found = [
         v
         for v, k in refs
         if k not in _NOT_VALUES
         and (k in STRONG_KINDS or k == "path" or any(c.isdigit() for c in v))
+        and v in line
     ]
     for m in PERSON.finditer(line):
         if m.group() not in found:
             found.append(m.group())
-    assign = _ASSIGN.match(line.lstrip("-+ "))
-    if assign is not None and not found:
-        right = assign.group(2).split(" #")[0].strip().strip("\"',")
-        if right and len(right.split()) <= 3:
+    pair = structured(line)
+    if pair is not None:
+        right = pair[1].strip().strip("\"',").strip()
+        if right and len(right.split()) <= 4 and not any(v in right for v in found):
             found.append(right)
     return tuple(found)
+
+
+_WAS_ANYWHERE = re.compile(r"\(was [^()\n]*\)")
 
 
 # -- candidates -----------------------------------------------------------------------------------
@@ -493,6 +573,22 @@ def _later_uses(messages: Sequence[Message]) -> dict[str, int]:
     return last
 
 
+def _line_repeats(messages: Sequence[Message]) -> dict[int, int]:
+    """For each line of tool output (its hash, numbers aside), how many messages print it, when
+    more than one does (a test runner's header, a banner): such a line is no rare fact."""
+    counts: dict[int, int] = {}
+    for message in messages:
+        shapes = {
+            hash(_DIGITS.sub("#", line.strip()))
+            for text in observation_texts(message)
+            for line in text.split("\n")
+            if len(line) < 600 and line.strip()
+        }
+        for shape in shapes:
+            counts[shape] = counts.get(shape, 0) + 1
+    return {shape: n for shape, n in counts.items() if n > 1}
+
+
 def extract_facts(
     messages: Sequence[Message],
     *,
@@ -517,6 +613,7 @@ def _iter_facts(
     """``extract_facts``, one message at a time: ``build_ledger`` resolves each fact as it
     comes, so the candidates of a long conversation are never all alive at once."""
     uses = _later_uses(messages)
+    repeats = _line_repeats(messages)
     order = start_order
     calls: dict[str, ToolCall] = {}
     last_call: ToolCall | None = None
@@ -537,11 +634,12 @@ def _iter_facts(
                 # The sentence before says what a short one is about ("Correction on the
                 # staging host: ... Point everything at ip-10-42-9-58.").
                 before = units[position - 1] if position and source != "tool" else ""
-                candidate = _weigh(unit, source)
+                seen_in = repeats.get(hash(_DIGITS.sub("#", unit.strip())), 1)
+                candidate = _weigh(unit, source, seen_in if source == "tool" else 1)
                 worth = candidate is not None
                 if candidate is None:
                     line = redact(unit[:MAX_UNIT_CHARS]).strip()
-                    settles = bool(_SETTING.match(line)) or (_is_prose(line) and not _is_code(line))
+                    settles = is_setting(line) or (_is_prose(line) and not _is_code(line))
                     if not (settles and key_of(line) is not None):
                         continue
                     # Not worth listing, but a later value of its key must still replace an
@@ -710,7 +808,7 @@ def _stems(words: Iterable[str]) -> frozenset[str]:
     return frozenset(_word_stem(w) for w in words)
 
 
-_SUFFIX = re.compile(r"(?:ership|ments?|ings?|ed|ers?|es|s|ion)$")
+_SUFFIX = re.compile(r"(?:ership|ments?|ings?|ed|ers?|es|s|ions?|e)$")
 
 
 def _word_stem(word: str) -> str:
@@ -719,10 +817,13 @@ def _word_stem(word: str) -> str:
     return cut if len(cut) >= 3 else word
 
 
+_KEY_WORDS = re.compile(r"[\s_.\-/]+")
+
+
 def _same_subject_keys(new: str, old: str) -> bool | None:
     """Whether two keys name one subject (equal, or one's words within the other's), ``None``
     when either is missing."""
-    a, b = _stems(new.split()), _stems(old.split())
+    a, b = _stems(_KEY_WORDS.split(new)), _stems(_KEY_WORDS.split(old))
     return a <= b or b <= a
 
 

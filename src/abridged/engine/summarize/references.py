@@ -43,6 +43,7 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("version", re.compile(r"\b[A-Z][A-Za-z]+ \d+\.\d+(?:\.\d+)*\b")),
     ("version", re.compile(r"\b[vV]?\d+\.\d+\.\d+(?:[-.+][\w.]+)?\b")),
+    ("version", re.compile(r"\b[vV]?\d+(?:\.\d+)*\.x\b")),  # a release line: 6.x, 16.40.x
     ("ticket", re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")),
     ("ticket", re.compile(r"(?<![\w&])#\d{2,}\b")),
     ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b")),

@@ -31,7 +31,7 @@ WEIGHTS: Final[Mapping[str, float]] = {
     "specificity": 2.5,
     "modality": 2.5,
     "reuse": 1.0,
-    "recency": 1.5,
+    "recency": 0.5,
     "source": 0.5,
 }
 
@@ -85,47 +85,65 @@ _FINDING = re.compile(
 _KEYED = re.compile(r"^\s*[-+*>#|•\s]*\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S")
 #: A person's name: two capitalized words, not the text's first (``Maren Lindqvist``).
 PERSON = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
-#: Shapes worth less than the strong ones: code names and source files.
-_WEAK_KINDS = frozenset({"code", "file", "identifier"})
+#: Shapes worth less than the strong ones: names with digits or underscores, source files (the
+#: files section tracks those). Backticked code is worth nothing here: reasoning about code is
+#: the agent's work in progress.
+_WEAK_KINDS = frozenset({"file", "identifier"})
 
 
-def specificity(references: Sequence[tuple[str, str]], text: str) -> float:
+#: Extensions of source code: such a file is the files section's, not a fact.
+_SOURCE_EXTENSIONS = frozenset(
+    {"py", "pyi", "js", "mjs", "ts", "tsx", "jsx", "c", "h", "cc", "cpp", "hpp", "rs", "go"}
+    | {"java", "kt", "rb", "php", "sh", "swift", "scala", "cs", "m", "mm"}
+)
+
+
+def _exact_file(value: str, kind: str) -> bool:
+    """A file with a directory that is not source code (``/run/x/api.sock``, ``/var/log/a.log``):
+    as exact as any path."""
+    return kind == "file" and "/" in value and value.rsplit(".", 1)[-1] not in _SOURCE_EXTENSIONS
+
+
+def specificity(references: Sequence[tuple[str, str]], text: str, seen_in: int = 1) -> float:
     """How exact ``text`` is, in [0, 1]: its references (``reference_kinds``: strong shapes
-    and paths count most, code names and source files little), a keyed shape, a person's name.
+    and paths count most, code names and source files little), a keyed shape, a person's name;
+    divided by ``seen_in``, the number of messages that hold the same line (numbers aside): a
+    line every test run prints (``Platform: linux``) is no rare fact.
 
     >>> specificity([("OPS-1", "ticket"), ("2.1.0", "version")], "Ticket OPS-1 ships in 2.1.0")
     0.8
     >>> specificity([], "we will see")
     0.0
     """
-    strong = sum(1 for _v, k in references if k in STRONG_KINDS or k == "path")
-    weak = sum(1 for _v, k in references if k in _WEAK_KINDS)
+    strong = sum(1 for v, k in references if k in STRONG_KINDS or k == "path" or _exact_file(v, k))
+    weak = sum(1 for v, k in references if k in _WEAK_KINDS and not _exact_file(v, k))
     found = 0.6 * min(strong, 1) + 0.2 * min(max(strong - 1, 0), 2) + 0.15 * min(weak, 2)
     if _KEYED.match(text):
         found += 0.25
     if PERSON.search(text):
         found += 0.3
-    return min(1.0, found)
+    return min(1.0, found) / max(1, seen_in)
 
 
-def modality(text: str) -> float:
+def modality(text: str, origin: str = "user") -> float:
     """How much ``text`` binds, in [0, 1]: a rule, a prohibition or a preference (must, never,
     only, prefer, ...), an instruction (an imperative opening a clause) or a decision counts 1;
-    advice (should, make sure, keep, ...) 0.6, none when the agent plans its own move (*I
-    should*, *we need to*); a finding (the cause is, turns out) 0.5. A hedge (probably, seems)
-    halves it: what follows is not settled.
+    advice (should, make sure, keep, ...) 0.6 when the user gives it (from the agent or a tool
+    it is mostly expectation: *this should work*), never when someone plans their own move
+    (*I should*, *we need to*); a finding (the cause is, turns out) 0.3 (not enough alone). A
+    hedge (probably, seems) halves it: what follows is not settled.
 
     >>> modality("Never push to main."), modality("It turns out it was cold."), modality("ok")
-    (1.0, 0.5, 0.0)
+    (1.0, 0.3, 0.0)
     >>> modality("I should check the admin code."), modality("When you are done, keep it short.")
     (0.0, 1.0)
     """
     if _STRONG.search(text) or _IMPERATIVE.search(text) or DECISION.search(text):
         found = 1.0
-    elif _WEAK.search(text) and not _PLANNING.search(text):
+    elif origin == "user" and _WEAK.search(text) and not _PLANNING.search(text):
         found = 0.6
     elif _FINDING.search(text):
-        found = 0.5
+        found = 0.3
     else:
         return 0.0
     return found / 2 if _HEDGE.search(text) else found
