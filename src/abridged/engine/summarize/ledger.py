@@ -167,7 +167,7 @@ _CORRECTION = re.compile(
     r"cancel(?:l?ed|s)?|scratch|forget|drop(?:ped)?|change of plan|new|anymore|any more|"
     r"tak(?:es|ing|en) over|took over|reassigned|handed over|hands over|obsolete|void|"
     r"retired|withdrawn|revert(?:ed)?|superseded|overrides?|pushed|is off|is out|ignore|"
-    r"disregard|earlier|previous(?:ly)?|wrong|mistaken?|typo)\b|->|→|=>",
+    r"disregard|earlier|previous(?:ly)?|wrong|mistaken?|typo|nvm|never mind)\b|->|→|=>",
     re.IGNORECASE,
 )
 #: An assignment inside a line (``... now reads request_timeout_ms: 7000 ...``): a name that
@@ -239,10 +239,18 @@ def is_setting(line: str) -> bool:
     (True, False)
     """
     pair = structured(line)
-    if pair is None:
+    if pair is None or pair[0].startswith(("self.", "this.")):
         return False
     value = pair[1].strip()
-    return bool(value) and len(value.split()) <= 6 and not _EXPRESSION.search(value)
+    if not value or len(value.split()) > 6 or _EXPRESSION.search(value):
+        return False
+    # A bare lower-case name (``x = root``) is a variable; data has a digit, a quote, a capital,
+    # a separator, several words, or is a literal.
+    return bool(_DATA.search(value)) or value.lower() in _LITERALS or " " in value
+
+
+_DATA = re.compile(r"[\d\"'A-Z/@:.\-]")
+_LITERALS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "nil"})
 
 
 _EMBEDDED_KEY_VALUE = re.compile(
@@ -263,7 +271,7 @@ _GENERIC_LABELS = _words(
     "note notes rule rules warning important correction update decision info error fatal "
     "todo fixme tip hint reminder also ps nb summary result output thought answer reason "
     "because example usage agreed decided done fyi context background status plan fix "
-    "confirmed found"
+    "confirmed found heads btw psa change changes actually forget ignore nvm"
 )
 #: Where a subject's clause ends (its qualifiers, ``for the auth service``, stay in the key).
 _PREPOSITION = re.compile(
@@ -483,17 +491,19 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     file names), a person's name, and the value of a ``structured`` line when no reference
     covers it (``owner: Ann Lee``, ``| helper | _role_x |``)."""
     line = _WAS_ANYWHERE.sub(" ", line)  # a value already marked replaced is no value
+    line = _STAMP.sub("", line)  # a log line's time is when it was said, not what it says
+    pair = structured(line)
     found = [
         v
         for v, k in refs
         if k not in _NOT_VALUES
-        and (k in STRONG_KINDS or k == "path" or any(c.isdigit() for c in v))
+        and (k in STRONG_KINDS or k == "path" or any(c.isdigit() or c == "_" for c in v))
         and v in line
+        and (pair is None or v != pair[0])
     ]
     for m in PERSON.finditer(line):
         if m.group() not in found:
             found.append(m.group())
-    pair = structured(line)
     if pair is not None:
         right = pair[1].strip().strip("\"',").strip()
         if right and len(right.split()) <= 4 and not any(v in right for v in found):
@@ -502,6 +512,9 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
 
 
 _WAS_ANYWHERE = re.compile(r"\(was [^()\n]*\)")
+_STAMP = re.compile(
+    r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
+)
 
 
 # -- candidates -----------------------------------------------------------------------------------
@@ -820,13 +833,6 @@ def _word_stem(word: str) -> str:
 _KEY_WORDS = re.compile(r"[\s_.\-/]+")
 
 
-def _same_subject_keys(new: str, old: str) -> bool | None:
-    """Whether two keys name one subject (equal, or one's words within the other's), ``None``
-    when either is missing."""
-    a, b = _stems(_KEY_WORDS.split(new)), _stems(_KEY_WORDS.split(old))
-    return a <= b or b <= a
-
-
 def _diff_pair(old: Fact, new: Fact) -> bool:
     """``-key: old`` then ``+key: new`` in one diff: the ``+`` line replaces the ``-`` line."""
     return old.text.startswith("-") and new.text.startswith("+")
@@ -836,24 +842,34 @@ def _replaces(new: Fact, old: Fact) -> bool:
     """Whether ``new`` (later) replaces ``old``: a fact about the same subject with another
     value of the same shape, however it is worded.
 
-    The subject is the same when the texts are, when the keys (``key_of``) are or one's words
-    lie within the other's; when a key is missing, by what the two talk about (``_topic``):
-    enough shared words, fewer when the new one says it corrects (``_CORRECTION``: *instead*,
-    *cancelled*, *no longer*, *now*, ...) or its value is a variant of the old one (a shared
-    prefix). Two keys that differ are two subjects (two services' hosts), whatever the words.
+    The subject is the same when the texts are, when the keys (``key_of``) have the same words
+    (``feature_flag``, *the feature flag*) or one's lie within the other's; when the new fact
+    says it corrects (``_corrects``) and names the old value beside a new one, or its key names
+    the same thing first (*grpcio version*, *the grpcio pin*); when a key is missing, by what
+    the two talk about (``_topic``): enough shared words, fewer when it says it corrects or
+    its value is a variant of the old one (a shared prefix). Keys that differ otherwise are two
+    subjects (*the auth service host*, *the payment service host*), whatever the words.
     """
     if old.source == "user" and new.source != "user":
         return False  # what the user said is replaced only by the user
     if new.message == old.message and new.message != -1 and not _diff_pair(old, new):
         return False  # one message lists things side by side (two services, two hosts)
-    if new.text == old.text or (new.key is not None and new.key == old.key):
+    if new.text == old.text:
+        return True
+    if new.key is not None and old.key is not None and _key_words(new.key) == _key_words(old.key):
         return True
     changed = _changed(new, old)
     if not changed:
         return False
+    marked = _corrects(new.text)
+    if marked and any(b in new.values for _a, b in changed):
+        return True  # it names the old value beside a new one, and says it changed
     if new.key is not None and old.key is not None:
-        return _same_subject_keys(new.key, old.key) is True
-    marked = bool(_CORRECTION.search(new.text))
+        a, b = _key_words(new.key), _key_words(old.key)
+        if set(a) <= set(b) or set(b) <= set(a):
+            return True
+        # The same thing named first, its attribute named another way, and a correction.
+        return marked and a[0] == b[0]
     new_topic, old_topic = _stems(_topic(new)), _stems(_topic(old))
     shared = new_topic & old_topic
     if not shared:
@@ -864,6 +880,17 @@ def _replaces(new: Fact, old: Fact) -> bool:
     if marked:
         return overlap >= 0.3
     return len(shared) >= 2 and overlap >= 0.6
+
+
+def _key_words(key: str) -> tuple[str, ...]:
+    """A key's words, stemmed, whatever separates them (``feature_flag``, ``feature flag``)."""
+    return tuple(_word_stem(w) for w in _KEY_WORDS.split(key) if w)
+
+
+def _corrects(text: str) -> bool:
+    """Whether ``text`` says it corrects or settles something: a correction word
+    (``_CORRECTION``) or a decision (*we settled on*, *going with*)."""
+    return bool(_CORRECTION.search(text) or _DECISION.search(text))
 
 
 def _topic(fact: Fact) -> frozenset[str]:
@@ -984,7 +1011,7 @@ class _Index:
     def _words(fact: Fact) -> list[str]:
         """``k:stem`` for each word of its key, ``kind:stem`` for each word of its topic and
         each shape of its values."""
-        words = {f"k:{w}" for w in _stems((fact.key or "").split())}
+        words = {f"k:{w}" for w in _key_words(fact.key or "")}
         kinds = {value_kind(v) for v in fact.values}
         words.update(f"{kind}:{w}" for kind in kinds for w in _stems(_topic(fact)))
         return sorted(words)
@@ -1089,7 +1116,7 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             # An old value the new fact still names beside its new one (``2026-05-01 is
             # cancelled, ship 2026-05-08``) is shown replaced where it stands.
             named = {b for _a, b in _changed(newest, old) if b in newest.values}
-            if named and _CORRECTION.search(newest.text):
+            if named and _corrects(newest.text):
                 text = newest.text
                 for value in sorted(named, key=len, reverse=True):
                     text = mark_replaced(text, value)

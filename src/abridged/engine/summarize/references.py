@@ -46,6 +46,7 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("version", re.compile(r"\b[vV]?\d+(?:\.\d+)*\.x\b")),  # a release line: 6.x, 16.40.x
     ("ticket", re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")),
     ("ticket", re.compile(r"(?<![\w&])#\d{2,}\b")),
+    ("channel", re.compile(r"(?<![\w&#/])#[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+\b")),
     ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b")),
     (
         "time",
@@ -73,6 +74,7 @@ STRONG_KINDS = frozenset(
         "uuid",
         "version",
         "ticket",
+        "channel",
         "date",
         "time",
         "quantity",
