@@ -59,7 +59,7 @@ from abridged.engine.summarize.fileops import (
     shell_command,
 )
 from abridged.engine.summarize.fitting import EntryFitter
-from abridged.engine.summarize.ledger import SUPERSEDED_MARK, Ledger, build_ledger
+from abridged.engine.summarize.ledger import SUPERSEDED_MARK, Ledger, build_ledger, mark_values
 from abridged.engine.summarize.prompts import (
     NONE_TEXT,
     SECTION_KEYS,
@@ -449,7 +449,7 @@ class ExtractiveSummarizer:
             later=request.later,
             max_facts=self.max_facts,
         )
-        users = self._user_entries(prev, messages, ledger.superseded_users)
+        users = self._user_entries(prev, messages, ledger.superseded_users, ledger.replaced_values)
         statements = [
             strip_code(redact(m.text))
             for m in messages
@@ -521,6 +521,7 @@ class ExtractiveSummarizer:
         prev: dict[str, str],
         messages: Sequence[Message],
         superseded: Collection[int] = frozenset(),
+        replaced: Collection[str] = frozenset(),
     ) -> list[_UserEntry]:
         entries: list[_UserEntry] = []
         entries.extend((e, "intent") for e in _entries(prev.get("intent", "")))
@@ -529,6 +530,9 @@ class ExtractiveSummarizer:
             # The i-th carried entry is ledger message -2 - i (see ``build_ledger``).
             if -2 - i in superseded and i > 0 and not carried.startswith(SUPERSEDED_MARK):
                 entries[i] = (superseded_entry(carried), heading)
+            elif replaced and not carried.startswith(SUPERSEDED_MARK):
+                # A value a later fact replaced is shown replaced where the user named it.
+                entries[i] = (mark_values(carried, replaced), heading)
         first = not entries
         for index, message in enumerate(messages):
             request = user_request_text(message)
@@ -538,6 +542,8 @@ class ExtractiveSummarizer:
             if index in superseded and not first:
                 # Kept (it is what the user said) but never shown as current.
                 text = superseded_entry(text)
+            elif replaced:
+                text = mark_values(text, replaced)
             # The conversation's first request is its task, whatever words it uses.
             section: _UserSection = "constraints" if is_constraint(text) and not first else "intent"
             entries.append((text, section))

@@ -167,7 +167,7 @@ _CORRECTION = re.compile(
     r"cancel(?:l?ed|s)?|scratch|forget|drop(?:ped)?|change of plan|new|anymore|any more|"
     r"tak(?:es|ing|en) over|took over|reassigned|handed over|hands over|obsolete|void|"
     r"retired|withdrawn|revert(?:ed)?|superseded|overrides?|pushed|is off|is out|ignore|"
-    r"disregard|earlier|previous(?:ly)?|wrong|mistaken?|typo|nvm|never mind)\b|->|→|=>",
+    r"disregard|earlier|previous(?:ly)?|wrong|mistaken?|typo|nvm|never mind|dead|gone)\b|->|→|=>",
     re.IGNORECASE,
 )
 #: An assignment inside a line (``... now reads request_timeout_ms: 7000 ...``): a name that
@@ -249,7 +249,7 @@ def is_setting(line: str) -> bool:
     return bool(_DATA.search(value)) or value.lower() in _LITERALS or " " in value
 
 
-_DATA = re.compile(r"[\d\"'A-Z/@:.\-]")
+_DATA = re.compile(r"[\d\"'A-Z/@:._\-]")
 _LITERALS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "nil"})
 
 
@@ -921,6 +921,15 @@ def mark_replaced(text: str, value: str) -> str:
     return pattern.sub(lambda m: f"(was {m.group()})", text, count=1)
 
 
+def mark_values(text: str, values: Iterable[str]) -> str:
+    """``text`` with each of ``values`` it names (no longer current: ``Ledger.replaced_values``)
+    shown as ``(was value)`` where it stands (``mark_replaced``), longest first."""
+    for value in sorted(values, key=len, reverse=True):
+        if value in text and f"(was {value}" not in text:
+            text = mark_replaced(text, value)
+    return text
+
+
 #: How many of the newest facts sharing a value's prefix a correction is checked against.
 SHAPE_FANOUT = 32
 #: How many of the newest facts sharing a word and a value shape (or a key word) are checked.
@@ -1267,6 +1276,7 @@ __all__ = [
     "fit_ledger",
     "key_of",
     "mark_replaced",
+    "mark_values",
     "parse_facts",
     "resolve",
     "value_kind",

@@ -135,10 +135,17 @@ def harvest_references(text: str) -> list[str]:
     UUIDs, backticked code, paths, file names, versions, ticket ids, issue numbers, numbers with
     units, long numbers, commit-like hex ids and identifiers with digits or underscores.
 
+    A value marked replaced, ``(was X)``, is none: it is no longer current.
+
     >>> harvest_references("Ticket OPS-481 ships in 7.14.2; ping @ana, see kv/infra/db.")
     ['OPS-481', '7.14.2', '@ana', 'kv/infra/db']
+    >>> harvest_references("Deploy from release/7.2-hotfix (was release/7.2).")
+    ['release/7.2-hotfix']
     """
-    return [value for value, _kind in reference_kinds(text)]
+    return [value for value, _kind in reference_kinds(_REPLACED.sub(" ", text))]
+
+
+_REPLACED = re.compile(r"\(was [^()\n]*\)")
 
 
 # -- which text is what ---------------------------------------------------------------------------
