@@ -44,7 +44,7 @@ and the summary is flagged ``truncated``.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
@@ -75,6 +75,7 @@ from abridged.engine.summarize.references import (
     strip_code,
     user_request_text,
 )
+from abridged.engine.summarize.signals import WEIGHTS
 from abridged.engine.summarize.transcript import clip_middle, leading_summaries, truncate_tokens
 from abridged.errors import SettingError
 
@@ -361,6 +362,8 @@ class ExtractiveSummarizer:
     - ``entry_floor_tokens`` (default 48; >= 8): middle user entries are clipped down to this
       before the first and newest are touched.
     - ``max_facts`` (60): the ledger's size before the ceiling (best first, see ``ledger``).
+    - ``ledger_weights`` (``signals.WEIGHTS``): the weight of each ranking signal of the ledger
+      (``signals.without`` removes some, for an ablation).
     - ``max_errors`` (8), ``max_commands`` (10), ``max_done`` (6), ``max_references`` (48),
       ``statement_tokens`` (160): natural caps of the other sections (>= 1; not truncation:
       the most recent are kept).
@@ -380,6 +383,7 @@ class ExtractiveSummarizer:
         max_done: int = 6,
         max_references: int = 48,
         statement_tokens: int = 160,
+        ledger_weights: Mapping[str, float] = WEIGHTS,
     ) -> None:
         if not isinstance(user_share, int | float) or not 0 < user_share <= 1:
             raise SettingError("user_share", user_share, "a number in (0, 1]")
@@ -410,6 +414,7 @@ class ExtractiveSummarizer:
         self.max_done = max_done
         self.max_references = max_references
         self.statement_tokens = statement_tokens
+        self.ledger_weights = dict(ledger_weights)
 
     @property
     def name(self) -> str:
@@ -448,6 +453,7 @@ class ExtractiveSummarizer:
             users=carried_users,
             later=request.later,
             max_facts=self.max_facts,
+            weights=self.ledger_weights,
         )
         users = self._user_entries(prev, messages, ledger.superseded_users, ledger.replaced_values)
         statements = [

@@ -339,6 +339,8 @@ class Ledger:
 
 
 def _is_code(line: str) -> bool:
+    # A log line's time stamp (``2026-01-21T09:45:07Z``) is no ``file:12:`` prefix.
+    line = _STAMP.sub("", line)
     if _CODE.match(line) or _LINE_NUMBER.match(line) or _TRACE.match(line):
         return True
     if _CODE_ASSIGN.match(line) and not is_setting(line):
