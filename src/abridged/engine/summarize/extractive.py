@@ -457,7 +457,8 @@ class ExtractiveSummarizer:
         )
         users = self._user_entries(prev, messages, ledger.superseded_users, ledger.replaced_values)
         statements = [
-            strip_code(redact(m.text))
+            # a value a later fact replaced is shown replaced where the agent named it
+            mark_values(strip_code(redact(m.text)), ledger.replaced_values)
             for m in messages
             if m.role == "assistant" and m.text.strip() and strip_code(m.text)
         ]

@@ -868,7 +868,8 @@ def _replaces(new: Fact, old: Fact) -> bool:
         return True  # it names the old value beside a new one, and says it changed
     if new.key is not None and old.key is not None:
         a, b = _key_words(new.key), _key_words(old.key)
-        if set(a) <= set(b) or set(b) <= set(a):
+        prose = " " in new.key or " " in old.key  # names (``build_id``, ``build_id_b``) differ
+        if prose and (set(a) <= set(b) or set(b) <= set(a)):
             return True
         # The same thing named first, its attribute named another way, and a correction.
         return marked and a[0] == b[0]
