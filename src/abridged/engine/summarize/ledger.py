@@ -95,7 +95,7 @@ _TOPIC_STOP = _words(
 )
 #: At most this many facts are listed from one message (a long output cannot flood the ledger;
 #: the rest still replace by key or value).
-PER_MESSAGE = 5
+PER_MESSAGE = 8
 #: A line or sentence is read up to this many characters (regexes stay linear on huge lines).
 MAX_UNIT_CHARS = 1_000
 #: A line that occurs this many times in one output (numbers aside) is noise.
@@ -219,7 +219,8 @@ def structured(line: str) -> tuple[str, str] | None:
         return labeled.group(1), labeled.group(2).strip()
     embedded = _EMBEDDED_KEY_VALUE.search(body)
     if embedded is not None:
-        return embedded.group(1), embedded.group(2)
+        key, value = embedded.group(1, 2) if embedded.group(1) else embedded.group(3, 4)
+        return key, value
     return None
 
 
@@ -256,6 +257,8 @@ _LITERALS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none"
 _EMBEDDED_KEY_VALUE = re.compile(
     r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*"
     r"([\w\"'/.@-][^\s,;]*)"
+    # or a log line's ``key=value`` (no spaces around the sign)
+    r"|(?<=\s)([a-z][a-z0-9]{2,})=([\w\"'/.@-][^\s,;]*)"
 )
 #: Reference shapes that name code or files, not values: never a value that can be replaced.
 _NOT_VALUES = frozenset({"code", "file"})
@@ -348,8 +351,11 @@ def _is_code(line: str) -> bool:
     stripped = line.strip()
     if not stripped:
         return True
-    symbols = len(_SYMBOLS.findall(stripped))
-    return symbols / len(stripped) > 0.06 or stripped.endswith((":", ",", "(", "{", "\\"))
+    if stripped.endswith((":", ",", "(", "{", "\\")):
+        return True
+    # A sentence may hold a bracket or two (``[RIPUTU]``, ``(us-west-2b)``); code is dense.
+    limit = 0.12 if _is_prose(stripped) and _sentence_like(stripped) else 0.06
+    return len(_SYMBOLS.findall(stripped)) / len(stripped) > limit
 
 
 def _sentence_like(line: str, *, lenient: bool = False) -> bool:
@@ -434,6 +440,8 @@ def _statement(line: str, source: Source) -> bool:
     to do. A gate, not a weight: what passes is ranked by the signals alone."""
     if len(line) < 6 or line.endswith("?"):
         return False
+    if len(_WORD_CHARS.findall(line)) < 0.5 * len(line):
+        return False  # mostly punctuation: a progress bar, a rule, a drawing
     if source == "tool":
         if _NOISE.search(line) or (_is_code(line) and not is_setting(line)):
             return False
@@ -482,6 +490,7 @@ def _weigh(text: str, source: Source, seen_in: int = 1) -> _Candidate | None:
     )
 
 
+_WORD_CHARS = re.compile(r"[\w\s]")
 #: The specificity of one strong reference (``signals.specificity``).
 STRONG = 0.6
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
@@ -871,8 +880,9 @@ def _replaces(new: Fact, old: Fact) -> bool:
         prose = " " in new.key or " " in old.key  # names (``build_id``, ``build_id_b``) differ
         if prose and (set(a) <= set(b) or set(b) <= set(a)):
             return True
-        # The same thing named first, its attribute named another way, and a correction.
-        return marked and a[0] == b[0]
+        # A correction whose key holds the thing the other key names first (*the backport
+        # target*, ``backport_line``); not two things of one kind (*auth* and *payment host*).
+        return marked and (a[0] in b or b[0] in a)
     new_topic, old_topic = _stems(_topic(new)), _stems(_topic(old))
     shared = new_topic & old_topic
     if not shared:

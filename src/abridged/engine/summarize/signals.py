@@ -40,12 +40,12 @@ _STRONG = re.compile(
     r"\b(?:must(?:n't| not)?|never|always|do not|don't|does not need|shall|avoid|"
     r"prefer(?:s|red|ably|ence)?|only|at most|at least|no more than|not allowed|forbidden|"
     r"required?|requirement|mandatory|rule|policy|from now on|from here on|going forward|"
-    r"has to|have to|may not|is not to|are not to|no longer|not to be)\b",
+    r"has to|have to|may not|is not to|are not to|no longer|not to be|please)\b",
     re.IGNORECASE,
 )
 #: Words that advise more than bind (and that an agent also uses when it plans).
 _WEAK = re.compile(
-    r"\b(?:should(?:n't| not)?|make sure|ensure|please|keep|note that|important|warning|"
+    r"\b(?:should(?:n't| not)?|make sure|ensure|keep|note that|important|warning|"
     r"deadline|limit|budget|deprecated|instead|allowed|cannot|can't|stop)\b",
     re.IGNORECASE,
 )
