@@ -167,7 +167,8 @@ _CORRECTION = re.compile(
     r"cancel(?:l?ed|s)?|scratch|forget|drop(?:ped)?|change of plan|new|anymore|any more|"
     r"tak(?:es|ing|en) over|took over|reassigned|handed over|hands over|obsolete|void|"
     r"retired|withdrawn|revert(?:ed)?|superseded|overrides?|pushed|is off|is out|ignore|"
-    r"disregard|earlier|previous(?:ly)?|wrong|mistaken?|typo|nvm|never mind|dead|gone)\b|->|→|=>",
+    r"disregard|earlier|previous(?:ly)?|wrong|mistaken?|typo|nvm|never mind|dead|gone|"
+    r"swap(?:ped)?)\b|->|→|=>",
     re.IGNORECASE,
 )
 #: An assignment inside a line (``... now reads request_timeout_ms: 7000 ...``): a name that
@@ -523,6 +524,7 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
 
 
 _WAS_ANYWHERE = re.compile(r"\(was [^()\n]*\)")
+_WAS_INLINE = re.compile(r"\(was ([^()\n]*)\)")
 _STAMP = re.compile(
     r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
 )
@@ -679,6 +681,12 @@ def _iter_facts(
                     weights,
                 )
                 shown = truncate_tokens(" ".join(candidate.text.split()), FACT_TOKENS)
+                values = candidate.values
+                dropped = declared_old(shown, values)
+                if dropped:
+                    # It says itself which value is no longer current: shown so where it stands.
+                    shown = mark_values(shown, dropped)
+                    values = tuple(v for v in values if v not in dropped)
                 order += 1
                 found.append(
                     Fact(
@@ -689,7 +697,7 @@ def _iter_facts(
                         weight=weight if worth else -1.0,
                         order=order,
                         message=index,
-                        values=candidate.values,
+                        values=values,
                         listed=worth,
                         topic=_topic_words(f"{before} {candidate.text}", candidate.values),
                         origin=origin,
@@ -934,6 +942,39 @@ def mark_replaced(text: str, value: str) -> str:
     return pattern.sub(lambda m: f"(was {m.group()})", text, count=1)
 
 
+#: Words around a value that declare it no longer current (*forget X*, *X is cancelled*).
+_DROPS_BEFORE = (
+    r"(?:forget|scratch|ignore|disregard|no longer|instead of|rather than|replace|replacing|"
+    r"swap|swapping|cancel)"
+)
+_DROPS_AFTER = (
+    r"(?:(?:is|are|was|has been|got)\s+)?(?:dead|cancell?ed|gone|obsolete|retired|out|off|"
+    r"wrong|void|withdrawn|replaced|dropped|no longer\b|superseded)|->|→|=>"
+)
+
+
+def declared_old(text: str, values: Sequence[str]) -> list[str]:
+    """The values ``text`` itself declares no longer current: right after *forget*, *instead
+    of*, *swap*, ... or right before *is cancelled*, *is dead*, an arrow. (Not after *not*:
+    *do not push X* forbids X, it does not replace it.)
+
+    >>> declared_old("swap RGTX-42 for CA-97 pls", ["RGTX-42", "CA-97"])
+    ['RGTX-42']
+    >>> declared_old("OPS-1 is cancelled; ship OPS-2", ["OPS-1", "OPS-2"])
+    ['OPS-1']
+    """
+    out = []
+    for value in values:
+        v = re.escape(value)
+        before = rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?{v}(?![\w/-])"
+        after = rf"(?<![\w/.-]){v}[\s,;:)]*(?:{_DROPS_AFTER})"
+        if re.search(before, text, re.IGNORECASE) or re.search(after, text, re.IGNORECASE):
+            out.append(value)
+    if len(out) == len(values) and len(values) > 1:
+        return []  # every value dropped: not a correction the words can place
+    return out
+
+
 def mark_values(text: str, values: Iterable[str]) -> str:
     """``text`` with each of ``values`` it names (no longer current: ``Ledger.replaced_values``)
     shown as ``(was value)`` where it stands (``mark_replaced``), longest first."""
@@ -1128,6 +1169,7 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             keyed_users[fact.message] = keyed_users.get(fact.message, 0) + 1
         was = fact.was
         newest = fact
+        replaced_values.update(m.group(1) for m in _WAS_INLINE.finditer(fact.text))
         for other in index.candidates(fact):
             old = index.get(other)
             if not _replaces(fact, old):
@@ -1285,6 +1327,7 @@ __all__ = [
     "Resolved",
     "attach_ledger",
     "build_ledger",
+    "declared_old",
     "extract_facts",
     "fit_ledger",
     "key_of",

@@ -50,6 +50,13 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("version", re.compile(r"\b[vV]?\d+(?:\.\d+)*\.x\b")),  # a release line: 6.x, 16.40.x
     ("ticket", re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")),
     ("ticket", re.compile(r"(?<![\w&])#\d{2,}\b")),
+    # a log line's prefix (``[RELEASE]``), not its level
+    (
+        "tag",
+        re.compile(
+            r"\[(?!(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|NOTE|TODO)\])[A-Z][A-Z0-9_-]{2,}\]"
+        ),
+    ),
     ("channel", re.compile(r"(?<![\w&#/])#[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+\b")),
     ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b")),
     (
@@ -79,6 +86,7 @@ STRONG_KINDS = frozenset(
         "version",
         "ticket",
         "channel",
+        "tag",
         "date",
         "time",
         "quantity",
