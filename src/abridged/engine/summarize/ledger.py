@@ -877,6 +877,8 @@ def _replaces(new: Fact, old: Fact) -> bool:
         return True
     if new.key is not None and old.key is not None and _key_words(new.key) == _key_words(old.key):
         return True
+    if set(_dropped(new)) & set(old.values):
+        return True  # it names the old value and declares it dropped (``declared_old``)
     changed = _changed(new, old)
     if not changed:
         return False
@@ -901,6 +903,11 @@ def _replaces(new: Fact, old: Fact) -> bool:
     if marked:
         return overlap >= 0.3
     return len(shared) >= 2 and overlap >= 0.6
+
+
+def _dropped(fact: Fact) -> list[str]:
+    """The values ``fact`` shows replaced in its own text (``(was X)``)."""
+    return [m.group(1) for m in _WAS_INLINE.finditer(fact.text)]
 
 
 def _key_words(key: str) -> tuple[str, ...]:
@@ -1106,6 +1113,8 @@ class _Index:
         found = set(self.by_text.get(fact.text, ()))
         if fact.key is not None:
             found.update(self.by_key.get(fact.key, ()))
+        for value in _dropped(fact):
+            found.update(self.by_shape.get(value, ()))
         if fact.values:
             for shape in self._shapes(fact):
                 found.update(self.by_shape.get(shape, ()))
