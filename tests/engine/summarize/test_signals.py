@@ -47,14 +47,6 @@ def test_modality_tells_rules_from_advice_plans_and_hedges() -> None:
     assert signals.modality("We must probably pin it.") == 0.5  # hedged
 
 
-def test_reuse_recency_and_source() -> None:
-    assert signals.reuse(last_use=7, position=3) == 1.0
-    assert signals.reuse(last_use=3, position=3) == 0.0
-    assert signals.recency(5, 10) == 0.5 and signals.recency(10, 10) == 1.0
-    assert signals.recency(3, 0) == 0.0
-    assert signals.source("user") > signals.source("tool") == signals.source("assistant")
-
-
 @given(st.dictionaries(st.sampled_from(signals.SIGNALS), st.floats(0, 1)))
 def test_combine_is_the_weighted_sum_and_without_removes_a_signal(values: dict[str, float]) -> None:
     expected = sum(signals.WEIGHTS[k] * v for k, v in values.items())
@@ -72,14 +64,11 @@ def test_an_unknown_signal_is_a_setting_error() -> None:
 
 
 def test_removing_a_signal_changes_the_ranking_it_decides() -> None:
-    """Two facts from tool output, equal but for reuse: the one the agent acted on ranks first;
-    without the reuse signal, the newer one does."""
-    messages = [
-        Message.user("<returncode>0</returncode><output>\nbuild_id: BLD-10422\n</output>"),
-        Message.user("<returncode>0</returncode><output>\nartifact_id: BLD-20977\n</output>"),
-        Message.assistant("Retrying BLD-10422 with more memory."),
-    ]
+    """A rule without values and a value without rule language, from one tool output: with
+    both signals the rule (it binds) ranks first; without modality the value does."""
+    output = "Never restart the primary during business hours.\nThe cache holds 512 MiB.\n"
+    messages = [Message.user(f"<returncode>0</returncode><output>\n{output}</output>")]
     ranked = [f.text for f in build_ledger(messages).facts]
-    assert ranked[0] == "build_id: BLD-10422"
-    flat = [f.text for f in build_ledger(messages, weights=signals.without("reuse")).facts]
-    assert flat[0] == "artifact_id: BLD-20977"
+    assert ranked[0].startswith("Never restart")
+    flat = [f.text for f in build_ledger(messages, weights=signals.without("modality")).facts]
+    assert flat[0] == "The cache holds 512 MiB."

@@ -3,31 +3,32 @@
 A summary keeps what the user said (verbatim) and what was done (commands, files, errors); the
 ledger keeps what was *learned*: lines of tool output that state a rule, a setting, a value, an
 identifier or an error (a file, a ticket or a log the agent read), and sentences in which the
-agent states a fact, a finding or a decision. Every candidate gets a weight from its shape, never
-from particular words of particular facts:
+agent states a fact, a finding or a decision.
 
-- rule or instruction language (must, never, do not, only, prefer, at most, an imperative
-  opening, ...), decision language (agreed, decided, root cause, go with, will not, ...), a
-  finding (the cause is, turns out, confirmed, ...), an error line;
-- exact references (``references.reference_kinds``): the *strong* shapes (tickets, versions,
-  quantities, e-mails, URLs, long numbers, ...) and paths that are not source files count more
-  than code names and source files (the files section tracks those);
-- prose counts, code does not (keywords, symbol density, line-number prefixes, indentation);
-- a line whose references the agent later uses is worth more;
-- narration (let me, now I will, ...) and questions are worth less.
+**Candidates.** A line (tool output) or sentence (prose) is a candidate when it is a statement
+(``_statement``: not code, not a tool's own chatter, not a question or narration) holding
+something exact or binding. It is ranked by the named signals of ``signals`` (specificity,
+modality), weighed in one place (``signals.combine``); of equal weight the newest first.
 
-Each fact is **keyed** by what it is about when its shape says so (``key: value``, ``key =
-value``, ``the key is value``, ``the key changed / moved / is now ...``): a later fact with the
-same key **replaces** the earlier one, and shows the old value as ``(was old)``; a correction
-whose new value extends or shares the stem of an earlier value (``release/x`` then
-``release/x-hotfix`` with *instead*, *correction*, *changed*, ...) replaces it too. A user
-message is only ever replaced by a later user message; what it said is then marked, never
-dropped (``superseded_users``).
+**Attribution.** Each fact renders who said it: ``[user]``, ``[assistant]``, ``[tool: bash
+`cmd`]``. What a tool printed in rule or decision language is quoted (``printed: "..."``),
+never stated as a requirement: output is data, not instructions.
 
-``build_ledger`` ranks facts by weight plus recency (the latest of equal weight first), at most
-``per_message`` from one message and ``max_facts`` in all; carried facts (the previous summary's
-entries) compete on the same terms, so an important early fact outlives many compactions while
-chatter does not. Pure: same input, same ledger.
+**Supersession by subject** (``_replaces``). A later fact about the same subject with another
+value of the same shape replaces the earlier one, however it is worded: the subject is a key
+(``key: value``, ``key = value``, JSON, YAML, a table row, a log line's ``key=value``, *the X
+is / moved to Y*) compared by its words, or, without keys, the words the two facts share.
+Correction words (*instead*, *cancelled*, *no longer*, *actually*, a decision) lower the evidence
+needed; their absence blocks nothing. Two keys naming two things of one kind (*the auth service
+host*, *the payment service host*) are two subjects. The replacement shows the old value once,
+``(was X)``; a fact that names the old value itself (*forget X*, *X is cancelled*, *X -> Y*)
+shows it replaced where it stands. A user message is only ever replaced by a later user message;
+what it said is then marked, never dropped (``superseded_users``).
+
+``build_ledger`` keeps at most ``per_message`` facts from one message and ``max_facts`` in all;
+carried facts (the previous summary's entries, their attribution read back) compete on the same
+terms, so an important early fact outlives many compactions while chatter does not. Pure: same
+input, same ledger.
 
 >>> from abridged.core.model import Message, ToolCall, ToolResult
 >>> ledger = build_ledger([
@@ -48,7 +49,6 @@ from typing import Final, Literal, TypeAlias, cast
 
 from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.core.tokens import estimate_text_tokens
-from abridged.engine.summarize import signals
 from abridged.engine.summarize.fileops import shell_command
 from abridged.engine.summarize.prompts import add_to_section
 from abridged.engine.summarize.redact import redact
@@ -585,20 +585,6 @@ def _message_units(
     return [("tool", text, _tool_origin(last_call)) for text in observation_texts(message)]
 
 
-def _later_uses(messages: Sequence[Message]) -> dict[str, int]:
-    """The last message index at which each reference occurs in what the assistant wrote."""
-    last: dict[str, int] = {}
-    for index, message in enumerate(messages):
-        if message.role != "assistant":
-            continue
-        words = [message.text, *(c.arguments for c in message.tool_calls)]
-        for value, _kind in reference_kinds("\n".join(words)):
-            last[value] = index
-        for token in re.findall(r"[\w./-]{4,}", "\n".join(words)):
-            last[token] = index
-    return last
-
-
 def _line_repeats(messages: Sequence[Message]) -> dict[int, int]:
     """For each line of tool output (its hash, numbers aside), how many messages print it, when
     more than one does (a test runner's header, a banner): such a line is no rare fact."""
@@ -638,7 +624,6 @@ def _iter_facts(
 ) -> Iterator[Fact]:
     """``extract_facts``, one message at a time: ``build_ledger`` resolves each fact as it
     comes, so the candidates of a long conversation are never all alive at once."""
-    uses = _later_uses(messages)
     repeats = _line_repeats(messages)
     order = start_order
     calls: dict[str, ToolCall] = {}
@@ -671,15 +656,7 @@ def _iter_facts(
                     # Not worth listing, but a later value of its key must still replace an
                     # earlier one (``timeout: 5s`` after ``timeout: 30 seconds``).
                     candidate = _Candidate(line, "value", {}, _values(line, reference_kinds(line)))
-                used = max((uses.get(v, -1) for v in candidate.values), default=-1)
-                weight = combine(
-                    {
-                        **candidate.signals,
-                        "reuse": signals.reuse(used, index),
-                        "source": signals.source(source),
-                    },
-                    weights,
-                )
+                weight = combine(candidate.signals, weights)
                 shown = truncate_tokens(" ".join(candidate.text.split()), FACT_TOKENS)
                 values = candidate.values
                 dropped = declared_old(shown, values)
@@ -750,7 +727,6 @@ def parse_facts(
         candidate = _weigh(line, "assistant" if source == "carried" else source)
         content = dict(candidate.signals) if candidate else {}
         content["specificity"] = max(content.get("specificity", 0.0), MIN_CONTENT)
-        content["source"] = signals.source(source)
         order += 1
         out.append(
             Fact(
@@ -1255,11 +1231,9 @@ def build_ledger(
         for row in current
         if row[_LISTED] and row[_SOURCE] in sources and row[_MESSAGE] < len(messages)
     ]
-    newest = max((row[_ORDER] for row in shown), default=1) or 1
-    late = weights.get("recency", 0.0)
 
     def rank(row: _Row) -> tuple[float, int]:
-        return (row[_WEIGHT] + late * signals.recency(row[_ORDER], newest), row[_ORDER])
+        return (row[_WEIGHT], row[_ORDER])  # of equal weight, the newest first
 
     best = sorted(shown, key=rank, reverse=True)[:max_facts]
     return Ledger(tuple(_fact(row) for row in best), superseded, replaced_values)
