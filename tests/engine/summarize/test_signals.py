@@ -72,3 +72,11 @@ def test_removing_a_signal_changes_the_ranking_it_decides() -> None:
     assert ranked[0].startswith("Never restart")
     flat = [f.text for f in build_ledger(messages, weights=signals.without("modality")).facts]
     assert flat[0] == "The cache holds 512 MiB."
+
+
+@pytest.mark.parametrize("weights", [{"vibes": 1.0}, {"modality": -1.0}, {"modality": True}])
+def test_the_summarizer_refuses_weights_it_cannot_use(weights: dict[str, float]) -> None:
+    from abridged.engine.summarize.extractive import ExtractiveSummarizer
+
+    with pytest.raises(SettingError, match="ledger_weights"):
+        ExtractiveSummarizer(ledger_weights=weights)

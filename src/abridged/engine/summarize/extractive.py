@@ -75,7 +75,7 @@ from abridged.engine.summarize.references import (
     strip_code,
     user_request_text,
 )
-from abridged.engine.summarize.signals import WEIGHTS
+from abridged.engine.summarize.signals import SIGNALS, WEIGHTS
 from abridged.engine.summarize.transcript import clip_middle, leading_summaries, truncate_tokens
 from abridged.errors import SettingError
 
@@ -403,6 +403,11 @@ class ExtractiveSummarizer:
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SettingError(label, value, "an integer >= 1")
+        for signal, weight in ledger_weights.items():
+            if signal not in SIGNALS or isinstance(weight, bool) or not weight >= 0:
+                raise SettingError(
+                    "ledger_weights", {signal: weight}, f"weights >= 0 of {', '.join(SIGNALS)}"
+                )
         self._name = name
         self.extractors = tuple(extractors)
         self.user_share = float(user_share)
