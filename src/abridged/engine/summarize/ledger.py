@@ -476,7 +476,8 @@ def _weigh(text: str, source: Source, seen_in: int = 1) -> _Candidate | None:
     if source != "tool" and not _is_prose(line) and not refs and not _KEYED_LINE.match(line):
         return None  # a fragment of prose without anything exact
     spec = specificity(refs, line)
-    fragment = _COMMENT.match(line) or not _sentence_like(line)
+    # (A long statement typed in lower case, as people chat, is no fragment.)
+    fragment = _COMMENT.match(line) or not _sentence_like(line, lenient=True)
     if source == "tool" and spec < STRONG and fragment and not is_setting(line):
         # A comment or a fragment of prose in output (a source file's, a wrapped docstring's)
         # states a fact only when it holds something exact.
