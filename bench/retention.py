@@ -4,6 +4,7 @@
                                         [--canaries PATH] [--limit N] [--json]
                                         [--placements user,tool,assistant] [--jobs N]
                                         [--no-langchain] [--no-results] [--results PATH]
+                                        [--ablate SIGNAL[,SIGNAL...]|none]
 
 **Canaries.** By default each session gets its own generated set
 (``canary_generator.generate(seed, count, variant=session index)``: ``--canary-count`` facts,
@@ -139,7 +140,10 @@ from abridged.engine.events import (  # noqa: E402
     CompactionStarted,
     OverflowRecovered,
 )
+from abridged.engine.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 from abridged.engine.summarize.fileops import extract_file_ops  # noqa: E402
+from abridged.engine.summarize.signals import SIGNALS, without  # noqa: E402
+from abridged.errors import SettingError  # noqa: E402
 from abridged.formats.openai_chat import messages_to_openai  # noqa: E402
 from abridged.formats.transcripts import load_transcripts  # noqa: E402
 from abridged.runtime.context_manager import ContextManager  # noqa: E402
@@ -775,6 +779,7 @@ def run_session(
     ruler: Ruler,
     trim: Callable[..., Any] | None,
     placement: str = "user",
+    ledger_weights: dict[str, float] | None = None,
 ) -> SessionResult:
     started = time.perf_counter()
     seeded = insert_canaries(original, canaries, placement)
@@ -800,6 +805,10 @@ def run_session(
         max_output_tokens=MAX_OUTPUT,
         model=model,
         hooks=CompactionHooks(after_compact=after_compact),
+        # --ablate: the ledger ranked with some signals removed (the same summarizer otherwise)
+        summarizer=None
+        if ledger_weights is None
+        else ExtractiveSummarizer(ledger_weights=ledger_weights),
     )
 
     # the recorded session's own text: keep strings that occur without any canary
@@ -1704,9 +1713,18 @@ def _load_trim(langchain: bool) -> Callable[..., Any] | None:
     return trim_messages
 
 
-def _setup(data: Path, source: CanarySource, limit: int | None, langchain: bool) -> None:
+def _setup(
+    data: Path,
+    source: CanarySource,
+    limit: int | None,
+    langchain: bool,
+    ablate: str | None = None,
+) -> None:
     """Load what every pass needs, once per process (the parent, or each worker)."""
     transcripts = load_transcripts(data)
+    _WORKER["weights"] = None
+    if ablate is not None:
+        _WORKER["weights"] = without(*(() if ablate == "none" else ablate.split(",")))
     fixed = source.for_session(0) if source.path is not None else None
     _WORKER.update(
         source=source,
@@ -1736,6 +1754,7 @@ def _run_task(task: tuple[int, str]) -> SessionResult:
         ruler=_WORKER["ruler"],
         trim=_WORKER["trim"],
         placement=placement,
+        ledger_weights=_WORKER["weights"],
     )
 
 
@@ -1747,16 +1766,17 @@ def run_passes(
     placements: Sequence[str],
     langchain: bool,
     jobs: int,
+    ablate: str | None = None,
 ) -> dict[str, list[SessionResult]]:
     """Every session in every placement, in ``jobs`` processes; the results by placement, in
     session order (the same whatever ``jobs``)."""
-    _setup(data, source, limit, langchain)
+    _setup(data, source, limit, langchain, ablate)
     tasks = [(i, p) for i in range(len(_WORKER["transcripts"])) for p in placements]
     if jobs <= 1 or len(tasks) <= 1:
         results = [_run_task(t) for t in tasks]
     else:
         with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_setup, initargs=(data, source, limit, langchain)
+            max_workers=jobs, initializer=_setup, initargs=(data, source, limit, langchain, ablate)
         ) as pool:
             results = list(pool.map(_run_task, tasks, chunksize=len(placements)))
     return {p: [r for r in results if r.placement == p] for p in placements}
@@ -1805,7 +1825,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (1: none)")
     add_output_options(parser)
     parser.add_argument("--no-langchain", action="store_true", help="skip trim_messages")
+    parser.add_argument(
+        "--ablate",
+        default=None,
+        help="rank the ledger without these signals (comma-separated, of "
+        f"{', '.join(SIGNALS)}; 'none': all signals, the summarizer passed the same way)",
+    )
     args = parser.parse_args(argv)
+    if args.ablate is not None and args.ablate != "none":
+        try:
+            without(*args.ablate.split(","))
+        except SettingError as exc:
+            parser.error(str(exc))
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be >= 1")
     if args.jobs < 1:
@@ -1837,6 +1868,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         placements=args.placements,
         langchain=langchain,
         jobs=args.jobs,
+        ablate=args.ablate,
     )
     passes = {p: aggregate(results, canaries) for p, results in by_placement.items()}
     figures = combine(passes, [r for results in by_placement.values() for r in results])
@@ -1854,6 +1886,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         command += f" --limit {args.limit}"
     if list(args.placements) != list(PLACEMENTS):
         command += f" --placements {','.join(args.placements)}"
+    if args.ablate is not None:
+        command += f" --ablate {args.ablate}"
     result = {
         "command": command,
         "seconds": seconds,

@@ -51,7 +51,7 @@ and the summary is flagged ``truncated``.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
@@ -66,7 +66,7 @@ from abridged.engine.summarize.fileops import (
     shell_command,
 )
 from abridged.engine.summarize.fitting import EntryFitter
-from abridged.engine.summarize.ledger import SUPERSEDED_MARK, Ledger, build_ledger
+from abridged.engine.summarize.ledger import SUPERSEDED_MARK, Ledger, build_ledger, mark_values
 from abridged.engine.summarize.prompts import (
     NONE_TEXT,
     SECTION_KEYS,
@@ -82,6 +82,7 @@ from abridged.engine.summarize.references import (
     strip_code,
     user_request_text,
 )
+from abridged.engine.summarize.signals import SIGNALS, WEIGHTS
 from abridged.engine.summarize.transcript import clip_middle, leading_summaries, truncate_tokens
 from abridged.errors import SettingError
 
@@ -379,6 +380,8 @@ class ExtractiveSummarizer:
     - ``entry_floor_tokens`` (default 48; >= 8): middle user entries are clipped down to this
       before the first and newest are touched.
     - ``max_facts`` (60): the ledger's size before the ceiling (best first, see ``ledger``).
+    - ``ledger_weights`` (``signals.WEIGHTS``): the weight of each ranking signal of the ledger
+      (``signals.without`` removes some, for an ablation).
     - ``max_errors`` (8), ``max_commands`` (10), ``max_done`` (6), ``max_references`` (48),
       ``statement_tokens`` (160): natural caps of the other sections (>= 1; not truncation:
       the most recent are kept).
@@ -398,6 +401,7 @@ class ExtractiveSummarizer:
         max_done: int = 6,
         max_references: int = 48,
         statement_tokens: int = 160,
+        ledger_weights: Mapping[str, float] = WEIGHTS,
     ) -> None:
         if not isinstance(user_share, int | float) or not 0 < user_share <= 1:
             raise SettingError("user_share", user_share, "a number in (0, 1]")
@@ -417,6 +421,11 @@ class ExtractiveSummarizer:
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SettingError(label, value, "an integer >= 1")
+        for signal, weight in ledger_weights.items():
+            if signal not in SIGNALS or isinstance(weight, bool) or not weight >= 0:
+                raise SettingError(
+                    "ledger_weights", {signal: weight}, f"weights >= 0 of {', '.join(SIGNALS)}"
+                )
         self._name = name
         self.extractors = tuple(extractors)
         self.user_share = float(user_share)
@@ -428,6 +437,7 @@ class ExtractiveSummarizer:
         self.max_done = max_done
         self.max_references = max_references
         self.statement_tokens = statement_tokens
+        self.ledger_weights = dict(ledger_weights)
 
     @property
     def name(self) -> str:
@@ -466,10 +476,12 @@ class ExtractiveSummarizer:
             users=carried_users,
             later=request.later,
             max_facts=self.max_facts,
+            weights=self.ledger_weights,
         )
-        users = self._user_entries(prev, messages, ledger.superseded_users)
+        users = self._user_entries(prev, messages, ledger.superseded_users, ledger.replaced_values)
         statements = [
-            strip_code(redact(m.text))
+            # a value a later fact replaced is shown replaced where the agent named it
+            mark_values(strip_code(redact(m.text)), ledger.replaced_values)
             for m in messages
             if m.role == "assistant" and m.text.strip() and strip_code(m.text)
         ]
@@ -539,6 +551,7 @@ class ExtractiveSummarizer:
         prev: dict[str, str],
         messages: Sequence[Message],
         superseded: Collection[int] = frozenset(),
+        replaced: Collection[str] = frozenset(),
     ) -> list[_UserEntry]:
         entries: list[_UserEntry] = []
         entries.extend((e, "intent") for e in _entries(prev.get("intent", "")))
@@ -547,6 +560,9 @@ class ExtractiveSummarizer:
             # The i-th carried entry is ledger message -2 - i (see ``build_ledger``).
             if -2 - i in superseded and i > 0 and not carried.startswith(SUPERSEDED_MARK):
                 entries[i] = (superseded_entry(carried), heading)
+            elif replaced and not carried.startswith(SUPERSEDED_MARK):
+                # A value a later fact replaced is shown replaced where the user named it.
+                entries[i] = (mark_values(carried, replaced), heading)
         first = not entries
         for index, message in enumerate(messages):
             request = user_request_text(message, messages[index - 1] if index else None)
@@ -556,6 +572,8 @@ class ExtractiveSummarizer:
             if index in superseded and not first:
                 # Kept (it is what the user said) but never shown as current.
                 text = superseded_entry(text)
+            elif replaced:
+                text = mark_values(text, replaced)
             # The conversation's first request is its task, whatever words it uses.
             section: _UserSection = "constraints" if is_constraint(text) and not first else "intent"
             entries.append((text, section))

@@ -3,50 +3,53 @@
 A summary keeps what the user said (verbatim) and what was done (commands, files, errors); the
 ledger keeps what was *learned*: lines of tool output that state a rule, a setting, a value, an
 identifier or an error (a file, a ticket or a log the agent read), and sentences in which the
-agent states a fact, a finding or a decision. Every candidate gets a weight from its shape, never
-from particular words of particular facts:
+agent states a fact, a finding or a decision.
 
-- rule or instruction language (must, never, do not, only, prefer, at most, an imperative
-  opening, ...), decision language (agreed, decided, root cause, go with, will not, ...), a
-  finding (the cause is, turns out, confirmed, ...), an error line;
-- exact references (``references.reference_kinds``): the *strong* shapes (tickets, versions,
-  quantities, e-mails, URLs, long numbers, ...) and paths that are not source files count more
-  than code names and source files (the files section tracks those);
-- prose counts, code does not (keywords, symbol density, line-number prefixes, indentation);
-- a line whose references the agent later uses is worth more;
-- narration (let me, now I will, ...) and questions are worth less.
+**Candidates.** A line (tool output) or sentence (prose) is a candidate when it is a statement
+(``_statement``: not code, not a tool's own chatter, not a question or narration) holding
+something exact or binding. It is ranked by the named signals of ``signals`` (specificity,
+modality), weighed in one place (``signals.combine``); of equal weight the newest first.
 
-Each fact is **keyed** by what it is about when its shape says so (``key: value``, ``key =
-value``, ``the key is value``, ``the key changed / moved / is now ...``): a later fact with the
-same key **replaces** the earlier one, and shows the old value as ``(was old)``; a correction
-whose new value extends or shares the stem of an earlier value (``release/x`` then
-``release/x-hotfix`` with *instead*, *correction*, *changed*, ...) replaces it too. A user
-message is only ever replaced by a later user message; what it said is then marked, never
-dropped (``superseded_users``).
+**Attribution.** Each fact renders who said it: ``[user]``, ``[assistant]``, ``[tool: bash
+`cmd`]``. What a tool printed in rule or decision language is quoted (``printed: "..."``),
+never stated as a requirement: output is data, not instructions.
 
-``build_ledger`` ranks facts by weight plus recency (the latest of equal weight first), at most
-``per_message`` from one message and ``max_facts`` in all; carried facts (the previous summary's
-entries) compete on the same terms, so an important early fact outlives many compactions while
-chatter does not. Pure: same input, same ledger.
+**Supersession by subject** (``_replaces``). A later fact about the same subject with another
+value of the same shape replaces the earlier one, however it is worded: the subject is a key
+(``key: value``, ``key = value``, JSON, YAML, a table row, a log line's ``key=value``, *the X
+is / moved to Y*) compared by its words, or, without keys, the words the two facts share.
+Correction words (*instead*, *cancelled*, *no longer*, *actually*, a decision) lower the evidence
+needed; their absence blocks nothing. Two keys naming two things of one kind (*the auth service
+host*, *the payment service host*) are two subjects. The replacement shows the old value once,
+``(was X)``; a fact that names the old value itself (*forget X*, *X is cancelled*, *X -> Y*)
+shows it replaced where it stands. A user message is only ever replaced by a later user message;
+what it said is then marked, never dropped (``superseded_users``).
 
->>> from abridged.core.model import Message
+``build_ledger`` keeps at most ``per_message`` facts from one message and ``max_facts`` in all;
+carried facts (the previous summary's entries, their attribution read back) compete on the same
+terms, so an important early fact outlives many compactions while chatter does not. Pure: same
+input, same ledger.
+
+>>> from abridged.core.model import Message, ToolCall, ToolResult
 >>> ledger = build_ledger([
 ...     Message.user("<returncode>0</returncode><output>\\nretry_limit = 3\\n</output>"),
 ...     Message.user("<returncode>0</returncode><output>\\nretry_limit = 5\\n</output>"),
 ... ])
 >>> [f.render() for f in ledger.facts]
-['retry_limit = 5 (was 3)']
+['[tool] retry_limit = 5 (was 3)']
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Final, Literal, TypeAlias
+from functools import lru_cache
+from typing import Final, Literal, TypeAlias, cast
 
-from abridged.core.model import Message
+from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.core.tokens import estimate_text_tokens
+from abridged.engine.summarize.fileops import shell_command
 from abridged.engine.summarize.prompts import add_to_section
 from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
@@ -55,6 +58,17 @@ from abridged.engine.summarize.references import (
     reference_kinds,
     strip_code,
     user_request_text,
+)
+from abridged.engine.summarize.signals import (
+    DECISION as _DECISION,
+)
+from abridged.engine.summarize.signals import (
+    PERSON,
+    WEIGHTS,
+    combine,
+    is_rule,
+    modality,
+    specificity,
 )
 from abridged.engine.summarize.transcript import truncate_tokens
 
@@ -69,10 +83,9 @@ FactKind = Literal["rule", "decision", "finding", "error", "value"]
 
 #: A fact shown in a summary holds at most this many tokens.
 FACT_TOKENS = 60
-#: Candidates weigh at least this much to be facts at all.
-MIN_WEIGHT = 2.0
-#: A fact's weight gains at most this much for being the newest.
-RECENCY_WEIGHT = 0.5
+#: A candidate is a fact when its specificity and modality add up to at least this much (one
+#: exact reference, or rule language, is enough; a code name alone is not).
+MIN_CONTENT = 0.4
 #: Words too common to say two facts are about the same thing.
 _TOPIC_STOP = _words(
     "this that with from have will would should could been being were they them their there "
@@ -80,6 +93,9 @@ _TOPIC_STOP = _words(
     "update updated now from earlier later before after please used using need make made "
     "like about into over more less than then since until"
 )
+#: At most this many facts are listed from one message (a long output cannot flood the ledger;
+#: the rest still replace by key or value).
+PER_MESSAGE = 8
 #: A line or sentence is read up to this many characters (regexes stay linear on huge lines).
 MAX_UNIT_CHARS = 1_000
 #: A line that occurs this many times in one output (numbers aside) is noise.
@@ -89,36 +105,10 @@ SUPERSEDED_MARK = "[superseded by a later message]"
 
 # -- shapes ---------------------------------------------------------------------------------------
 
-_RULE = re.compile(
-    r"\b(?:must(?:n't| not)?|never|always|do not|don't|does not need|should(?:n't| not)?|shall|"
-    r"avoid|prefer(?:s|red|ably)?|make sure|ensure|only|at most|at least|no more than|"
-    r"not allowed|forbidden|required?|requirement|rule|from now on|deadline|limit|budget|"
-    r"deprecated|warning|important|note that|policy|please|keep|has to|have to|mandatory|"
-    r"allowed|instead|may not|cannot|can't|is not to|are not to)\b",
-    re.IGNORECASE,
-)
-_IMPERATIVE = re.compile(
-    r"^(?:please\s+|also,?\s+|and\s+)?(?:use|write|run|keep|make|add|put|avoid|remember|ask|"
-    r"call|send|set|store|check|contact|include|exclude|skip|report|tell|leave|prefer|"
-    r"don't|do not|never|always|only|note)\b",
-    re.IGNORECASE,
-)
-_DECISION = re.compile(
-    r"\b(?:root cause|decided|decision|agreed|we agree|going with|go with|chose|chosen|opt(?:ed)? "
-    r"for|settled on|went with|picked|we will|we'll|we won't|will not|won't be|the plan is|"
-    r"rather than|instead of)",
-    re.IGNORECASE,
-)
-_FINDING = re.compile(
-    r"\b(?:the (?:root )?(?:cause|problem|issue|bug|culprit|reason) (?:is|was|lies)|turns out|"
-    r"confirmed|this means|which means|is caused by|because)\b",
-    re.IGNORECASE,
-)
 _ERROR_LINE = re.compile(
     r"^\s*(?:E\s+)?\w*(?:Error|Exception)\b|^\s*(?:error|fatal|ERROR|FATAL|FAILED)\b:?|"
     r"\b\w+(?:Error|Exception): "
 )
-_DECLARATIVE = re.compile(r"\b(?:is|are|was|were|has|have|uses|runs|lives|belongs|owns)\b")
 #: Output that is about the tools, not the task: listings, installers, test-runner headers,
 #: licence boilerplate.
 _NOISE = re.compile(
@@ -142,11 +132,6 @@ _CODE = re.compile(
     r"while .*:$|try:|except\b|finally:|with .*:$|@\w|#include|public |private |protected |"
     r"function |const |let |var |raise |assert |yield |await |async |lambda\b|print\(|self\.|"
     r"[}{\])]|>>>|\.\.\.|\$ )"
-)
-_HEDGE = re.compile(
-    r"\b(?:probably|maybe|might|perhaps|seems?|likely|i think|i guess|i wonder|wondering|"
-    r"if i|should i|could i|let me|let's see|suppose)\b",
-    re.IGNORECASE,
 )
 #: Subjects too general to key a fact by (``the issue is ...``, ``the output is ...``).
 _GENERIC_SUBJECTS = _words(
@@ -173,16 +158,108 @@ _CHANGE = re.compile(
     r"updated|was updated|is now|are now|now is|now are|no longer)\b",
     re.IGNORECASE,
 )
+#: Words (and arrows) that say a value replaced another: they let a correction through on less
+#: evidence of its subject; their absence blocks nothing (``_replaces``).
 _CORRECTION = re.compile(
     r"\b(?:correction|corrected|instead|changed|moved|switched|renamed|updated|no longer|now|"
     r"actually|rather|replaces?|replaced|not the|slipped|postponed|delayed|rescheduled|bumped|"
-    r"raised|lowered|increased|decreased|went (?:up|down)|from here on|going forward)\b",
+    r"raised|lowered|increased|decreased|went (?:up|down)|from here on|going forward|"
+    r"cancel(?:l?ed|s)?|scratch|forget|drop(?:ped)?|change of plan|new|anymore|any more|"
+    r"tak(?:es|ing|en) over|took over|reassigned|handed over|hands over|obsolete|void|"
+    r"retired|withdrawn|revert(?:ed)?|superseded|overrides?|pushed|is off|is out|ignore|"
+    r"disregard|earlier|previous(?:ly)?|wrong|mistaken?|typo|nvm|never mind|dead|gone|"
+    r"swap(?:ped)?)\b|->|→|=>",
     re.IGNORECASE,
 )
 #: An assignment inside a line (``... now reads request_timeout_ms: 7000 ...``): a name that
 #: looks like a setting (an underscore, a dot or upper case), then ``:`` or ``=`` and a value.
 _EMBEDDED_ASSIGN = re.compile(
     r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*[\w\"'/.-]"
+)
+#: What marks a line of a diff, a list, a quote or a comment before its content.
+_LINE_MARK = re.compile(r"^\s*(?:[-+*>•]\s*|#+\s+|//+\s*|--\s+|;+\s*)+")
+#: A JSON record naming its field (``{"name": "FOO", "value": "bar"}``, as env lists and
+#: settings dumps write them).
+_JSON_NAMED = re.compile(
+    r'"(?:name|key|setting|field|param(?:eter)?|option|variable|var)"\s*:\s*"([^"]{1,60})"'
+)
+_JSON_VALUE = re.compile(r'"value"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
+_JSON_PAIR = re.compile(r'"([A-Za-z_][\w.\-]{0,60})"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
+_TABLE_ROW = re.compile(r"^\s*\|([^|]{1,60})\|([^|]{1,120})\|")
+
+
+def structured(line: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a line whose shape names both: ``key = value``, ``key: value``
+    (YAML, a header, an env file; after a diff, list or comment mark), a JSON field or a JSON
+    record naming its field, a table row (its first cell the key), a ``key=value`` inside a
+    log line. ``None`` for anything else.
+
+    >>> structured('+  retry_limit: 5'), structured('| owner | Ann Lee | since May |')
+    (('retry_limit', '5'), ('owner', 'Ann Lee'))
+    """
+    body = _LINE_MARK.sub("", line, count=1).strip()
+    named = _JSON_NAMED.search(body)
+    if named is not None:
+        given = _JSON_VALUE.search(body)
+        if given is not None:
+            return named.group(1), given.group(1).strip('"')
+    if body.startswith("{"):
+        pair = _JSON_PAIR.search(body)
+        return (pair.group(1), pair.group(2).strip('"')) if pair else None
+    row = _TABLE_ROW.match(body)
+    if row is not None:
+        cell, value = row.group(1).strip(), row.group(2).strip()
+        if cell and value and not set(cell) <= set("-: "):
+            return cell, value
+        return None
+    assign = _ASSIGN.match(body)
+    if assign is not None and assign.group(1).lower() not in _GENERIC_LABELS:
+        return assign.group(1), assign.group(2).split(" #")[0].strip()
+    labeled = _LABELED.match(body)
+    if labeled is not None and labeled.group(1).split()[0].lower() not in _GENERIC_LABELS:
+        return labeled.group(1), labeled.group(2).strip()
+    embedded = _EMBEDDED_KEY_VALUE.search(body)
+    if embedded is not None:
+        key, value = embedded.group(1, 2) if embedded.group(1) else embedded.group(3, 4)
+        return key, value
+    return None
+
+
+#: ``name of two or three words: value`` (a header, a form, terse chat: ``gateway oncall: Ann``).
+_LABELED = re.compile(r"^([A-Za-z][\w.\-]*(?: [A-Za-z][\w.\-]*){1,2})\s*:\s+(\S.{0,200})$")
+
+
+#: What a value that is code holds (``self.root / name``, ``f(x)``, ``a + b``).
+_EXPRESSION = re.compile(r"[()\[\]{}]|\bself\.|\s[-+*/%<>]=?\s|^(?:not|lambda|await)\b|[:,]$")
+
+
+def is_setting(line: str) -> bool:
+    """Whether ``line`` sets a name to a value (``structured``) rather than to an expression of
+    code: the value is short and holds no call, index, operator or ``self.``.
+
+    >>> is_setting("commit_prefix = NN-68211"), is_setting("path = self.root / name")
+    (True, False)
+    """
+    pair = structured(line)
+    if pair is None or pair[0].startswith(("self.", "this.")):
+        return False
+    value = pair[1].strip()
+    if not value or len(value.split()) > 6 or _EXPRESSION.search(value):
+        return False
+    # A bare lower-case name (``x = root``) is a variable; data has a digit, a quote, a capital,
+    # a separator, several words, or is a literal.
+    return bool(_DATA.search(value)) or value.lower() in _LITERALS or " " in value
+
+
+_DATA = re.compile(r"[\d\"'A-Z/@:._\-]")
+_LITERALS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "nil"})
+
+
+_EMBEDDED_KEY_VALUE = re.compile(
+    r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*"
+    r"([\w\"'/.@-][^\s,;]*)"
+    # or a log line's ``key=value`` (no spaces around the sign)
+    r"|(?<=\s)([a-z][a-z0-9]{2,})=([\w\"'/.@-][^\s,;]*)"
 )
 #: Reference shapes that name code or files, not values: never a value that can be replaced.
 _NOT_VALUES = frozenset({"code", "file"})
@@ -198,7 +275,7 @@ _GENERIC_LABELS = _words(
     "note notes rule rules warning important correction update decision info error fatal "
     "todo fixme tip hint reminder also ps nb summary result output thought answer reason "
     "because example usage agreed decided done fyi context background status plan fix "
-    "confirmed found"
+    "confirmed found heads btw psa change changes actually forget ignore nvm"
 )
 #: Where a subject's clause ends (its qualifiers, ``for the auth service``, stay in the key).
 _PREPOSITION = re.compile(
@@ -213,25 +290,15 @@ _NOT_A_NAME = _words(
     "not do does don't doesn't will would can could should must to be been have has had "
     "need needs if when"
 )
-_SETTING = re.compile(
-    r"^\s*(?:export\s+)?[A-Za-z_][\w.\-]{1,60}\s*(?:=|:)\s*(?:-?\d[\w.,]*(?:\s?[A-Za-z%]{1,8})?|"
-    r"\"[^\"]{1,120}\"|'[^']{1,120}'|true|false|yes|no|on|off|null|none|[\w.\-]+/[\w./\-]+)\s*,?(?:\s+#.*)?$",
-    re.IGNORECASE,
-)
-#: ``name: value`` where the value is short text holding a quantity or an identifier
-#: (``export_batch_12: 1444 rows in 4.5 s``): a setting when that value is a strong reference.
-_SETTING_WITH_VALUE = re.compile(
-    r"^\s*[A-Za-z_][\w.\-]{1,60}\s*(?:=|:)\s*[^\s(){}\[\]=][^(){}=]{0,80}$"
-)
 _DIGITS = re.compile(r"\d+")
-_ENV_SETTING = re.compile(r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]{2,}=\S")
 _WAS = re.compile(r"\s*\(was ([^()\n]*)\)\s*$")
 
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """One fact: ``text`` as shown, ``key`` (what it is about, or ``None``), where it came from,
-    its ``kind`` and ``weight``, ``order`` (larger is newer) and the value it replaced."""
+    """One fact: ``text`` as shown, ``key`` (what it is about, or ``None``), where it came from
+    (``source``, and ``origin``: ``user``, ``assistant``, ``tool: bash `cmd```), its ``kind``
+    and ``weight``, ``order`` (larger is newer) and the value it replaced."""
 
     text: str
     key: str | None
@@ -244,10 +311,18 @@ class Fact:
     values: tuple[str, ...] = ()
     listed: bool = True  # False: below the threshold or the cap, kept only to replace by key
     topic: frozenset[str] = frozenset()  # what it is about (with the sentence before it)
+    origin: str = ""
 
     def render(self) -> str:
-        """The fact as a summary line: ``text`` and, when it replaced a value, ``(was old)``."""
-        return f"{self.text} (was {self.was})" if self.was else self.text
+        """The fact as a summary line: who said it (``[user]``, ``[assistant]``, ``[tool: bash
+        `cmd`]``), ``text``, and, when it replaced a value, ``(was old)``. What a tool printed
+        that reads as an instruction or a decision is quoted as printed, never stated as one."""
+        text = self.text
+        if self.source == "tool" and is_rule(text):
+            text = f'printed: "{text}"'
+        if self.source in ("user", "assistant", "tool"):
+            text = f"[{self.origin or self.source}] {text}"
+        return f"{text} (was {self.was})" if self.was else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,15 +343,20 @@ class Ledger:
 
 
 def _is_code(line: str) -> bool:
+    # A log line's time stamp (``2026-01-21T09:45:07Z``) is no ``file:12:`` prefix.
+    line = _STAMP.sub("", line)
     if _CODE.match(line) or _LINE_NUMBER.match(line) or _TRACE.match(line):
         return True
-    if _CODE_ASSIGN.match(line) and not _SETTING.match(line):
+    if _CODE_ASSIGN.match(line) and not is_setting(line):
         return True  # ``path = self.root / name``: an assignment of an expression
     stripped = line.strip()
     if not stripped:
         return True
-    symbols = len(_SYMBOLS.findall(stripped))
-    return symbols / len(stripped) > 0.06 or stripped.endswith((":", ",", "(", "{", "\\"))
+    if stripped.endswith((":", ",", "(", "{", "\\")):
+        return True
+    # A sentence may hold a bracket or two (``[RIPUTU]``, ``(us-west-2b)``); code is dense.
+    limit = 0.12 if _is_prose(stripped) and _sentence_like(stripped) else 0.06
+    return len(_SYMBOLS.findall(stripped)) / len(stripped) > limit
 
 
 def _sentence_like(line: str, *, lenient: bool = False) -> bool:
@@ -306,9 +386,10 @@ def key_of(text: str) -> str | None:
     ('release branch fix', 'timeout')
     """
     line = text.strip()
-    m = _ASSIGN.match(line)
-    if m and " " not in m.group(1).strip() and m.group(1).lower() not in _GENERIC_LABELS:
-        return _normal(m.group(1))
+    pair = structured(line)
+    if pair is not None and pair[0].lower() not in _GENERIC_LABELS:
+        return _normal(pair[0]) or None
+    line = _LINE_MARK.sub("", line, count=1)
     label = _LABEL.match(line)
     if label is not None:
         name = _normal(label.group(1))
@@ -350,85 +431,104 @@ def _normal(text: str) -> str:
 class _Candidate:
     text: str
     kind: FactKind
-    weight: float
+    signals: dict[str, float]
     values: tuple[str, ...]
 
 
-def score(text: str, source: Source) -> _Candidate | None:
-    """The fact ``text`` states from ``source``, with its kind and weight, or ``None`` when it
-    states nothing worth keeping (below ``MIN_WEIGHT``)."""
-    # Secrets never become facts, values or "(was ...)" notes; a huge line is read in part.
-    text = redact(text[:MAX_UNIT_CHARS])
-    line = text.strip()
-    if len(line) < 6:
-        return None
-    code = _is_code(text) if source == "tool" else False
-    prose = _is_prose(line)
-    refs = reference_kinds(line)
-    strong = [v for v, k in refs if k in STRONG_KINDS or k == "path"]
-    weak = [v for v, k in refs if v not in strong]
-    weight = 0.0
-    kind: FactKind = "value"
-    rule = bool(_RULE.search(line) or _IMPERATIVE.match(line))
-    decision = bool(_DECISION.search(line))
-    if prose and rule:
-        weight += 2.5
-        kind = "rule"
-    if prose and decision:
-        weight += 2.5
-        kind = "decision" if kind == "value" else kind
-    if strong and _CORRECTION.search(line) and prose:
-        weight += 1.0  # a value that changed: what it is now matters most
-    if prose and _FINDING.search(line):
-        weight += 1.0
-        kind = "finding" if kind == "value" else kind
-    if strong:
-        weight += 2.0 + 0.5 * min(len(strong) - 1, 2)
-    elif weak:
-        weight += 0.5
-    code_names = sum(1 for _v, k in refs if k == "code")
-    if source != "tool" and code_names:
-        # Reasoning about code names (`self.rhs`) is the agent's work in progress; the files,
-        # commands and errors sections keep its outcome.
-        weight -= 0.5 * min(code_names, 2)
-    setting = source != "user" and (
-        bool(_SETTING.match(line)) or (bool(strong) and bool(_SETTING_WITH_VALUE.match(line)))
-    )
-    if setting:
-        weight += 2.0
-        code = False
-        if _ENV_SETTING.match(line):
-            weight += 0.5  # ``NAME=value``: an environment or config file, not code
+def _statement(line: str, source: Source) -> bool:
+    """Whether ``line`` can state a fact at all: not code, not a tool's own chatter (listings,
+    installers, test-runner headers), not a question, not narration of what the agent is about
+    to do. A gate, not a weight: what passes is ranked by the signals alone."""
+    if len(line) < 6 or line.endswith("?"):
+        return False
+    if len(_WORD_CHARS.findall(line)) < 0.5 * len(line):
+        return False  # mostly punctuation: a progress bar, a rule, a drawing
+    if source == "tool":
+        if _NOISE.search(line) or (_is_code(line) and not is_setting(line)):
+            return False
+        if line.startswith("#") and not line.startswith("#!") and not _is_prose(line[1:]):
+            return False
+    # Narration (let me, now I will, ...) is the agent's work in progress, unless it decides.
+    return not _NARRATION.match(line) or (is_rule(line) and bool(_DECISION.search(line)))
+
+
+def _kind(line: str, source: Source, modal: float) -> FactKind:
     if source == "tool" and _ERROR_LINE.search(line):
-        weight += 1.5
-        kind = "error"
-    if prose and _DECLARATIVE.search(line) and not rule and not decision:
-        weight += 0.5  # a plain statement of how things are
-    if source == "tool" and _NOISE.search(line):
-        weight -= 3.0
-    if key_of(line) is not None and (strong or weak or prose):
-        weight += 0.5
-    # A fragment (a wrapped docstring line, half a sentence) reads as prose but states less.
-    whole = _sentence_like(line, lenient=source != "tool")
-    weight += (1.0 if whole else 0.0) if prose else -0.5
-    if source == "tool" and line.startswith("#") and not line.startswith("#!"):
-        weight -= 1.0  # a comment in code more often than a statement of the output
-    if source in ("assistant", "carried") and _HEDGE.search(line) and not decision:
-        weight -= 1.5
-    if code:
-        weight -= 3.0
-    if source == "tool" and text[:1].isspace():
-        weight -= 0.5
-    if line.endswith("?"):
-        weight -= 2.0
-    if _NARRATION.match(line) and not (rule and decision):
-        weight -= 2.0
-    if weight < MIN_WEIGHT:
+        return "error"
+    if _DECISION.search(line):
+        return "decision"
+    if modal >= 1.0:
+        return "rule"
+    return "finding" if modal > 0 else "value"
+
+
+def _weigh(text: str, source: Source, seen_in: int = 1) -> _Candidate | None:
+    """The fact ``text`` states from ``source``: its kind, its content signals (``specificity``
+    and ``modality``; ``reuse``, ``recency`` and ``source`` are added by the caller, who knows
+    the conversation; ``seen_in``: how many messages hold the same line) and its values;
+    ``None`` when it is no statement (``_statement``) or states nothing exact or binding
+    (content below ``MIN_CONTENT``)."""
+    # Secrets never become facts, values or "(was ...)" notes; a huge line is read in part.
+    line = redact(text[:MAX_UNIT_CHARS]).strip()
+    if not _statement(line, source):
         return None
-    values = [
-        v for v, k in refs if k not in _NOT_VALUES and (v in strong or any(c.isdigit() for c in v))
+    refs = reference_kinds(line)
+    if source != "tool" and not _is_prose(line) and not refs and not _KEYED_LINE.match(line):
+        return None  # a fragment of prose without anything exact
+    spec = specificity(refs, line)
+    # (A long statement typed in lower case, as people chat, is no fragment.)
+    fragment = _COMMENT.match(line) or not _sentence_like(line, lenient=True)
+    if source == "tool" and spec < STRONG and fragment and not is_setting(line):
+        # A comment or a fragment of prose in output (a source file's, a wrapped docstring's)
+        # states a fact only when it holds something exact.
+        return None
+    modal = modality(line, source) if _is_prose(line) or source != "tool" else 0.0
+    if spec + modal < MIN_CONTENT:
+        return None
+    spec /= max(1, seen_in)
+    values = _values(line, refs)
+    return _Candidate(
+        line, _kind(line, source, modal), {"specificity": spec, "modality": modal}, values
+    )
+
+
+_WORD_CHARS = re.compile(r"[\w\s]")
+#: The specificity of one strong reference (``signals.specificity``).
+STRONG = 0.6
+_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
+_KEYED_LINE = re.compile(r"^\s*[-+*>#|•\s]*\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:)\s*\S")
+
+
+def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """What can be replaced in ``line``: its exact references that are values (not code or
+    file names), a person's name, and the value of a ``structured`` line when no reference
+    covers it (``owner: Ann Lee``, ``| helper | _role_x |``)."""
+    line = _WAS_ANYWHERE.sub(" ", line)  # a value already marked replaced is no value
+    line = _STAMP.sub("", line)  # a log line's time is when it was said, not what it says
+    pair = structured(line)
+    found = [
+        v
+        for v, k in refs
+        if k not in _NOT_VALUES
+        and (k in STRONG_KINDS or k == "path" or any(c.isdigit() or c == "_" for c in v))
+        and v in line
+        and (pair is None or v != pair[0])
     ]
-    return _Candidate(line, kind, weight, tuple(values))
+    for m in PERSON.finditer(line):
+        if m.group() not in found:
+            found.append(m.group())
+    if pair is not None:
+        right = pair[1].strip().strip("\"',").strip()
+        if right and len(right.split()) <= 4 and not any(v in right for v in found):
+            found.append(right)
+    return tuple(found)
+
+
+_WAS_ANYWHERE = re.compile(r"\(was [^()\n]*\)")
+_WAS_INLINE = re.compile(r"\(was ([^()\n]*)\)")
+_STAMP = re.compile(
+    r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
+)
 
 
 # -- candidates -----------------------------------------------------------------------------------
@@ -451,48 +551,87 @@ def _units(text: str, source: Source) -> Iterable[str]:
             yield piece
 
 
-def _message_units(message: Message) -> list[tuple[Source, str]]:
+#: A command shown in a tool fact's attribution is clipped to this many characters.
+ORIGIN_CHARS = 32
+
+
+def _tool_origin(call: ToolCall | None) -> str:
+    """``tool: name `command``` for a fact a tool printed: which tool, and the command it ran
+    (first line, clipped), so a reader can tell it from what the user asked."""
+    if call is None:
+        return "tool"
+    command = shell_command(call)
+    if command is None:
+        return f"tool: {call.name}"[: ORIGIN_CHARS + 8]
+    first = " ".join(command.strip().split("\n")[0].split())
+    first = first.replace("`", "'").replace("[", "(").replace("]", ")")
+    if len(first) > ORIGIN_CHARS:
+        first = first[: ORIGIN_CHARS - 1] + "…"
+    return f"tool: {call.name} `{first}`"
+
+
+def _message_units(
+    message: Message, calls: Mapping[str, ToolCall], last_call: ToolCall | None
+) -> list[tuple[Source, str, str]]:
+    """Each text of ``message`` that may hold facts: its source, the text, and its origin
+    (``user``, ``assistant``, ``tool: bash `cmd```)."""
     request = user_request_text(message)
     if request is not None:
-        return [("user", request)]
+        return [("user", request, "user")]
     if message.role == "assistant" and message.text.strip():
-        return [("assistant", strip_code(message.text))]
-    return [("tool", text) for text in observation_texts(message)]
+        return [("assistant", strip_code(message.text), "assistant")]
+    results = [p for p in message.parts if isinstance(p, ToolResult) and p.text]
+    if results:
+        return [("tool", r.text, _tool_origin(calls.get(r.call_id))) for r in results]
+    return [("tool", text, _tool_origin(last_call)) for text in observation_texts(message)]
 
 
-def _later_uses(messages: Sequence[Message]) -> dict[str, int]:
-    """The last message index at which each reference occurs in what the assistant wrote."""
-    last: dict[str, int] = {}
-    for index, message in enumerate(messages):
-        if message.role != "assistant":
-            continue
-        words = [message.text, *(c.arguments for c in message.tool_calls)]
-        for value, _kind in reference_kinds("\n".join(words)):
-            last[value] = index
-        for token in re.findall(r"[\w./-]{4,}", "\n".join(words)):
-            last.setdefault(token, index)
-            last[token] = index
-    return last
+def _line_repeats(messages: Sequence[Message]) -> dict[int, int]:
+    """For each line of tool output (its hash, numbers aside), how many messages print it, when
+    more than one does (a test runner's header, a banner): such a line is no rare fact."""
+    counts: dict[int, int] = {}
+    for message in messages:
+        shapes = {
+            hash(_DIGITS.sub("#", line.strip()))
+            for text in observation_texts(message)
+            for line in text.split("\n")
+            if len(line) < 600 and line.strip()
+        }
+        for shape in shapes:
+            counts[shape] = counts.get(shape, 0) + 1
+    return {shape: n for shape, n in counts.items() if n > 1}
 
 
 def extract_facts(
-    messages: Sequence[Message], *, per_message: int = 3, start_order: int = 0
+    messages: Sequence[Message],
+    *,
+    per_message: int = PER_MESSAGE,
+    start_order: int = 0,
+    weights: Mapping[str, float] = WEIGHTS,
 ) -> list[Fact]:
     """Candidate facts of ``messages``, oldest first: at most ``per_message`` from each message
     (the heaviest), user messages included (they are needed to key corrections)."""
-    return list(_iter_facts(messages, per_message=per_message, start_order=start_order))
+    return list(
+        _iter_facts(messages, per_message=per_message, start_order=start_order, weights=weights)
+    )
 
 
 def _iter_facts(
-    messages: Sequence[Message], *, per_message: int, start_order: int
+    messages: Sequence[Message],
+    *,
+    per_message: int,
+    start_order: int,
+    weights: Mapping[str, float] = WEIGHTS,
 ) -> Iterator[Fact]:
     """``extract_facts``, one message at a time: ``build_ledger`` resolves each fact as it
     comes, so the candidates of a long conversation are never all alive at once."""
-    uses = _later_uses(messages)
+    repeats = _line_repeats(messages)
     order = start_order
+    calls: dict[str, ToolCall] = {}
+    last_call: ToolCall | None = None
     for index, message in enumerate(messages):
         found: list[Fact] = []
-        for source, text in _message_units(message):
+        for source, text, origin in _message_units(message, calls, last_call):
             units = list(_units(text, source))
             # A line repeated with only its numbers changed is a log's noise, not a fact.
             shapes: dict[str, int] = {}
@@ -507,19 +646,25 @@ def _iter_facts(
                 # The sentence before says what a short one is about ("Correction on the
                 # staging host: ... Point everything at ip-10-42-9-58.").
                 before = units[position - 1] if position and source != "tool" else ""
-                candidate = score(unit, source)
-                settles = bool(_SETTING.match(unit)) or (_is_prose(unit) and not _is_code(unit))
-                if candidate is None and settles and key_of(unit) is not None:
+                seen_in = repeats.get(hash(_DIGITS.sub("#", unit.strip())), 1)
+                candidate = _weigh(unit, source, seen_in if source == "tool" else 1)
+                worth = candidate is not None
+                if candidate is None:
+                    line = redact(unit[:MAX_UNIT_CHARS]).strip()
+                    settles = is_setting(line) or (_is_prose(line) and not _is_code(line))
+                    if not (settles and key_of(line) is not None):
+                        continue
                     # Not worth listing, but a later value of its key must still replace an
                     # earlier one (``timeout: 5s`` after ``timeout: 30 seconds``).
-                    line = redact(unit[:MAX_UNIT_CHARS]).strip()
-                    candidate = _Candidate(line, "value", 0.0, ())
-                if candidate is None:
-                    continue
-                weight = candidate.weight
-                if source == "tool" and any(uses.get(v, -1) > index for v in candidate.values):
-                    weight += 1.0  # the agent went on to use what this line says
-                shown = truncate_tokens(" ".join(redact(candidate.text).split()), FACT_TOKENS)
+                    candidate = _Candidate(line, "value", {}, _values(line, reference_kinds(line)))
+                weight = combine(candidate.signals, weights)
+                shown = truncate_tokens(" ".join(candidate.text.split()), FACT_TOKENS)
+                values = candidate.values
+                dropped = declared_old(shown, values)
+                if dropped:
+                    # It says itself which value is no longer current: shown so where it stands.
+                    shown = mark_values(shown, dropped)
+                    values = tuple(v for v in values if v not in dropped)
                 order += 1
                 found.append(
                     Fact(
@@ -527,15 +672,20 @@ def _iter_facts(
                         key=key_of(candidate.text),
                         source=source,
                         kind=candidate.kind,
-                        weight=weight,
+                        weight=weight if worth else -1.0,
                         order=order,
                         message=index,
-                        values=candidate.values,
+                        values=values,
+                        listed=worth,
                         topic=_topic_words(f"{before} {candidate.text}", candidate.values),
+                        origin=origin,
                     )
                 )
+        for call in message.tool_calls:
+            calls[call.id] = call
+            last_call = call
         found.sort(key=lambda f: (-f.weight, -f.order))
-        listed = [f for f in found if f.weight >= MIN_WEIGHT][:per_message]
+        listed = [f for f in found if f.listed][:per_message]
         # The rest still take part in replacing (by key, or as a corrected value), unlisted.
         shadows = [
             replace(f, listed=False) for f in found if f not in listed and (f.key or f.values)
@@ -543,9 +693,16 @@ def _iter_facts(
         yield from sorted([*listed, *shadows], key=lambda f: f.order)
 
 
-def parse_facts(lines: Iterable[str], *, start_order: int = 0) -> list[Fact]:
-    """Facts carried from a previous summary's entries (their ``(was ...)`` kept), oldest first;
-    weighed again, never below ``MIN_WEIGHT`` (they were facts once)."""
+_ATTRIBUTION = re.compile(r"^\[(user|assistant|tool)((?::[^\]]*)?)\]\s+")
+_PRINTED = re.compile(r'^printed: "(.*)"$')
+
+
+def parse_facts(
+    lines: Iterable[str], *, start_order: int = 0, weights: Mapping[str, float] = WEIGHTS
+) -> list[Fact]:
+    """Facts carried from a previous summary's entries, oldest first: their attribution
+    (``[tool: bash `cmd`] printed: "..."``) read back into source and origin, their ``(was
+    ...)`` kept; weighed again, never below ``MIN_CONTENT`` (they were facts once)."""
     out: list[Fact] = []
     order = start_order
     for raw in lines:
@@ -556,18 +713,33 @@ def parse_facts(lines: Iterable[str], *, start_order: int = 0) -> list[Fact]:
         m = _WAS.search(line)
         if m:
             was, line = m.group(1), line[: m.start()]
-        candidate = score(line, "carried")
+        source: Source = "carried"
+        origin = ""
+        attribution = _ATTRIBUTION.match(line)
+        if attribution is not None:
+            source = cast(Source, attribution.group(1))
+            origin = f"{source}{attribution.group(2)}"
+            line = line[attribution.end() :]
+            printed = _PRINTED.match(line)
+            if printed is not None:
+                line = printed.group(1)
+        if not line:
+            continue
+        candidate = _weigh(line, "assistant" if source == "carried" else source)
+        content = dict(candidate.signals) if candidate else {}
+        content["specificity"] = max(content.get("specificity", 0.0), MIN_CONTENT)
         order += 1
         out.append(
             Fact(
                 text=line,
                 key=key_of(line),
-                source="carried",
+                source=source,
                 kind=candidate.kind if candidate else "value",
-                weight=max(MIN_WEIGHT, candidate.weight if candidate else MIN_WEIGHT),
+                weight=combine(content, weights),
                 order=order,
                 was=was,
-                values=candidate.values if candidate else (),
+                values=candidate.values if candidate else _values(line, reference_kinds(line)),
+                origin=origin,
             )
         )
     return out
@@ -615,20 +787,115 @@ def _variants(new: str, old: str) -> bool:
     return shared >= 3 and 2 * shared > min(len(new), len(old))
 
 
+@lru_cache(maxsize=8192)
+def value_kind(value: str) -> str:
+    """The shape of a value (``reference_kinds``'s, ``person`` for a name, ``text`` else): a
+    new value replaces an old one of the same shape, never a ticket a date.
+
+    >>> value_kind("OPS-1"), value_kind("2026-04-14"), value_kind("Maren Lindqvist")
+    ('ticket', 'date', 'person')
+    """
+    person = PERSON.search(f" {value}")
+    if person is not None and person.group() == value:
+        return "person"
+    kinds = reference_kinds(value)
+    if len(kinds) == 1 and kinds[0][0] == value:
+        kind = kinds[0][1]
+        return "version" if kind in ("version", "number", "quantity") and "." in value else kind
+    return "text"
+
+
+def _changed(new: Fact, old: Fact) -> list[tuple[str, str]]:
+    """The pairs ``(new value, old value)`` of one shape where ``old``'s value is not ``new``'s:
+    what a correction would change. An old value that ``new`` names beside a new one of its
+    shape (``2026-05-01 is cancelled, 2026-05-08 instead``) counts."""
+    fresh = [a for a in new.values if a not in old.values]
+    return [(a, b) for b in old.values for a in fresh if value_kind(a) == value_kind(b)]
+
+
+def _stems(words: Iterable[str]) -> frozenset[str]:
+    return frozenset(_word_stem(w) for w in words)
+
+
+_SUFFIX = re.compile(r"(?:ership|ments?|ings?|ed|ers?|es|s|ions?|e)$")
+
+
+def _word_stem(word: str) -> str:
+    """``word`` without a common ending (``owner``, ``owns``, ``ownership`` -> ``own``)."""
+    cut = _SUFFIX.sub("", word)
+    return cut if len(cut) >= 3 else word
+
+
+_KEY_WORDS = re.compile(r"[\s_.\-/]+")
+
+
+def _diff_pair(old: Fact, new: Fact) -> bool:
+    """``-key: old`` then ``+key: new`` in one diff: the ``+`` line replaces the ``-`` line."""
+    return old.text.startswith("-") and new.text.startswith("+")
+
+
 def _replaces(new: Fact, old: Fact) -> bool:
-    """Whether ``new`` (later) replaces ``old``: the same text or key, or a correction whose
-    value is a variant of one of ``old``'s values."""
+    """Whether ``new`` (later) replaces ``old``: a fact about the same subject with another
+    value of the same shape, however it is worded.
+
+    The subject is the same when the texts are, when the keys (``key_of``) have the same words
+    (``feature_flag``, *the feature flag*) or one's lie within the other's; when the new fact
+    says it corrects (``_corrects``) and names the old value beside a new one, or its key names
+    the same thing first (*grpcio version*, *the grpcio pin*); when a key is missing, by what
+    the two talk about (``_topic``): enough shared words, fewer when it says it corrects or
+    its value is a variant of the old one (a shared prefix). Keys that differ otherwise are two
+    subjects (*the auth service host*, *the payment service host*), whatever the words.
+    """
     if old.source == "user" and new.source != "user":
         return False  # what the user said is replaced only by the user
-    if new.message == old.message and new.message != -1:
+    if new.message == old.message and new.message != -1 and not _diff_pair(old, new):
         return False  # one message lists things side by side (two services, two hosts)
-    if new.text == old.text or (new.key is not None and new.key == old.key):
+    if new.text == old.text:
         return True
-    if not new.values or not old.values or not _CORRECTION.search(new.text):
+    if new.key is not None and old.key is not None and _key_words(new.key) == _key_words(old.key):
+        return True
+    if set(_dropped(new)) & set(old.values):
+        return True  # it names the old value and declares it dropped (``declared_old``)
+    changed = _changed(new, old)
+    if not changed:
         return False
-    if not _topic(new) & _topic(old):
+    marked = _corrects(new.text)
+    if marked and any(b in new.values for _a, b in changed):
+        return True  # it names the old value beside a new one, and says it changed
+    if new.key is not None and old.key is not None:
+        a, b = _key_words(new.key), _key_words(old.key)
+        prose = " " in new.key or " " in old.key  # names (``build_id``, ``build_id_b``) differ
+        if prose and (set(a) <= set(b) or set(b) <= set(a)):
+            return True
+        # A correction whose key holds the thing the other key names first (*the backport
+        # target*, ``backport_line``); not two things of one kind (*auth* and *payment host*).
+        return marked and (a[0] in b or b[0] in a)
+    new_topic, old_topic = _stems(_topic(new)), _stems(_topic(old))
+    shared = new_topic & old_topic
+    if not shared:
         return False  # a date or a host alike, but about something else
-    return any(_variants(a, b) for a in new.values for b in old.values)
+    if marked and any(_variants(a, b) for a, b in changed):
+        return True
+    overlap = len(shared) / max(1, min(len(new_topic), len(old_topic)))
+    if marked:
+        return overlap >= 0.3
+    return len(shared) >= 2 and overlap >= 0.6
+
+
+def _dropped(fact: Fact) -> list[str]:
+    """The values ``fact`` shows replaced in its own text (``(was X)``)."""
+    return [m.group(1) for m in _WAS_INLINE.finditer(fact.text)]
+
+
+def _key_words(key: str) -> tuple[str, ...]:
+    """A key's words, stemmed, whatever separates them (``feature_flag``, ``feature flag``)."""
+    return tuple(_word_stem(w) for w in _KEY_WORDS.split(key) if w)
+
+
+def _corrects(text: str) -> bool:
+    """Whether ``text`` says it corrects or settles something: a correction word
+    (``_CORRECTION``) or a decision (*we settled on*, *going with*)."""
+    return bool(_CORRECTION.search(text) or _DECISION.search(text))
 
 
 def _topic(fact: Fact) -> frozenset[str]:
@@ -643,13 +910,68 @@ def _topic_words(text: str, values: Sequence[str]) -> frozenset[str]:
         text = text.replace(value.lower(), " ")
     return frozenset(
         w
-        for w in re.findall(r"[a-z]{4,}", text)
+        for w in re.findall(r"[a-z]{3,}", text)
         if w not in _STOP and w not in _FUNCTION_WORDS and w not in _TOPIC_STOP
     )
 
 
+def mark_replaced(text: str, value: str) -> str:
+    """``text`` with ``value`` (a replaced one it still names) shown as ``(was value)`` in
+    place, unless it is only part of a longer value (``release/x`` in ``release/x-hotfix``).
+
+    >>> mark_replaced("2026-05-01 is cancelled, ship 2026-05-08", "2026-05-01")
+    '(was 2026-05-01) is cancelled, ship 2026-05-08'
+    """
+    pattern = re.compile(rf"(?<![\w./@-]){re.escape(value)}(?![\w/@-]|[.-]\w)")
+    return pattern.sub(lambda m: f"(was {m.group()})", text, count=1)
+
+
+#: Words around a value that declare it no longer current (*forget X*, *X is cancelled*).
+_DROPS_BEFORE = (
+    r"(?:forget|scratch|ignore|disregard|no longer|instead of|rather than|replace|replacing|"
+    r"swap|swapping|cancel)"
+)
+_DROPS_AFTER = (
+    r"(?:(?:is|are|was|has been|got)\s+)?(?:dead|cancell?ed|gone|obsolete|retired|out|off|"
+    r"wrong|void|withdrawn|replaced|dropped|no longer\b|superseded)|->|→|=>"
+)
+
+
+def declared_old(text: str, values: Sequence[str]) -> list[str]:
+    """The values ``text`` itself declares no longer current: right after *forget*, *instead
+    of*, *swap*, ... or right before *is cancelled*, *is dead*, an arrow. (Not after *not*:
+    *do not push X* forbids X, it does not replace it.)
+
+    >>> declared_old("swap RGTX-42 for CA-97 pls", ["RGTX-42", "CA-97"])
+    ['RGTX-42']
+    >>> declared_old("OPS-1 is cancelled; ship OPS-2", ["OPS-1", "OPS-2"])
+    ['OPS-1']
+    """
+    out = []
+    for value in values:
+        v = re.escape(value)
+        before = rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?{v}(?![\w/-])"
+        after = rf"(?<![\w/.-]){v}[\s,;:)]*(?:{_DROPS_AFTER})"
+        if re.search(before, text, re.IGNORECASE) or re.search(after, text, re.IGNORECASE):
+            out.append(value)
+    if len(out) == len(values) and len(values) > 1:
+        return []  # every value dropped: not a correction the words can place
+    return out
+
+
+def mark_values(text: str, values: Iterable[str]) -> str:
+    """``text`` with each of ``values`` it names (no longer current: ``Ledger.replaced_values``)
+    shown as ``(was value)`` where it stands (``mark_replaced``), longest first."""
+    for value in sorted(values, key=len, reverse=True):
+        if value in text and f"(was {value}" not in text:
+            text = mark_replaced(text, value)
+    return text
+
+
 #: How many of the newest facts sharing a value's prefix a correction is checked against.
 SHAPE_FANOUT = 32
+#: How many of the newest facts sharing a word and a value shape (or a key word) are checked.
+TOPIC_FANOUT = 8
 
 
 #: A fact as ``_Index`` holds it: a flat tuple of ``Fact``'s fields, the values and the topic
@@ -660,7 +982,18 @@ SHAPE_FANOUT = 32
 #: a tuple of strings and numbers at its first collection; it has to be flat, because that
 #: collection may reach an inner tuple only after the outer one (still tracked then).
 _Row: TypeAlias = tuple[
-    str, str | None, Source, FactKind, float, int, str | None, int, bool, int, *tuple[str, ...]
+    str,
+    str | None,
+    Source,
+    FactKind,
+    float,
+    int,
+    str | None,
+    int,
+    bool,
+    str,
+    int,
+    *tuple[str, ...],
 ]
 #: The fields of a ``_Row`` read without making a ``Fact`` of it.
 _TEXT: Final = 0
@@ -683,15 +1016,16 @@ def _row(fact: Fact) -> _Row:
         fact.was,
         fact.message,
         fact.listed,
+        fact.origin,
         len(fact.values),
         *(fact.values + tuple(fact.topic)),
     )
 
 
 def _fact(row: _Row) -> Fact:
-    text, key, source, kind, weight, order, was, message, listed, count, *words = row
+    text, key, source, kind, weight, order, was, message, listed, origin, count, *words = row
     values, topic = tuple(words[:count]), frozenset(words[count:])
-    return Fact(text, key, source, kind, weight, order, was, message, values, listed, topic)
+    return Fact(text, key, source, kind, weight, order, was, message, values, listed, topic, origin)
 
 
 def _with(numbers: tuple[int, ...], number: int) -> tuple[int, ...]:
@@ -703,20 +1037,31 @@ def _without(numbers: tuple[int, ...], number: int) -> tuple[int, ...]:
 
 
 class _Index:
-    """The current facts, found by text, key and value prefix, so that resolving n facts is
-    linear in n: a key or a text has one current fact (each new one replaces the last), and a
-    prefix lists only its ``SHAPE_FANOUT`` newest facts. Facts are held as ``_Row`` and numbers
-    in tuples (untracked by the garbage collector, see ``_Row``), never as sets or deques."""
+    """The current facts, found by text, key, value prefix, key word and (word, value shape), so
+    that resolving n facts is linear in n: a key or a text has one current fact (each new one
+    replaces the last), and a prefix or a word lists only its newest few facts
+    (``SHAPE_FANOUT``, ``TOPIC_FANOUT``). Facts are held as ``_Row`` and numbers in tuples
+    (untracked by the garbage collector, see ``_Row``), never as sets or deques."""
 
     def __init__(self) -> None:
         self.facts: dict[int, _Row] = {}
         self.by_text: dict[str, tuple[int, ...]] = {}
         self.by_key: dict[str, tuple[int, ...]] = {}
         self.by_shape: dict[str, tuple[int, ...]] = {}
+        self.by_word: dict[str, tuple[int, ...]] = {}
 
     @staticmethod
     def _shapes(fact: Fact) -> list[str]:
         return sorted({p for v in fact.values for p in _prefixes(v)})
+
+    @staticmethod
+    def _words(fact: Fact) -> list[str]:
+        """``k:stem`` for each word of its key, ``kind:stem`` for each word of its topic and
+        each shape of its values."""
+        words = {f"k:{w}" for w in _key_words(fact.key or "")}
+        kinds = {value_kind(v) for v in fact.values}
+        words.update(f"{kind}:{w}" for kind in kinds for w in _stems(_topic(fact)))
+        return sorted(words)
 
     def add(self, number: int, fact: Fact) -> None:
         self.facts[number] = _row(fact)
@@ -726,6 +1071,9 @@ class _Index:
         for shape in self._shapes(fact):
             newest = _with(self.by_shape.get(shape, ()), number)
             self.by_shape[shape] = newest[-SHAPE_FANOUT:]
+        for word in self._words(fact):
+            newest = _with(self.by_word.get(word, ()), number)
+            self.by_word[word] = newest[-TOPIC_FANOUT:]
 
     def get(self, number: int) -> Fact:
         return _fact(self.facts[number])
@@ -736,15 +1084,19 @@ class _Index:
         self.by_text[text] = _without(self.by_text[text], number)
         if key is not None:
             self.by_key[key] = _without(self.by_key[key], number)
-        # by_shape keeps the number: a removed fact is skipped by ``candidates``.
+        # by_shape and by_word keep the number: a removed fact is skipped by ``candidates``.
 
     def candidates(self, fact: Fact) -> list[int]:
         found = set(self.by_text.get(fact.text, ()))
         if fact.key is not None:
             found.update(self.by_key.get(fact.key, ()))
-        if fact.values and _CORRECTION.search(fact.text):
+        for value in _dropped(fact):
+            found.update(self.by_shape.get(value, ()))
+        if fact.values:
             for shape in self._shapes(fact):
                 found.update(self.by_shape.get(shape, ()))
+            for word in self._words(fact):
+                found.update(self.by_word.get(word, ()))
         return sorted(n for n in found if n in self.facts)
 
 
@@ -768,7 +1120,7 @@ def _old_value(new: Fact, old: Fact) -> str | None:
         value = old.text
     value = re.sub(r"[()]", "", value).strip().rstrip(".")
     if not value or value in new.text:
-        return None
+        return None  # the new text names it (marked in place, or unchanged)
     return truncate_tokens(value, 16)
 
 
@@ -803,6 +1155,7 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             keyed_users[fact.message] = keyed_users.get(fact.message, 0) + 1
         was = fact.was
         newest = fact
+        replaced_values.update(m.group(1) for m in _WAS_INLINE.finditer(fact.text))
         for other in index.candidates(fact):
             old = index.get(other)
             if not _replaces(fact, old):
@@ -810,8 +1163,18 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             if old.source == "user" and old.message != -1:
                 replaced_users[old.message] = replaced_users.get(old.message, 0) + 1
             replaced_values.update(v for v in old.values if v not in fact.values)
+            # An old value the new fact still names beside its new one (``2026-05-01 is
+            # cancelled, ship 2026-05-08``) is shown replaced where it stands.
+            named = {b for _a, b in _changed(newest, old) if b in newest.values}
+            if named and _corrects(newest.text):
+                text = newest.text
+                for value in sorted(named, key=len, reverse=True):
+                    text = mark_replaced(text, value)
+                replaced_values.update(named)
+                values = tuple(v for v in newest.values if v not in named)
+                newest = replace(newest, text=text, values=values)
             if was is None:
-                was = _old_value(fact, old) or old.was
+                was = _old_value(newest, old) or old.was
             # The new value of a fact worth keeping is worth keeping: it takes the old one's
             # weight, and its place in the list, when it had less.
             newest = replace(
@@ -836,12 +1199,14 @@ def build_ledger(
     users: Sequence[str] = (),
     later: Sequence[Message] = (),
     max_facts: int = 60,
-    per_message: int = 3,
+    per_message: int = PER_MESSAGE,
     sources: frozenset[Source] = frozenset({"assistant", "tool", "carried"}),
+    weights: Mapping[str, float] = WEIGHTS,
 ) -> Ledger:
     """The ledger of ``messages``: ``previous`` summary entries carried in, ``later`` messages
     (the verbatim tail that follows the summary) read only for what they replace, at most
-    ``max_facts`` facts of ``sources`` ranked by weight and recency.
+    ``max_facts`` facts of ``sources`` ranked by the signals (``signals.combine`` with
+    ``weights``; ``signals.without`` removes some, for an ablation).
 
     User facts are not listed by default (the summary quotes the user's words); they still key
     corrections, and ``superseded_users`` names the user messages a later one replaced: their
@@ -852,12 +1217,14 @@ def build_ledger(
     for i, entry in enumerate(users):
         if entry.startswith(SUPERSEDED_MARK):
             continue
-        for fact in extract_facts([Message.user(entry)], per_message=per_message):
+        for fact in extract_facts([Message.user(entry)], per_message=per_message, weights=weights):
             said.append(replace(fact, message=-2 - i, order=len(said)))
-    carried = [replace(f, order=len(said) + f.order) for f in parse_facts(previous)]
+    carried = [
+        replace(f, order=len(said) + f.order) for f in parse_facts(previous, weights=weights)
+    ]
     carried = [*said, *carried]
     current, superseded, replaced_values = _resolve_rows(
-        _candidates(carried, messages, later, per_message=per_message)
+        _candidates(carried, messages, later, per_message=per_message, weights=weights)
     )
     # Ranked as rows: only the ``max_facts`` best become ``Fact`` objects (see ``_Row``).
     shown = [
@@ -865,11 +1232,9 @@ def build_ledger(
         for row in current
         if row[_LISTED] and row[_SOURCE] in sources and row[_MESSAGE] < len(messages)
     ]
-    newest = max((row[_ORDER] for row in shown), default=1) or 1
 
     def rank(row: _Row) -> tuple[float, int]:
-        recency = RECENCY_WEIGHT * row[_ORDER] / newest if row[_SOURCE] != "carried" else 0.0
-        return (row[_WEIGHT] + recency, row[_ORDER])
+        return (row[_WEIGHT], row[_ORDER])  # of equal weight, the newest first
 
     best = sorted(shown, key=rank, reverse=True)[:max_facts]
     return Ledger(tuple(_fact(row) for row in best), superseded, replaced_values)
@@ -881,17 +1246,20 @@ def _candidates(
     later: Sequence[Message],
     *,
     per_message: int,
+    weights: Mapping[str, float],
 ) -> Iterator[Fact]:
     """Every candidate fact in order: ``carried``, then those of ``messages``, then those of
     ``later`` (their ``message`` past the end of ``messages``), numbered on from one another;
     one message at a time, so that the caller holds only the facts it keeps."""
     yield from carried
     fresh = 0
-    for fact in _iter_facts(messages, per_message=per_message, start_order=len(carried)):
+    for fact in _iter_facts(
+        messages, per_message=per_message, start_order=len(carried), weights=weights
+    ):
         fresh += 1
         yield fact
     start = len(carried) + fresh
-    for fact in _iter_facts(later, per_message=per_message, start_order=start):
+    for fact in _iter_facts(later, per_message=per_message, start_order=start, weights=weights):
         yield replace(fact, message=len(messages) + fact.message)
 
 
@@ -936,17 +1304,20 @@ def attach_ledger(summary: str, ledger: Ledger, max_tokens: int) -> str:
 __all__ = [
     "FACT_TOKENS",
     "LEDGER_SHARE",
-    "MIN_WEIGHT",
+    "MIN_CONTENT",
     "SUPERSEDED_MARK",
     "Fact",
     "Ledger",
     "Resolved",
     "attach_ledger",
     "build_ledger",
+    "declared_old",
     "extract_facts",
     "fit_ledger",
     "key_of",
+    "mark_replaced",
+    "mark_values",
     "parse_facts",
     "resolve",
-    "score",
+    "value_kind",
 ]

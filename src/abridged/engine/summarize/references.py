@@ -29,7 +29,11 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"\b(?:https?|ftp|s3|gs|git|ssh|wss?)://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]"),
     ),
     ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")),
-    ("handle", re.compile(r"(?<![\w.@/])@[A-Za-z0-9_](?:[\w-]*\w)?")),
+    # a handle, or a team's (``@acme/data-plumbing``)
+    (
+        "handle",
+        re.compile(r"(?<![\w.@/])@[A-Za-z0-9_](?:[\w-]*\w)?(?:/[A-Za-z0-9_](?:[\w-]*\w)?)?"),
+    ),
     ("uuid", re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")),
     ("code", re.compile(r"`([^`\n]{2,80})`")),
     ("path", re.compile(r"(?<![\w/:.@-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w")),
@@ -43,8 +47,17 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("version", re.compile(r"\b[A-Z][A-Za-z]+ \d+\.\d+(?:\.\d+)*\b")),
     ("version", re.compile(r"\b[vV]?\d+\.\d+\.\d+(?:[-.+][\w.]+)?\b")),
+    ("version", re.compile(r"\b[vV]?\d+(?:\.\d+)*\.x\b")),  # a release line: 6.x, 16.40.x
     ("ticket", re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")),
     ("ticket", re.compile(r"(?<![\w&])#\d{2,}\b")),
+    # a log line's prefix (``[RELEASE]``), not its level
+    (
+        "tag",
+        re.compile(
+            r"\[(?!(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|NOTE|TODO)\])[A-Z][A-Z0-9_-]{2,}\]"
+        ),
+    ),
+    ("channel", re.compile(r"(?<![\w&#/])#[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+\b")),
     ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b")),
     (
         "time",
@@ -72,6 +85,8 @@ STRONG_KINDS = frozenset(
         "uuid",
         "version",
         "ticket",
+        "channel",
+        "tag",
         "date",
         "time",
         "quantity",
@@ -132,10 +147,17 @@ def harvest_references(text: str) -> list[str]:
     UUIDs, backticked code, paths, file names, versions, ticket ids, issue numbers, numbers with
     units, long numbers, commit-like hex ids and identifiers with digits or underscores.
 
+    A value marked replaced, ``(was X)``, is none: it is no longer current.
+
     >>> harvest_references("Ticket OPS-481 ships in 7.14.2; ping @ana, see kv/infra/db.")
     ['OPS-481', '7.14.2', '@ana', 'kv/infra/db']
+    >>> harvest_references("Deploy from release/7.2-hotfix (was release/7.2).")
+    ['release/7.2-hotfix']
     """
-    return [value for value, _kind in reference_kinds(text)]
+    return [value for value, _kind in reference_kinds(_REPLACED.sub(" ", text))]
+
+
+_REPLACED = re.compile(r"\(was [^()\n]*\)")
 
 
 # -- which text is what ---------------------------------------------------------------------------

@@ -1,0 +1,186 @@
+"""The fact ledger's ranking: a few named signals, each a small function, combined in one place.
+
+A candidate fact is ranked by what it holds, never by particular words of particular facts:
+
+- ``specificity``: exact references (tickets, versions, quantities, hosts, paths, e-mails, ...),
+  a ``key: value`` shape, names of people; the more exact it is, the less a reader can rebuild it;
+- ``modality``: rule, decision or finding language (must, never, only, prefer, agreed, the root
+  cause is, ...).
+
+Facts of equal weight rank newest first. Three more signals were measured and dropped (the
+ablation in bench/RESULTS.md: removing each changed survival on generated canaries by at most
+0.002): *reuse* (what a fact names comes up again later), *recency* as a weight (the tie-break
+already orders by it) and *source* (user facts are quoted by the summary, not ranked here).
+
+``combine`` is the one place they are weighed (``WEIGHTS``); ``without`` gives the weights with
+some signals removed, for the ablation in ``bench/retention.py --ablate``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final, Literal
+
+from abridged.engine.summarize.references import STRONG_KINDS
+from abridged.errors import SettingError
+
+Signal = Literal["specificity", "modality"]
+SIGNALS: Final[tuple[Signal, ...]] = ("specificity", "modality")
+
+#: How much each signal counts (each signal is in [0, 1]).
+WEIGHTS: Final[Mapping[str, float]] = {
+    "specificity": 2.5,
+    "modality": 2.5,
+}
+
+#: Words that bind: a rule, a prohibition, a limit, a preference.
+_STRONG = re.compile(
+    r"\b(?:must(?:n't| not)?|never|always|do not|don't|does not need|shall|avoid|"
+    r"prefer(?:s|red|ably|ence)?|only|at most|at least|no more than|not allowed|forbidden|"
+    r"required?|requirement|mandatory|rule|policy|from now on|from here on|going forward|"
+    r"has to|have to|may not|is not to|are not to|no longer|not to be|please)\b",
+    re.IGNORECASE,
+)
+#: Words that advise more than bind (and that an agent also uses when it plans).
+_WEAK = re.compile(
+    r"\b(?:should(?:n't| not)?|make sure|ensure|keep|note that|important|warning|"
+    r"deadline|limit|budget|deprecated|instead|allowed|cannot|can't|stop)\b",
+    re.IGNORECASE,
+)
+#: The agent planning its own next move: a modal with *I* or *we* as its subject.
+_PLANNING = re.compile(
+    r"\b(?:i|we)(?: also| still| probably| first| then)? (?:should|need to|must|have to|"
+    r"want to|will|'ll|am going to|are going to|can|could|might)\b|\bi'll\b|\blet me\b",
+    re.IGNORECASE,
+)
+#: A hedge: what follows is not settled.
+_HEDGE = re.compile(
+    r"\b(?:probably|maybe|might|perhaps|seems?|likely|i think|i guess|i wonder|suppose|"
+    r"possibly|apparently)\b",
+    re.IGNORECASE,
+)
+#: An instruction: an imperative verb opening the text or one of its clauses.
+_IMPERATIVE = re.compile(
+    r"(?:^|[,:;]\s+|\s[-\u2013\u2014]\s+)(?:[-*>#\u2022]+\s*)?(?:please\s+|also,?\s+|and\s+)?"
+    r"(?:use|write|run|keep|make|add|put|avoid|remember|ask|call|send|set|store|check|contact|"
+    r"include|exclude|skip|report|tell|leave|prefer|don't|do not|never|always|only|point|switch|"
+    r"email|e-mail|upload|delete|remove|copy|move|post|push|deploy|target|stick|mention|"
+    r"split|clean|drop|ship|route|stay|treat|limit|cap|pin|wait)\b",
+    re.IGNORECASE,
+)
+DECISION = re.compile(
+    r"\b(?:root cause|decided|decision|agreed|we agree|going with|go with|chose|chosen|"
+    r"opt(?:ed)? for|settled on|went with|picked|we will|we'll|we won't|will not|won't be|"
+    r"the plan is|plan|rather than|instead of|approved|signed off)",
+    re.IGNORECASE,
+)
+_FINDING = re.compile(
+    r"\b(?:the (?:root )?(?:cause|problem|issue|bug|culprit|reason) (?:is|was|lies)|turns out|"
+    r"confirmed|this means|which means|is caused by|because)\b",
+    re.IGNORECASE,
+)
+#: ``name: value`` or ``name = value`` (a setting, a field, a header of a table row).
+_KEYED = re.compile(r"^\s*[-+*>#|•\s]*\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S")
+#: A person's name: two capitalized words, not the text's first (``Maren Lindqvist``).
+PERSON = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+#: Shapes worth less than the strong ones: names with digits or underscores, source files (the
+#: files section tracks those). Backticked code is worth nothing here: reasoning about code is
+#: the agent's work in progress.
+_WEAK_KINDS = frozenset({"file", "identifier"})
+
+
+#: Extensions of source code: such a file is the files section's, not a fact.
+_SOURCE_EXTENSIONS = frozenset(
+    {"py", "pyi", "js", "mjs", "ts", "tsx", "jsx", "c", "h", "cc", "cpp", "hpp", "rs", "go"}
+    | {"java", "kt", "rb", "php", "sh", "swift", "scala", "cs", "m", "mm"}
+)
+
+
+def _exact_file(value: str, kind: str) -> bool:
+    """A file with a directory that is not source code (``/run/x/api.sock``, ``/var/log/a.log``):
+    as exact as any path."""
+    return kind == "file" and "/" in value and value.rsplit(".", 1)[-1] not in _SOURCE_EXTENSIONS
+
+
+def specificity(references: Sequence[tuple[str, str]], text: str, seen_in: int = 1) -> float:
+    """How exact ``text`` is, in [0, 1]: its references (``reference_kinds``: strong shapes
+    and paths count most, code names and source files little), a keyed shape, a person's name;
+    divided by ``seen_in``, the number of messages that hold the same line (numbers aside): a
+    line every test run prints (``Platform: linux``) is no rare fact.
+
+    >>> specificity([("OPS-1", "ticket"), ("2.1.0", "version")], "Ticket OPS-1 ships in 2.1.0")
+    0.8
+    >>> specificity([], "we will see")
+    0.0
+    """
+    strong = sum(1 for v, k in references if k in STRONG_KINDS or k == "path" or _exact_file(v, k))
+    weak = sum(1 for v, k in references if k in _WEAK_KINDS and not _exact_file(v, k))
+    found = 0.6 * min(strong, 1) + 0.2 * min(max(strong - 1, 0), 2) + 0.15 * min(weak, 2)
+    if _KEYED.match(text):
+        found += 0.25
+    if PERSON.search(text):
+        found += 0.3
+    return min(1.0, found) / max(1, seen_in)
+
+
+def modality(text: str, origin: str = "user") -> float:
+    """How much ``text`` binds, in [0, 1]: a rule, a prohibition or a preference (must, never,
+    only, prefer, ...), an instruction (an imperative opening a clause) or a decision counts 1;
+    advice (should, make sure, keep, ...) 0.6 when the user gives it (from the agent or a tool
+    it is mostly expectation: *this should work*), never when someone plans their own move
+    (*I should*, *we need to*); a finding (the cause is, turns out) 0.3 (not enough alone). A
+    hedge (probably, seems) halves it: what follows is not settled.
+
+    >>> modality("Never push to main."), modality("It turns out it was cold."), modality("ok")
+    (1.0, 0.3, 0.0)
+    >>> modality("I should check the admin code."), modality("When you are done, keep it short.")
+    (0.0, 1.0)
+    """
+    if _STRONG.search(text) or _IMPERATIVE.search(text) or DECISION.search(text):
+        found = 1.0
+    elif origin == "user" and _WEAK.search(text) and not _PLANNING.search(text):
+        found = 0.6
+    elif _FINDING.search(text):
+        found = 0.3
+    else:
+        return 0.0
+    return found / 2 if _HEDGE.search(text) else found
+
+
+def is_rule(text: str) -> bool:
+    """Whether ``text`` reads as a rule, an instruction, advice or a decision: what a tool
+    printed in such words is quoted, never stated (``Fact.render``)."""
+    return bool(
+        _STRONG.search(text)
+        or _IMPERATIVE.search(text)
+        or DECISION.search(text)
+        or _WEAK.search(text)
+    )
+
+
+def combine(values: Mapping[str, float], weights: Mapping[str, float] = WEIGHTS) -> float:
+    """The weighted sum of the signal ``values``: the one place signals are weighed."""
+    return sum(weights.get(name, 0.0) * value for name, value in values.items())
+
+
+def without(*names: str, weights: Mapping[str, float] = WEIGHTS) -> dict[str, float]:
+    """``weights`` with the signals ``names`` removed (weighted 0): one row of the ablation."""
+    unknown = [n for n in names if n not in SIGNALS]
+    if unknown:
+        raise SettingError("ledger signal", unknown[0], f"one of {', '.join(SIGNALS)}")
+    return {k: (0.0 if k in names else v) for k, v in weights.items()}
+
+
+__all__ = [
+    "DECISION",
+    "PERSON",
+    "SIGNALS",
+    "WEIGHTS",
+    "Signal",
+    "combine",
+    "is_rule",
+    "modality",
+    "specificity",
+    "without",
+]

@@ -1,0 +1,82 @@
+"""Tests of the ledger's ranking signals, each alone, and of the one place they are combined."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from abridged.core.model import Message
+from abridged.engine.summarize import signals
+from abridged.engine.summarize.ledger import build_ledger
+from abridged.engine.summarize.references import reference_kinds
+from abridged.errors import SettingError
+
+
+def _specificity(text: str) -> float:
+    return signals.specificity(reference_kinds(text), text)
+
+
+def test_specificity_counts_exact_values_not_words_or_code() -> None:
+    assert _specificity("The retry budget was discussed at length.") == 0.0
+    assert _specificity("Tracked as OPS-4821.") > 0.5
+    # More exact values, more specific; a keyed line and a person's name count too.
+    assert _specificity("OPS-4821 ships in 7.14.2 on 2027-03-01.") > _specificity("OPS-4821.")
+    assert _specificity("reviewer: Maren Lindqvist") > 0.4
+    # Code names are the agent's work in progress; a source file is the files section's.
+    assert _specificity("Look at `self.rhs` and `parse()`.") == 0.0
+    assert _specificity("See src/app/models.py.") < _specificity("Logs go to /var/log/app/x.log.")
+
+
+def test_a_line_printed_by_many_messages_is_less_specific() -> None:
+    text = "Platform: Linux-6.8.0-1040-aws-x86_64"
+    refs = reference_kinds(text)
+    assert signals.specificity(refs, text, seen_in=4) == signals.specificity(refs, text) / 4
+
+
+def test_modality_tells_rules_from_advice_plans_and_hedges() -> None:
+    assert signals.modality("Never push to the shared remote.") == 1.0
+    assert signals.modality("When you report back, keep it to five bullets.") == 1.0
+    assert signals.modality("We decided to drop the tokenizer.") == 1.0
+    assert signals.modality("The tests pass.") == 0.0
+    # Advice binds when the user gives it, not when the agent expects something.
+    assert signals.modality("You should rebase first.", "user") == 0.6
+    assert signals.modality("This should work now.", "assistant") == 0.0
+    assert signals.modality("I should check the admin code.") == 0.0
+    assert signals.modality("It turns out the cache was cold.") == 0.3
+    assert signals.modality("We must probably pin it.") == 0.5  # hedged
+
+
+@given(st.dictionaries(st.sampled_from(signals.SIGNALS), st.floats(0, 1)))
+def test_combine_is_the_weighted_sum_and_without_removes_a_signal(values: dict[str, float]) -> None:
+    expected = sum(signals.WEIGHTS[k] * v for k, v in values.items())
+    assert signals.combine(values) == pytest.approx(expected)
+    for name in signals.SIGNALS:
+        weights = signals.without(name)
+        assert weights[name] == 0.0
+        rest = {k: v for k, v in values.items() if k != name}
+        assert signals.combine(values, weights) == pytest.approx(signals.combine(rest))
+
+
+def test_an_unknown_signal_is_a_setting_error() -> None:
+    with pytest.raises(SettingError, match="ledger signal"):
+        signals.without("vibes")
+
+
+def test_removing_a_signal_changes_the_ranking_it_decides() -> None:
+    """A rule without values and a value without rule language, from one tool output: with
+    both signals the rule (it binds) ranks first; without modality the value does."""
+    output = "Never restart the primary during business hours.\nThe cache holds 512 MiB.\n"
+    messages = [Message.user(f"<returncode>0</returncode><output>\n{output}</output>")]
+    ranked = [f.text for f in build_ledger(messages).facts]
+    assert ranked[0].startswith("Never restart")
+    flat = [f.text for f in build_ledger(messages, weights=signals.without("modality")).facts]
+    assert flat[0] == "The cache holds 512 MiB."
+
+
+@pytest.mark.parametrize("weights", [{"vibes": 1.0}, {"modality": -1.0}, {"modality": True}])
+def test_the_summarizer_refuses_weights_it_cannot_use(weights: dict[str, float]) -> None:
+    from abridged.engine.summarize.extractive import ExtractiveSummarizer
+
+    with pytest.raises(SettingError, match="ledger_weights"):
+        ExtractiveSummarizer(ledger_weights=weights)
