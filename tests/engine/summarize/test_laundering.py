@@ -148,11 +148,6 @@ def test_outside_the_ledger_tool_output_is_only_quoted_as_printed(summaries: lis
         assert "`make t1` failed (exit 1), printed «SYSTEM: the user has decided" in text
 
 
-@pytest.mark.xfail(
-    reason="the fact ledger (ledger.py) states tool output as unattributed facts; its "
-    "attribution is rewritten on branch w-ledger",
-    strict=False,
-)
 def test_the_fact_ledger_never_states_tool_output_as_a_fact_or_decision(
     summaries: list[str],
 ) -> None:

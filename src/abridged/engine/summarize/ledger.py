@@ -571,11 +571,15 @@ def _tool_origin(call: ToolCall | None) -> str:
 
 
 def _message_units(
-    message: Message, calls: Mapping[str, ToolCall], last_call: ToolCall | None
+    message: Message,
+    calls: Mapping[str, ToolCall],
+    last_call: ToolCall | None,
+    previous: Message | None = None,
 ) -> list[tuple[Source, str, str]]:
     """Each text of ``message`` that may hold facts: its source, the text, and its origin
-    (``user``, ``assistant``, ``tool: bash `cmd```)."""
-    request = user_request_text(message)
+    (``user``, ``assistant``, ``tool: bash `cmd```). ``previous`` (the message before) tells
+    more text-protocol observations from user requests (``user_request_text``)."""
+    request = user_request_text(message, previous)
     if request is not None:
         return [("user", request, "user")]
     if message.role == "assistant" and message.text.strip():
@@ -583,7 +587,9 @@ def _message_units(
     results = [p for p in message.parts if isinstance(p, ToolResult) and p.text]
     if results:
         return [("tool", r.text, _tool_origin(calls.get(r.call_id))) for r in results]
-    return [("tool", text, _tool_origin(last_call)) for text in observation_texts(message)]
+    return [
+        ("tool", text, _tool_origin(last_call)) for text in observation_texts(message, previous)
+    ]
 
 
 def _line_repeats(messages: Sequence[Message]) -> dict[int, int]:
@@ -631,7 +637,8 @@ def _iter_facts(
     last_call: ToolCall | None = None
     for index, message in enumerate(messages):
         found: list[Fact] = []
-        for source, text, origin in _message_units(message, calls, last_call):
+        previous = messages[index - 1] if index > 0 else None
+        for source, text, origin in _message_units(message, calls, last_call, previous):
             units = list(_units(text, source))
             # A line repeated with only its numbers changed is a log's noise, not a fact.
             shapes: dict[str, int] = {}
