@@ -1,7 +1,9 @@
-"""Many workers on PostgreSQL: ``abridged serve --workers 4`` as a real process, 40 clients on 10
-conversations at once, and one worker SIGKILLed while it runs a turn. Every conversation must
-finish, no message may be lost or stored twice, the tool pairing must stay intact and the dead
-worker's lease must be taken over once it expires."""
+"""Many workers: a takeover of a stalled worker's turn, step by step (two runners in one process,
+on SQLite and PostgreSQL); then ``abridged serve --workers 4`` as a real process on PostgreSQL,
+40 clients on 10 conversations at once, and one worker SIGKILLed while it runs a turn. Every
+conversation must finish, no message may be lost or stored twice, the tool pairing must stay
+intact and the dead worker's lease must be taken over once it expires. How long that takes is
+measured in ``bench/workers.py``, not asserted here."""
 
 from __future__ import annotations
 
@@ -26,13 +28,28 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from abridged.core.model import message_from_dict
+from abridged.core.model import Message, ToolResult, message_from_dict
 from abridged.core.validate import validate_messages
-from abridged.store import upgrade
+from abridged.errors import LeaseLostError
+from abridged.runtime.tools import ToolRegistry, tool
+from abridged.runtime.turn import INTERRUPTED_RESULT
+from abridged.server.app import service_model
+from abridged.server.config import ServiceConfig
+from abridged.server.metrics import ServiceMetrics
+from abridged.server.runner import ConversationPool, TurnHandle, TurnRunner
+from abridged.store import Store, upgrade
+from abridged.store import leases as lease_module
 from abridged.store.connect import create_engine, resolve_url
 from abridged.testing import ProviderServer
+from abridged.testing.tools import read_record
 from tests.databases import Postgres, _sql, require_postgres
-from tests.server.conftest import MAX_OUTPUT, WINDOW, free_port, tool_replies
+from tests.server.conftest import (
+    MAX_OUTPUT,
+    WINDOW,
+    free_port,
+    service_config,
+    tool_replies,
+)
 
 WORKERS = 4
 CONVERSATIONS = 10
@@ -42,6 +59,78 @@ LEASE_TTL = 3.0
 #: Seconds before each model reply: a turn (four model calls) keeps its worker busy ~1 s.
 PROVIDER_LATENCY = 0.25
 BROKEN = (httpx.TransportError, httpx.RemoteProtocolError)
+
+
+def _runner(store: Store, config: ServiceConfig, tools: ToolRegistry) -> TurnRunner:
+    """A worker's turn runner (its own open conversations, as another process would have)."""
+    metrics = ServiceMetrics()
+    return TurnRunner(
+        store, ConversationPool(store, config, tools, metrics, service_model), config, metrics
+    )
+
+
+async def _events(handle: TurnHandle) -> list[tuple[str, dict[str, Any]]]:
+    return [item async for item in handle.stream()]
+
+
+async def test_a_takeover_closes_the_stalled_turns_step_and_fences_its_late_writes(
+    service_db: str, provider: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Worker A stores a tool call, then stalls inside the tool past its lease; worker B takes
+    the conversation over and runs a turn; then A's tool returns. Without timing: the stall is a
+    gate, the expiry a move of the lease's clock. B's turn must answer A's open call (an error
+    result, stored right after it) before anything of its own; A's late result must be refused,
+    typed, and A's client still gets its answer (from the history B left), never an abort."""
+    gate, entered = asyncio.Event(), asyncio.Event()
+
+    @tool(name="read_record")
+    async def stalled(key: str, lines: int = 40) -> str:
+        """Read a stored record (A's: stalls until the test lets it go)."""
+        entered.set()
+        await gate.wait()
+        return str(read_record.function(key, lines))
+
+    store = Store(service_db)
+    await store.open()
+    config = service_config(service_db, provider, lease_ttl=30.0)
+    a = _runner(store, config, ToolRegistry([stalled]))
+    b = _runner(store, config, ToolRegistry([read_record]))
+    try:
+        cid = (await store.create_conversation(owner="t", settings={"summarizer": "extractive"})).id
+        first = await a.start_turn("t", cid, Message.user("first task", id="m-a"))
+        a_events = asyncio.ensure_future(_events(first))
+        await asyncio.wait_for(entered.wait(), 60)  # A's call is stored, its tool runs
+        zombie = (await store.turn_lease(cid)).holder
+        assert zombie is not None
+        real = lease_module.now_ms
+        monkeypatch.setattr(lease_module, "now_ms", lambda: real() + 60_000)  # A's lease expired
+        second = await b.start_turn("t", cid, Message.user("second task", id="m-b"))
+        b_events = await asyncio.wait_for(_events(second), 60)
+        assert [p["took_over"] for n, p in b_events if n == "started"] == [True]
+        assert second.result is not None and not second.result["aborted"], b_events[-3:]
+        late = Message("tool", (ToolResult("call-x", "read_record", "late"),), id="late")
+        with pytest.raises(LeaseLostError):  # a zombie's write after the takeover
+            await store.append(cid, late, owner="t", holder=zombie)
+        gate.set()  # A's tool returns: its result comes too late
+        names = [n for n, _ in await asyncio.wait_for(a_events, 60)]
+        assert "error" not in names, names
+        assert "answered" in names or "result" in names, names
+        assert first.result is None or not first.result["aborted"], first.result
+        rows = await store.stored_messages(cid, owner="t")
+    finally:
+        await a.close()
+        await b.close()
+        await store.close()
+    messages = [r.message for r in rows]
+    issues = [i for i in validate_messages(messages) if i.severity == "error"]
+    assert not issues, issues
+    roles = [m.role for m in messages]
+    first_call = next(i for i, m in enumerate(messages) if m.tool_calls)
+    assert roles[first_call - 1 : first_call + 3] == ["user", "assistant", "tool", "user"]
+    closed = messages[first_call + 1].tool_results[0]
+    assert closed.is_error and closed.text == INTERRUPTED_RESULT
+    assert messages[first_call + 2].id == "m-b"
+    assert "late" not in {m.id for m in messages}
 
 
 def _provider_process(conn: Connection, latency: float) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import bindparam, update
 from sqlalchemy.engine import Connection
 
+from abridged.errors import LeaseLostError
 from abridged.store import codec, fast, queries
 from abridged.store.records import NewMessage
 from abridged.store.schema import conversations, messages
@@ -29,16 +30,43 @@ _RESERVE = (
     )
 )
 
+# The fence of a write made under the turn lease: the reservation itself (the statement that
+# takes the row lock) matches only while the writer holds the lease, so a takeover committed
+# before it refuses it and one after it sees its rows.
+_RESERVE_FENCED = _RESERVE.where(conversations.c.lease_holder == bindparam("holder"))
+
 
 def reserve(
-    conn: Connection, conversation_id: str, owner: str | None, count: int
+    conn: Connection,
+    conversation_id: str,
+    owner: str | None,
+    count: int,
+    *,
+    holder: str | None = None,
 ) -> Mapping[Any, Any]:
     """Reserve ``count`` sequence numbers and read the current session; ``NotFoundError`` or
     ``OwnershipError`` (the caller's transaction rolls back). On PostgreSQL it takes the
     conversation's row lock, so the session read is the one a concurrent compaction commits
-    against, before or after it, never during."""
-    values = {"conversation_id": conversation_id, "count": count, "now": codec.now()}
-    head = fast.execute(conn, _RESERVE, values).first()
+    against, before or after it, never during.
+
+    With ``holder``, only while ``holder`` holds the conversation's turn lease (an expired
+    lease nobody took over still counts: nobody else wrote): ``LeaseLostError`` otherwise."""
+    values: dict[str, Any] = {
+        "conversation_id": conversation_id,
+        "count": count,
+        "now": codec.now(),
+    }
+    if holder is None:
+        head = fast.execute(conn, _RESERVE, values).first()
+        return queries.checked_conversation(head, conversation_id, owner)
+    values["holder"] = holder
+    head = fast.execute(conn, _RESERVE_FENCED, values).first()
+    if head is None:  # no such conversation, another owner's, or the lease is not ours
+        queries.read_conversation_sync(conn, conversation_id, owner)
+        raise LeaseLostError(
+            "the turn lease was taken over: this write came too late and was not stored",
+            conversation_id=conversation_id,
+        )
     return queries.checked_conversation(head, conversation_id, owner)
 
 
@@ -96,10 +124,18 @@ def _delivered(rows: Rows) -> int:
     return sum(1 for r in rows if r["status"] == "delivered")
 
 
-def append_rows(conn: Connection, conversation_id: str, owner: str | None, rows: Rows) -> list[int]:
-    """Reserve, place and insert ``rows`` in the caller's transaction; their pks."""
+def append_rows(
+    conn: Connection,
+    conversation_id: str,
+    owner: str | None,
+    rows: Rows,
+    *,
+    holder: str | None = None,
+) -> list[int]:
+    """Reserve, place and insert ``rows`` in the caller's transaction (only while ``holder``
+    holds the turn lease, when given); their pks."""
     delivered = _delivered(rows)
-    place(rows, reserve(conn, conversation_id, owner, delivered), delivered)
+    place(rows, reserve(conn, conversation_id, owner, delivered, holder=holder), delivered)
     if conn.dialect.name == "sqlite":
         # a row at a time on SQLite's own cursor (``fast``): a few microseconds each, where
         # Core's multi-row INSERT costs ~70 us to set up; elsewhere one statement (one round
