@@ -396,7 +396,7 @@ class TurnRunner:
 
         def lost() -> None:
             log.warning(
-                "turn lease lost: another worker took it over; the turn is aborted",
+                "turn lease lost: another worker took it over; the turn stops",
                 extra={"event": "lease_lost", "conversation_id": conversation_id},
             )
             convo = self.pool.get(conversation_id)
@@ -545,6 +545,10 @@ class TurnRunner:
                 # over: what this turn wrote after that was refused (the store's fence). Take
                 # the lease again and finish the message from the history the other worker
                 # left, as a resend of it would: its answer, or the rest of its turn.
+                log.warning(
+                    "turn lease lost to another worker; finishing the message after it",
+                    extra={"event": "lease_retake", "conversation_id": conversation_id},
+                )
                 outcome = await self._attempt(
                     handle,
                     tenant=tenant,
