@@ -29,6 +29,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import signal
 import statistics
 import sys
@@ -43,6 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))  # the kill test's helpers: one scenario, measured and tested
 sys.path.insert(0, str(ROOT / "bench"))
+# the service's processes run this tree's code too (``-m abridged`` would find the installed one)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+)
 
 import httpx  # noqa: E402
 from tests.server import test_workers as scenario  # noqa: E402
@@ -133,7 +138,7 @@ def one_run(db_url: str, work: Path, *, kill: bool) -> dict[str, Any]:
         "resends": tally.resends,
         "takeovers": int(takeovers),
         "problems": len(problems),
-        "first_problems": problems[:3],
+        "first_problems": problems[:20],
         "provider_requests": record.get("count"),
     }
 
@@ -153,6 +158,8 @@ def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
             asyncio.run(upgrade(url))
             with tempfile.TemporaryDirectory(prefix="abridged-bench-workers-") as work:
                 runs.append(one_run(url, Path(work), kill=not args.no_kill))
+                if runs[-1]["problems"] and args.keep_log:  # the service's log, to look into
+                    shutil.copy(Path(work) / "serve.log", args.keep_log)
             print(json.dumps(runs[-1]), file=sys.stderr)
     finally:
         cluster.stop()
@@ -186,6 +193,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-kill", action="store_true", help="the baseline: no worker killed")
+    parser.add_argument("--keep-log", type=Path, help="copy the service's log here on a problem")
     add_output_options(parser)
     args = parser.parse_args()
     if args.runs < 1:
