@@ -1,11 +1,21 @@
 """Benchmark: do planted instructions survive repeated compaction of real agent sessions?
 
-    .venv/bin/python bench/retention.py [--data PATH] [--canaries PATH] [--limit N] [--json]
+    .venv/bin/python bench/retention.py [--data PATH] [--seed N] [--canary-count N]
+                                        [--canaries PATH] [--limit N] [--json]
                                         [--placements user,tool,assistant] [--jobs N]
                                         [--no-langchain] [--no-results] [--results PATH]
 
-**Canaries and placements.** Each canary of ``--canaries``
-(``../shared/data/canaries/canaries.json``) is planted into every session at fraction ``at`` of
+**Canaries.** By default each session gets its own generated set
+(``canary_generator.generate(seed, count, variant=session index)``: ``--canary-count`` facts,
+24 by default, from templates over ten kinds and ten surface styles, values drawn fresh, with
+corrections phrased many ways and pairs of facts that both hold), from ``--seed`` or a fresh
+random seed printed first and in ``--json`` (``seed``): a figure cannot come from fitting one
+file's wording or values, and any run is reproduced from its seed. ``--canaries PATH`` plants
+one file's canaries in every session instead: the fixed sets
+(``../shared/data/canaries/canaries.json``, ``bench/canaries-second-set.json``) stay as
+regression sets.
+
+**Placements.** Each canary is planted into every session at fraction ``at`` of
 its steps (``S`` steps of ``abridged.core.turns.split_steps``: an assistant message and the
 observation it asked for; ``k = floor(at * S)`` steps come before the canary). Each placement is
 its own pass over every session:
@@ -46,7 +56,12 @@ canary kind after the 1st, 2nd, ... compaction; ``survival_after_5`` is over all
 fifth compaction of the sessions that reached five, per placement, and overall the lowest of the
 placements. A keep string that also occurs in the recorded session itself (for example
 ``signature`` in code) can survive without the canary: those (session, canary) pairs are
-counted, and a strict figure leaves them out.
+counted, and a strict figure leaves them out (generated values are made-up words and long
+numbers: they should not occur by chance). A correction's own text may name the value it
+replaces ("use B instead of A"); quoted whole, it does not make A stale. Generated canaries are
+also reported after 5 compactions by placement x kind, x style and x template, for every
+method; the pairs that both hold (``coexists``), whose loss shows a memory that replaces by
+template rather than by subject; and the stale share by how the value was corrected.
 
 **Engine figures**, from the events of each replayed call (``ReplayStep.events``):
 
@@ -160,10 +175,15 @@ class Canary:
     text: str
     keep: tuple[str, ...]
     supersedes: str | None = None
+    # generated canaries (bench/canary_generator.py) also say how they are written, which
+    # template made them, and the other canary of a pair that both hold
+    style: str | None = None
+    template: str | None = None
+    coexists: str | None = None
 
 
-def load_canaries(path: Path) -> list[Canary]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+def canaries_from(data: Any) -> list[Canary]:
+    """The canaries of a canary file's JSON (``{"canaries": [...]}`` or the bare list)."""
     items = data["canaries"] if isinstance(data, dict) else data
     return [
         Canary(
@@ -173,9 +193,36 @@ def load_canaries(path: Path) -> list[Canary]:
             text=str(c["text"]),
             keep=tuple(str(k) for k in c["keep"]),
             supersedes=c.get("supersedes"),
+            style=c.get("style"),
+            template=c.get("template"),
+            coexists=c.get("coexists"),
         )
         for c in items
     ]
+
+
+def load_canaries(path: Path) -> list[Canary]:
+    return canaries_from(json.loads(path.read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True, slots=True)
+class CanarySource:
+    """Where each session's canaries come from: one file for every session (``path``), or a
+    generated set per session (``seed``: session ``i`` gets ``canary_generator.generate(seed,
+    count, variant=i)``, so no two sessions carry the same values and every template is
+    exercised in one run)."""
+
+    path: Path | None = None
+    seed: int | None = None
+    count: int = 24
+
+    def for_session(self, index: int) -> list[Canary]:
+        if self.path is not None:
+            return load_canaries(self.path)
+        from canary_generator import generate
+
+        assert self.seed is not None
+        return canaries_from(generate(self.seed, self.count, variant=index))
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,10 +476,11 @@ class KeepIndex:
     def __init__(self, canaries: Sequence[Canary]) -> None:
         self.strings = sorted({s for c in canaries for s in c.keep})
         by_id = {c.id: c for c in canaries}
-        self.stale: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
+        # (old id, old keep, new keep, the correction's own text)
+        self.stale: list[tuple[str, tuple[str, ...], tuple[str, ...], str]] = []
         for c in canaries:
             if c.supersedes and c.supersedes in by_id:
-                self.stale.append((c.supersedes, by_id[c.supersedes].keep, c.keep))
+                self.stale.append((c.supersedes, by_id[c.supersedes].keep, c.keep, c.text))
         self._cache: dict[str, frozenset[str]] = {}
 
     def of(self, message: Message) -> frozenset[str]:
@@ -441,9 +489,12 @@ class KeepIndex:
         if found is None:
             text = wire_text(message)
             hits = {s for s in self.strings if s in text}
-            for old_id, old_keep, new_keep in self.stale:
-                if any(s in text for s in old_keep) and presents_as_current(
-                    text, old_keep, new_keep
+            for old_id, old_keep, new_keep, correction in self.stale:
+                # the correction itself may name the value it replaces ("use B instead of
+                # A"): quoted whole, that does not present A as current
+                rest = text.replace(correction, "") if correction else text
+                if any(s in rest for s in old_keep) and presents_as_current(
+                    rest, old_keep, new_keep
                 ):
                     hits.add(f"stale:{old_id}")
             found = frozenset(hits)
@@ -620,6 +671,7 @@ class SessionResult:
     recoveries: list[Recovery] = field(default_factory=list)
     # ordinary cuts made before a call because the newest messages went over the input budget
     forced_compactions: list[Recovery] = field(default_factory=list)
+    canaries: list[Canary] = field(default_factory=list)  # the ones planted in this session
 
 
 def _with_canary_usage(messages: Sequence[Message], extra: dict[int, float]) -> list[Message]:
@@ -858,6 +910,7 @@ def run_session(
         summaries=summaries,
         recoveries=recoveries,
         forced_compactions=forced_compactions,
+        canaries=list(canaries),
     )
 
 
@@ -882,8 +935,25 @@ def _column(number: int) -> str:
     return str(number) if number <= CYCLES else f"{CYCLES + 1}+"
 
 
+def _cell_table(tallies: dict[str, Tally]) -> dict[str, dict[str, Any]]:
+    return {key: {"share": t.share, "n": t.total} for key, t in tallies.items()}
+
+
 def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> dict[str, Any]:
-    kinds = list(dict.fromkeys(c.kind for c in canaries))
+    """One pass's figures. Each session is scored on its own canaries (``SessionResult.
+    canaries``; ``canaries`` for a session that has none recorded)."""
+    planted = [*canaries, *(c for r in results for c in r.canaries)]
+    kinds = list(dict.fromkeys(c.kind for c in planted))
+    styles = sorted({c.style for c in planted if c.style is not None})
+    templates = sorted({c.template for c in planted if c.template is not None})
+    kind_5 = {m: {k: Tally() for k in kinds} for m in METHODS}
+    style_5 = {m: {k: Tally() for k in styles} for m in METHODS}
+    template_5 = {m: {k: Tally() for k in templates} for m in METHODS}
+    kind_style_5: dict[str, defaultdict[str, Tally]] = {m: defaultdict(Tally) for m in METHODS}
+    coexisting_5 = {m: Tally() for m in METHODS}
+    stale_by_correction: dict[str, defaultdict[str, Tally]] = {
+        m: defaultdict(Tally) for m in METHODS
+    }
     columns = [_column(k) for k in range(1, CYCLES + 2)]
     by_kind: dict[str, dict[str, dict[str, Tally]]] = {
         m: {k: {c: Tally() for c in columns} for k in [*kinds, "all"]} for m in METHODS
@@ -909,12 +979,16 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
             for m in METHODS:
                 if m in call.size:
                     sizes[m].append(call.size[m])
+        mine = r.canaries or list(canaries)
+        # how each superseded canary was corrected (the correcting canary's template)
+        corrected_by = {c.supersedes: c.template or c.id for c in mine if c.supersedes}
+        correction_of = {c.supersedes: c.id for c in mine if c.supersedes}
         for m in METHODS:
             if not r.calls or m not in r.calls[0].present:
                 continue
             for call in r.calls:
                 scores = score_context(
-                    call.present[m], canaries, r.positions, cut=call.index, said_before=call.index
+                    call.present[m], mine, r.positions, cut=call.index, said_before=call.index
                 )
                 for s in scores:
                     if s.status != "superseded":
@@ -924,19 +998,33 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
             for cycle in r.cycles:
                 call = r.calls[cycle.call]
                 scores = score_context(
-                    call.present[m], canaries, r.positions, cut=cycle.cut, said_before=call.index
+                    call.present[m], mine, r.positions, cut=cycle.cut, said_before=call.index
                 )
                 column = _column(cycle.number)
                 for s in scores:
                     if s.status == "superseded":
                         superseded[m]["excluded"] += 1
                         superseded[m]["stale_in_context"] += s.stale
+                        # the correction before the cut: whatever summarized it saw both
+                        fixer = r.positions.get(correction_of.get(s.canary.id, ""), cycle.cut)
+                        if fixer < cycle.cut:
+                            superseded[m]["excluded_summarized"] += 1
+                            superseded[m]["stale_summarized"] += s.stale
+                        stale_by_correction[m][corrected_by.get(s.canary.id, "?")].add(s.stale)
                         continue
                     kept = s.status == "kept"
                     by_kind[m][s.canary.kind][column].add(kept)
                     by_kind[m]["all"][column].add(kept)
                     if cycle.number == CYCLES:
                         after_5[m].add(kept)
+                        kind_5[m][s.canary.kind].add(kept)
+                        if s.canary.style is not None:
+                            style_5[m][s.canary.style].add(kept)
+                            kind_style_5[m][f"{s.canary.kind}/{s.canary.style}"].add(kept)
+                        if s.canary.template is not None:
+                            template_5[m][s.canary.template].add(kept)
+                        if s.canary.coexists is not None:
+                            coexisting_5[m].add(kept)
                         if s.canary.id not in r.ambiguous:
                             after_5_strict[m].add(kept)
         for cycle in r.cycles:
@@ -975,6 +1063,18 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
             "superseded_excluded": superseded[m]["excluded"],
             "superseded_stale_in_context": superseded[m]["stale_in_context"],
             "stale_share": _share(superseded[m]["stale_in_context"], superseded[m]["excluded"]),
+            "superseded_summarized": superseded[m]["excluded_summarized"],
+            "superseded_stale_summarized": superseded[m]["stale_summarized"],
+            "stale_share_summarized": _share(
+                superseded[m]["stale_summarized"], superseded[m]["excluded_summarized"]
+            ),
+            "survival_after_5_by_kind": _cell_table(kind_5[m]),
+            "survival_after_5_by_style": _cell_table(style_5[m]),
+            "survival_after_5_by_template": _cell_table(template_5[m]),
+            "survival_after_5_by_kind_style": _cell_table(dict(sorted(kind_style_5[m].items()))),
+            "coexisting_after_5": coexisting_5[m].share,
+            "coexisting_after_5_n": coexisting_5[m].total,
+            "stale_by_correction": _cell_table(dict(sorted(stale_by_correction[m].items()))),
         }
     return {
         "input_budget": budget,
@@ -1076,6 +1176,37 @@ def _lowest(values: Iterable[float | None]) -> float | None:
     return min(known) if known else None
 
 
+def _by_placement_cells(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A method's survival after 5 compactions by kind, style, template and kind x style
+    (``"kind/style"``) over its placement passes (``rows``): per placement, and the lowest of
+    the placements; its coexisting pairs; and the stale share by how the value was corrected,
+    over all placements."""
+    out: dict[str, Any] = {}
+    for axis in ("kind", "style", "template", "kind_style"):
+        key = f"survival_after_5_by_{axis}"
+        names = list(dict.fromkeys(k for row in rows.values() for k in row[key]))
+        out[f"survival_after_5_by_placement_{axis}"] = {
+            p: {k: row[key][k]["share"] for k in names if k in row[key]} for p, row in rows.items()
+        }
+        out[key] = {
+            k: _lowest(row[key][k]["share"] for row in rows.values() if k in row[key])
+            for k in names
+        }
+    out["coexisting_after_5_by_placement"] = {
+        p: row["coexisting_after_5"] for p, row in rows.items()
+    }
+    out["coexisting_after_5"] = _lowest(out["coexisting_after_5_by_placement"].values())
+    stale: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row in rows.values():
+        for name, cell in row["stale_by_correction"].items():
+            stale[name][0] += round((cell["share"] or 0) * cell["n"])
+            stale[name][1] += cell["n"]
+    out["stale_by_correction"] = {
+        name: {"share": _share(k, n), "n": n} for name, (k, n) in sorted(stale.items())
+    }
+    return out
+
+
 def combine(passes: dict[str, dict[str, Any]], results: Sequence[SessionResult]) -> dict[str, Any]:
     """The figures over every placement pass (``passes``: each pass's ``aggregate``; ``results``
     every session of every pass): per placement, the lowest, and totals."""
@@ -1101,11 +1232,19 @@ def combine(passes: dict[str, dict[str, Any]], results: Sequence[SessionResult])
             },
             "stale_share": _share(stale, excluded),
             "stale_by_placement": {p: row["stale_share"] for p, row in rows.items()},
+            "stale_share_summarized": _share(
+                sum(row["superseded_stale_summarized"] for row in rows.values()),
+                sum(row["superseded_summarized"] for row in rows.values()),
+            ),
+            "stale_summarized_by_placement": {
+                p: row["stale_share_summarized"] for p, row in rows.items()
+            },
             "superseded_excluded": excluded,
             "superseded_stale_in_context": stale,
             "max_context_ratio": max(row["max_context_ratio"] for row in rows.values()),
             "contexts_over_budget": sum(row["contexts_over_budget"] for row in rows.values()),
             "contexts": sum(row["contexts"] for row in rows.values()),
+            **_by_placement_cells(rows),
         }
     ours = {p: passes[p]["methods"]["abridged"]["survival_by_kind"] for p in placements}
     first = ours[placements[0]]
@@ -1231,7 +1370,14 @@ def render(result: dict[str, Any]) -> str:
             for k, row in a["methods"].items()
             if k != "abridged"
         )
-        + ".",
+        + ". Of them, where the correction itself was before the cut (what summarized it saw "
+        "both): "
+        + ", ".join(
+            f"{p} {_of(mine[p]['superseded_stale_summarized'], mine[p]['superseded_summarized'])}"
+            for p in placements
+        )
+        + "; the rest had the correction in the kept tail (which the summarizer is also "
+        "given, as `SummaryRequest.later`).",
         f"- missed target: summary compactions whose size right after (the engine's "
         f"`CompactionEnded.tokens_after`) is above the target ({first['engine_target']:,} = "
         f"target ratio x input budget): {_of(eng['missed_target'], eng['summary_compactions'])}; "
@@ -1268,6 +1414,7 @@ def render(result: dict[str, Any]) -> str:
     for kind, cols in by_kind.items():
         name = f"**{kind}**" if kind == "all" else kind
         lines.append(f"| {name} | " + " | ".join(_pct(cols[c]) for c in columns) + " |")
+    lines += _axis_tables(a, placements)
     lines += [
         "",
         "Against the baselines at the same calls, same canaries, same input budget (sizes by "
@@ -1342,6 +1489,78 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _axis_tables(a: dict[str, Any], placements: Sequence[str]) -> list[str]:
+    """Survival after 5 compactions by kind and by style (generated canaries have a style),
+    every method in every placement; coexisting pairs; stale share by correction phrasing."""
+    passes: dict[str, dict[str, Any]] = a["passes"]
+    methods = list(a["methods"])
+    lines: list[str] = []
+    for axis, what in (("kind", "canary kind"), ("style", "surface style")):
+        key = f"survival_after_5_by_{axis}"
+        names = list(
+            dict.fromkeys(
+                k for p in placements for row in passes[p]["methods"].values() for k in row[key]
+            )
+        )
+        if not names:
+            continue
+        header = [f"{SHORT[m]} {p}" for m in methods for p in placements]
+        lines += [
+            "",
+            f"Survival after 5 compactions by {what} and placement, every method (share kept "
+            "(canaries scored)):",
+            "",
+            f"| {axis} | " + " | ".join(header) + " |",
+            "| --- |" + " ---: |" * len(header),
+        ]
+        for name in names:
+            cells = []
+            for m in methods:
+                for p in placements:
+                    row = passes[p]["methods"].get(m)
+                    cell = row[key].get(name) if row is not None else None
+                    cells.append("-" if cell is None else _cell(cell))
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    mine = a["methods"]["abridged"]
+    if any(
+        n for n in (passes[p]["methods"]["abridged"]["coexisting_after_5_n"] for p in placements)
+    ):
+        lines += [
+            "",
+            "- pairs of facts that both hold (same template, two subjects; no correction), "
+            "survival after 5: "
+            + ", ".join(
+                f"{p} {_pct(passes[p]['methods']['abridged']['coexisting_after_5'])} "
+                f"({passes[p]['methods']['abridged']['coexisting_after_5_n']})"
+                for p in placements
+            )
+            + "; baselines: "
+            + ", ".join(
+                f"{SHORT[m]} {_pct(a['methods'][m]['coexisting_after_5'])}"
+                for m in methods
+                if m != "abridged"
+            )
+            + ".",
+        ]
+    by_template = {k: v for k, v in mine["survival_after_5_by_template"].items() if v is not None}
+    if by_template:
+        worst = sorted(by_template.items(), key=lambda kv: (kv[1], kv[0]))[:6]
+        lines.append(
+            f"- by template (abridged, the lowest placement; {len(by_template)} templates "
+            f"scored): median {_pct(statistics.median(by_template.values()))}, the lowest: "
+            + ", ".join(f"{k} {_pct(v)}" for k, v in worst)
+            + " (counts per placement in `--json`)."
+        )
+    stale = mine["stale_by_correction"]
+    if stale:
+        lines.append(
+            "- stale share by how the value was corrected (abridged, all placements): "
+            + ", ".join(f"{k} {_cell(v)}" for k, v in stale.items())
+            + "."
+        )
+    return lines
+
+
 def _pct_tokens(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
@@ -1404,6 +1623,8 @@ def json_figures(result: dict[str, Any]) -> dict[str, Any]:
         "survival_after_5_strict_by_placement": ours["survival_after_5_strict_by_placement"],
         "stale_share": ours["stale_share"],
         "stale_by_placement": ours["stale_by_placement"],
+        "stale_share_summarized": ours["stale_share_summarized"],
+        "stale_summarized_by_placement": ours["stale_summarized_by_placement"],
         "superseded_excluded": ours["superseded_excluded"],
         "superseded_stale_in_context": ours["superseded_stale_in_context"],
         "missed_target_share": eng["missed_target_share"],
@@ -1447,6 +1668,24 @@ def json_figures(result: dict[str, Any]) -> dict[str, Any]:
         "by_placement": {p: per_pass(passes[p]) for p in a["placements"]},
         "ambiguous_pairs": passes[a["placements"][0]]["ambiguous_pairs"],
         "seconds": result["seconds"],
+        "seed": result.get("seed"),
+        "canary_source": result.get("canary_source"),
+        "canary_count": result["canaries"],
+        **{
+            key: ours[key]
+            for key in (
+                "survival_after_5_by_kind",
+                "survival_after_5_by_style",
+                "survival_after_5_by_template",
+                "survival_after_5_by_placement_kind",
+                "survival_after_5_by_placement_style",
+                "survival_after_5_by_placement_template",
+                "survival_after_5_by_placement_kind_style",
+                "coexisting_after_5",
+                "coexisting_after_5_by_placement",
+                "stale_by_correction",
+            )
+        },
     }
 
 
@@ -1465,13 +1704,14 @@ def _load_trim(langchain: bool) -> Callable[..., Any] | None:
     return trim_messages
 
 
-def _setup(data: Path, canaries_path: Path, limit: int | None, langchain: bool) -> None:
+def _setup(data: Path, source: CanarySource, limit: int | None, langchain: bool) -> None:
     """Load what every pass needs, once per process (the parent, or each worker)."""
-    canaries = load_canaries(canaries_path)
     transcripts = load_transcripts(data)
+    fixed = source.for_session(0) if source.path is not None else None
     _WORKER.update(
-        canaries=canaries,
-        keep_index=KeepIndex(canaries),
+        source=source,
+        canaries=fixed,
+        keep_index=KeepIndex(fixed) if fixed is not None else None,
         ruler=Ruler(),
         trim=_load_trim(langchain),
         transcripts=transcripts[:limit] if limit is not None else transcripts,
@@ -1482,12 +1722,17 @@ def _run_task(task: tuple[int, str]) -> SessionResult:
     """One session (by its position) in one placement."""
     index, placement = task
     t = _WORKER["transcripts"][index]
+    canaries = _WORKER["canaries"]
+    keep_index = _WORKER["keep_index"]
+    if canaries is None:  # generated: this session's own set
+        canaries = _WORKER["source"].for_session(index)
+        keep_index = KeepIndex(canaries)
     return run_session(
         t.id,
         t.meta.get("model"),
         t.messages,
-        _WORKER["canaries"],
-        keep_index=_WORKER["keep_index"],
+        canaries,
+        keep_index=keep_index,
         ruler=_WORKER["ruler"],
         trim=_WORKER["trim"],
         placement=placement,
@@ -1496,7 +1741,7 @@ def _run_task(task: tuple[int, str]) -> SessionResult:
 
 def run_passes(
     data: Path,
-    canaries_path: Path,
+    source: CanarySource,
     *,
     limit: int | None,
     placements: Sequence[str],
@@ -1505,13 +1750,13 @@ def run_passes(
 ) -> dict[str, list[SessionResult]]:
     """Every session in every placement, in ``jobs`` processes; the results by placement, in
     session order (the same whatever ``jobs``)."""
-    _setup(data, canaries_path, limit, langchain)
+    _setup(data, source, limit, langchain)
     tasks = [(i, p) for i in range(len(_WORKER["transcripts"])) for p in placements]
     if jobs <= 1 or len(tasks) <= 1:
         results = [_run_task(t) for t in tasks]
     else:
         with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_setup, initargs=(data, canaries_path, limit, langchain)
+            max_workers=jobs, initializer=_setup, initargs=(data, source, limit, langchain)
         ) as pool:
             results = list(pool.map(_run_task, tasks, chunksize=len(placements)))
     return {p: [r for r in results if r.placement == p] for p in placements}
@@ -1530,7 +1775,26 @@ def _placements(text: str) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--canaries", type=Path, default=DEFAULT_CANARIES)
+    parser.add_argument(
+        "--canaries",
+        type=Path,
+        default=None,
+        help="a canary file for every session (e.g. the regression sets "
+        f"{DEFAULT_CANARIES.name} and bench/canaries-second-set.json); default: generated",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the generated canaries (each session its own set); default: a fresh "
+        "random seed, printed",
+    )
+    parser.add_argument(
+        "--canary-count",
+        type=int,
+        default=24,
+        help="generated canaries per session (>= 6, default 24)",
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the first N sessions")
     parser.add_argument(
         "--placements",
@@ -1546,16 +1810,29 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         parser.error("--limit must be >= 1")
     if args.jobs < 1:
         parser.error("--jobs must be >= 1")
+    if args.canary_count < 6:
+        parser.error("--canary-count must be >= 6")
+    if args.canaries is not None and args.seed is not None:
+        parser.error("--seed generates the canaries: not with --canaries")
 
     started = time.perf_counter()
-    canaries = load_canaries(args.canaries)
+    if args.canaries is not None:
+        source = CanarySource(path=args.canaries)
+        canaries = load_canaries(args.canaries)
+    else:
+        from canary_generator import fresh_seed
+
+        seed = args.seed if args.seed is not None else fresh_seed()
+        source = CanarySource(seed=seed, count=args.canary_count)
+        canaries = []
+        print(f"canaries: generated, seed {seed} (--seed {seed} reproduces this run)", flush=True)
     langchain = not args.no_langchain
     if langchain and _load_trim(True) is None:
         print("langchain-core is not installed: trim_messages is skipped", file=sys.stderr)
         langchain = False
     by_placement = run_passes(
         args.data,
-        args.canaries,
+        source,
         limit=args.limit,
         placements=args.placements,
         langchain=langchain,
@@ -1567,8 +1844,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     command = "python bench/retention.py"
     if args.data != DEFAULT_DATA:
         command += f" --data {args.data}"
-    if args.canaries != DEFAULT_CANARIES:
+    if source.path is not None:
         command += f" --canaries {args.canaries}"
+    else:
+        command += f" --seed {source.seed}"
+        if source.count != 24:
+            command += f" --canary-count {source.count}"
     if args.limit is not None:
         command += f" --limit {args.limit}"
     if list(args.placements) != list(PLACEMENTS):
@@ -1576,7 +1857,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     result = {
         "command": command,
         "seconds": seconds,
-        "canaries": len(canaries),
+        "canaries": len(canaries) if source.path is not None else source.count,
+        "seed": source.seed,
+        "canary_source": str(source.path) if source.path is not None else "generated",
         "figures": figures,
     }
     table = render(result)

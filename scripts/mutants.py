@@ -132,12 +132,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "append-many-split",
         "store/messages.py",
         "        pks = await self._run_sync(\n"
-        "            lambda conn: append_rows(conn, conversation_id, owner, rows),\n"
+        "            lambda conn: append_rows(conn, conversation_id, owner, distinct),\n"
         '            mode="write",\n'
         '            operation="append_many",\n'
         "        )",
         "        pks = []\n"
-        "        for one in rows:\n"
+        "        for one in distinct:\n"
         "            pks += await self._run_sync(\n"
         "                lambda conn, one=one: append_rows(conn, conversation_id, owner, [one]),\n"
         '                mode="write",\n'
@@ -162,6 +162,22 @@ MUTANTS: tuple[Mutant, ...] = (
         "DECODE_ERRORS: tuple[type[Exception], ...] = (ValueError,)\n_UNUSED = (\n    TypeError,",
         STORE_TESTS,
         "the corrupt-row handler catches ValueError only",
+    ),
+    Mutant(
+        "pruned-decode-narrowed",
+        "store/codec.py",
+        "        pruned = message_from_dict(data)\n    except DECODE_ERRORS:\n        return None",
+        "        pruned = message_from_dict(data)\n    except ValueError:\n        return None",
+        STORE_TESTS,
+        "a damaged pruned form raising anything but ValueError kills the context",
+    ),
+    Mutant(
+        "damaged-row-raises",
+        "store/damaged.py",
+        "        except CorruptRowError as exc:\n            errors.append(exc)",
+        "        except ZeroDivisionError as exc:\n            errors.append(exc)",
+        STORE_TESTS,
+        "one damaged message row makes the whole context unreadable",
     ),
     Mutant(
         "dates-decoded-at-fetch",

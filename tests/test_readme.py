@@ -122,7 +122,7 @@ def _bash_line(prefix: str) -> list[str]:
         for ln in code.splitlines()
         if ln.startswith(prefix)
     )
-    return shlex.split(line.split("#", 1)[0])
+    return shlex.split(line, comments=True)  # a '#' inside a quoted model string stays
 
 
 @pytest.mark.parametrize(

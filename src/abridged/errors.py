@@ -135,6 +135,15 @@ class ProviderError(AbridgedError):
     """A provider or provider-like endpoint failed (probe, model call); never includes API keys."""
 
 
+class ProviderConnectionError(ProviderError):
+    """The provider could not be reached (connection refused or reset, unknown host, network
+    unreachable): ``cause`` is what the system said, not a timeout. Retryable."""
+
+    def __init__(self, message: str, *, cause: str, **context: Any) -> None:
+        super().__init__(message, cause=cause, **context)
+        self.cause = cause
+
+
 class StoreError(AbridgedError):
     """The store could not do what was asked: names the conversation, session or message."""
 

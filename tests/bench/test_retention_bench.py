@@ -211,6 +211,9 @@ def test_benchmark_runs_and_reports(swebench_path: Path, tmp_path: Path) -> None
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["sessions"] == 1 and out["sessions_with_5"] == 1
     assert 0.0 <= out["survival_after_5"] <= 1.0
+    # by default the canaries are generated from a fresh seed, printed to reproduce the run
+    assert out["canary_source"] == "generated" and isinstance(out["seed"], int)
+    assert f"--seed {out['seed']}" in done.stdout
     # one pass per placement; the headline survival is the lowest of them
     assert set(out["by_placement"]) == {"user", "tool", "assistant"}
     assert out["survival_after_5"] == min(out["survival_after_5_by_placement"].values())

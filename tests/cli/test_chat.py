@@ -192,8 +192,8 @@ def _quick_starts() -> list[tuple[list[str], dict[str, str]]]:
     blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text("utf-8"), re.S)
     out = []
     for block in blocks:
-        if "abridged chat" not in block:
-            continue
+        if "abridged chat" not in block or "abridged demo" in block:
+            continue  # the demo's commands are run by tests/cli/test_demo.py
         env: dict[str, str] = {}
         command: list[str] = []
         for line in block.splitlines():
@@ -247,3 +247,53 @@ def test_a_readme_quick_start_runs_against_the_local_provider(
         child.expect(pexpect.EOF)
         child.close()
     assert child.exitstatus == 0
+
+
+def test_notices_come_before_the_prompt_each_once_and_resume_tells_sessions_apart(
+    tmp_path: Path,
+) -> None:
+    """Against the demo agent (which writes its own summaries): a background compaction's
+    notices are shown before the next prompt, /compact's result once, and /resume lists each
+    session by the newest request its summary records."""
+    from abridged.testing.demo_agent import demo_reply
+
+    with ProviderServer(8_192, 2_048, replies=demo_reply, model="demo-agent") as srv:
+        child = _spawn(tmp_path, "--model", f"{srv.base_url}/v1#demo-agent")
+        screens = [ANSI.sub("", _turn(child, f"write long {n}")) for n in range(1, 8)]
+        compacted = [s for s in screens if "Compacted (" in s]
+        assert compacted, screens
+        # the demo agent writes the summaries itself (the cache-reusing mode): no fallback
+        assert not any("failed" in s and "Summarizer" in s for s in screens), screens
+        for screen in compacted:  # the notice, then the meter, all before the prompt
+            assert screen.index("Compacted (") < screen.index("context ▕")
+            assert screen.count("Compacted (") == 1
+        manual = ANSI.sub("", _turn(child, "/compact"))
+        assert manual.count("Compacted (") + manual.count("Nothing to compact") == 1, manual
+        listing = ANSI.sub("", _turn(child, "/resume"))
+        gists = re.findall(r"#\d+ \w+ \(\w+\): (.+)", listing)
+        assert len(gists) >= 3, listing
+        assert len(set(gists)) >= len(gists) - 1, gists  # the current one repeats its start
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+
+
+def test_library_warnings_are_one_readable_notice_each() -> None:
+    import io
+    import logging
+
+    from rich.console import Console
+
+    from abridged.cli.chat import _Chat, _NoticeHandler
+
+    console = Console(file=io.StringIO(), width=200)
+    chat = _Chat(console, convo=None)  # type: ignore[arg-type]
+    log = logging.getLogger("abridged.store.base")
+    handler = _NoticeHandler(chat)
+    logging.getLogger("abridged").addHandler(handler)
+    try:
+        for _ in range(3):
+            log.warning("background finalisation failed: %s", "the database is locked")
+    finally:
+        logging.getLogger("abridged").removeHandler(handler)
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert shown.count("• warning: background finalisation failed: the database is locked") == 1

@@ -4,6 +4,7 @@ SDK exceptions into abridged errors, and keys scrubbed from messages."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -708,3 +709,37 @@ def test_a_rate_limit_code_wins_over_overflow_words_in_the_message() -> None:
     plain = {"error": {"code": "invalid_argument", "message": message}}
     info = is_context_overflow((400, plain))
     assert info is not None and info.tokens == 9000 and info.limit == 8192
+
+
+# -- held-out wordings ---------------------------------------------------------------------------
+
+_HELD_OUT = json.loads(
+    (Path(__file__).parent / "data" / "overflow_heldout.json").read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize("case", sorted(_HELD_OUT["overflow"]))
+def test_held_out_overflow_wordings_are_recognised(case: str) -> None:
+    status, body = _HELD_OUT["overflow"][case]
+    info = is_context_overflow((status, body))
+    assert info is not None, case
+
+
+@pytest.mark.parametrize("case", sorted(_HELD_OUT["near_miss"]))
+def test_held_out_near_misses_are_not_overflows(case: str) -> None:
+    status, body = _HELD_OUT["near_miss"][case]
+    assert is_context_overflow((status, body)) is None, case
+
+
+def test_a_200_is_never_an_overflow_whatever_it_says() -> None:
+    said = {"error": {"message": "prompt is too long: 9000 tokens > 8192 maximum"}}
+    assert is_context_overflow((400, said)) is not None
+    assert is_context_overflow((200, said)) is None
+    assert is_context_overflow((204, said)) is None
+
+
+def test_signal_sizes_are_read_from_a_comparison() -> None:
+    info = is_context_overflow(
+        (400, {"error": {"message": "The prompt is too long: 131000 tokens > 65536 tokens."}})
+    )
+    assert info is not None and (info.tokens, info.limit) == (131000, 65536)

@@ -104,7 +104,8 @@ class RunningService:
     def client(self, tenant: str | None = "acme", **kwargs: Any) -> httpx.Client:
         """An HTTP client acting for ``tenant`` (``None``: no key)."""
         headers = {"Authorization": f"Bearer {self.keys[tenant]}"} if tenant else {}
-        made = httpx.Client(base_url=self.base_url, headers=headers, timeout=120, **kwargs)
+        kwargs.setdefault("base_url", self.base_url)
+        made = httpx.Client(headers=headers, timeout=120, **kwargs)
         self.clients.append(made)
         return made
 

@@ -44,6 +44,9 @@ def _state(client: httpx.Client) -> Any:
         ("GET", "/v1/conversations?limit=0", {}, 422, "limit"),
         ("GET", "/v1/conversations/" + "x" * 300, {}, 404, "no such conversation"),
         ("POST", "/v1/conversations/nope/messages", {"json": {"content": "x"}}, 404, "no such"),
+        # ids no database can hold: the client's error, not an outage (was 503 / 500)
+        ("GET", "/v1/conversations/a%00b", {}, 422, "conversation id"),
+        ("POST", "/v1/conversations/a%00b/messages", {"json": {"content": "x"}}, 422, "NUL"),
         ("POST", "/v1/replay", {"content": b"   "}, 422, "empty"),
         ("POST", "/v1/replay", {"content": b"this is not a transcript"}, 422, ""),
     ],

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
-from abridged.testing import ProviderServer
+from abridged.testing import ProviderServer, Reply
 from tests.server.conftest import service_config, serving
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -116,3 +117,167 @@ def test_the_page_streams_shows_the_ring_compacts_and_survives_a_reload(
         expect(page.get_by_text(re.compile(r"^Done: \d+ results read"))).to_be_visible()
         expect(page.get_by_test_id("message").first).to_contain_text("Read the records")
         assert hosts == {origin}, f"the page asked other hosts: {hosts - {origin}}"
+
+
+#: Where the page tests leave their screenshots (an artefact of the run; build/ is not tracked).
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+
+
+def _shot(page: object, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
+
+
+def test_commands_errors_markdown_titles_and_conversation_actions(
+    browser_page: object, provider: ProviderServer, tmp_path: Path
+) -> None:
+    """Slash commands are handled by the page (nothing reaches the model); a model error stays
+    where the turn failed after the timeline is drawn again; replies render as sanitized
+    Markdown; the first message names the conversation; rename, system prompt, sessions and
+    delete work; the ring shows the share of the window, as the CLI does."""
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    replies = iter(
+        [
+            Reply('Here is **bold** and `code`.\n\n<img src=x onerror="window.pwned=1">'),
+            Reply(error=(400, {"error": {"message": "scripted refusal: quota exceeded"}})),
+        ]
+    )
+    provider.set_replies(lambda _request: next(replies, Reply("fine")))
+    config = service_config(str(tmp_path / "page.db"), provider, open_access=True)
+    with serving(config) as base:
+        page.goto(base + "/")
+        page.get_by_test_id("new-conversation").click()
+        expect(page.get_by_test_id("input")).to_be_enabled()
+        page.get_by_test_id("input").fill("Tell me about Markdown rendering")
+        page.get_by_test_id("send").click()
+        expect(page.locator(".markdown-body strong")).to_have_text("bold", timeout=20_000)
+        assert page.locator(".markdown-body img[onerror]").count() == 0
+        assert page.evaluate("window.pwned") is None
+        # the first message names the conversation
+        expect(page.get_by_test_id("title")).to_have_text("Tell me about Markdown rendering")
+        expect(page.get_by_test_id("conversation")).to_have_text("Tell me about Markdown rendering")
+        # the ring: the share of the window (8k), as the CLI's meter
+        context = httpx.get(base + "/v1/conversations").json()[0]["id"]
+        tokens = httpx.get(f"{base}/v1/conversations/{context}/context").json()
+        share = round(100 * tokens["tokens"]["total"] / tokens["window"])
+        expect(page.get_by_test_id("ring-label")).to_have_text(f"{share}%")
+
+        # a model error is shown where the turn failed, with its cause, and stays there
+        page.get_by_test_id("input").fill("this one fails")
+        page.get_by_test_id("send").click()
+        error = page.locator(".event.error")
+        expect(error).to_contain_text("scripted refusal", timeout=20_000)
+        expect(error).to_have_count(1)
+        _shot(page, "page-error-and-markdown")
+
+        # slash commands never reach the model
+        sent = len(provider.requests)
+        for command, expected in (
+            ("/status", "Context:"),
+            ("/help", "/resume"),
+            ("/resume", "Sessions"),
+            ("/system You answer in French.", "System prompt set."),
+            ("/system", "You answer in French."),
+        ):
+            page.get_by_test_id("input").fill(command)
+            page.get_by_test_id("send").click()
+            expect(page.get_by_test_id("command-result").last).to_contain_text(expected)
+        page.get_by_test_id("input").fill("/frobnicate")
+        page.get_by_test_id("send").click()
+        expect(page.locator(".event.error").last).to_contain_text("Unknown command /frobnicate")
+        assert len(provider.requests) == sent
+        expect(page.get_by_test_id("sessions-panel")).to_be_visible()
+        expect(page.get_by_test_id("session")).to_have_count(1)
+        page.get_by_test_id("input").fill("/new")
+        page.get_by_test_id("send").click()
+        expect(page.get_by_test_id("session")).to_have_count(2, timeout=20_000)
+        # what the page showed stays where it was when the timeline is drawn again
+        expect(page.get_by_test_id("command-result")).to_have_count(5)
+        expect(page.locator(".event.error")).to_have_count(2)
+        box = page.locator(".event.error").first.bounding_box()
+        assert box is not None and box.get("height", 0) < 100  # a line or two, not a panel
+        _shot(page, "page-commands-and-sessions")
+
+        # rename, then delete (the page asks first)
+        page.get_by_test_id("input").fill("/rename Markdown notes")
+        page.get_by_test_id("send").click()
+        expect(page.get_by_test_id("conversation")).to_have_text("Markdown notes")
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.get_by_test_id("delete").click()
+        expect(page.get_by_test_id("conversation")).to_have_count(0)
+        assert httpx.get(base + "/v1/conversations").json() == []
+
+
+def test_the_api_docs_load_from_the_service_itself(
+    browser_page: object, provider: ProviderServer, tmp_path: Path
+) -> None:
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    config = service_config(str(tmp_path / "docs.db"), provider, open_access=True)
+    with serving(config) as base:
+        origin = urlsplit(base).netloc
+        hosts: set[str] = set()
+        page.on("request", lambda r: hosts.add(urlsplit(r.url).netloc))
+        page.goto(base + "/docs")
+        expect(page.locator(".opblock").first).to_be_visible(timeout=20_000)
+        expect(page.get_by_text("/v1/conversations/{conversation_id}/compact")).to_be_visible()
+        _shot(page, "api-docs")
+        assert hosts <= {origin, ""}, f"the docs asked other hosts: {hosts - {origin}}"
+
+
+def test_the_inspector_shows_what_each_call_sent(
+    browser_page: object, provider: ProviderServer, tmp_path: Path
+) -> None:
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    config = service_config(str(tmp_path / "inspect.db"), provider, open_access=True)
+    with serving(config) as base:
+        page.goto(base + "/")
+        page.get_by_test_id("new-conversation").click()
+        expect(page.get_by_test_id("input")).to_be_enabled()
+        page.get_by_test_id("input").fill("Read the records, please.")
+        page.get_by_test_id("send").click()
+        expect(page.get_by_text(re.compile(r"^Done: \d+ results read"))).to_be_visible(
+            timeout=20_000
+        )
+        # the turn has ended and the timeline was drawn again from the store
+        expect(page.get_by_test_id("streaming-reply")).to_have_count(0, timeout=20_000)
+        expect(page.get_by_test_id("send")).to_be_enabled()
+        page.get_by_test_id("inspect").click()
+        calls = page.get_by_test_id("call")
+        expect(calls).to_have_count(len(provider.requests))
+        calls.last.click()
+        sent = page.get_by_test_id("sent-message")
+        expect(sent).to_have_count(len(provider.requests[-1].messages))
+        expect(sent.first).to_have_attribute("data-section", "kept")  # no system prompt here
+        sent.last.locator("summary").click()
+        expect(page.get_by_test_id("call-detail")).to_contain_text("→ read_record")
+        _shot(page, "page-inspector")
+
+
+def test_without_a_default_model_new_asks_for_one(
+    browser_page: object, provider: ProviderServer, tmp_path: Path
+) -> None:
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    model = provider.base_url + "/v1#gpt-test"
+    config = service_config(str(tmp_path / "nomodel.db"), provider, open_access=True, models=())
+    with serving(config) as base:
+        page.goto(base + "/")
+        asked: list[str] = []
+
+        def answer(dialog: object) -> None:
+            asked.append(dialog.message)  # type: ignore[attr-defined]
+            dialog.accept(model)  # type: ignore[attr-defined]
+
+        page.once("dialog", answer)
+        page.get_by_test_id("new-conversation").click()
+        expect(page.get_by_test_id("conversation")).to_have_count(1)
+        expect(page.get_by_test_id("input")).to_be_enabled()
+        assert asked and "no default model" in asked[0]
+        assert httpx.get(base + "/v1/conversations").json()[0]["model"] == model

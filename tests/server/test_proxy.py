@@ -470,8 +470,10 @@ def test_the_proxy_command_starts_answers_and_stops(
 
     provider.set_replies(lambda r: Reply("hello from upstream"))
     port = free_port()
+    # credentials in the upstream URL are used, never printed
+    upstream = provider.base_url.replace("http://", "http://gateway:pw-s3cret@")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "abridged", "proxy", "--upstream", provider.base_url,
+        [sys.executable, "-m", "abridged", "proxy", "--upstream", upstream,
          "--window", "8192", "--db", str(tmp_path / "cmd.db"), "--port", str(port)],
         env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
         stdout=subprocess.PIPE,
@@ -496,13 +498,14 @@ def test_the_proxy_command_starts_answers_and_stops(
         assert reply.choices[0].message.content == "hello from upstream"
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        out, err = proc.communicate(timeout=30)
     assert proc.returncode in (0, -signal.SIGTERM)
+    assert provider.base_url + "/v1" in err and "pw-s3cret" not in out + err
     bad = subprocess.run(
-        [sys.executable, "-m", "abridged", "proxy", "--upstream", "ftp://x"],
+        [sys.executable, "-m", "abridged", "proxy", "--upstream", "ftp://u:pw-s3cret@x"],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
-    assert bad.returncode == 2 and "http://" in bad.stderr
+    assert bad.returncode == 2 and "http://" in bad.stderr and "pw-s3cret" not in bad.stderr
 
 
 def test_langchain_chat_openai_through_the_proxy(provider: ProviderServer, tmp_path: Path) -> None:

@@ -82,8 +82,9 @@ def test_every_route_keeps_tenants_apart(service: RunningService) -> None:
     }
     assert len(scoped) >= 15
     for method, path in scoped:
-        theirs = _call(globex, method, path, {"conversation_id": cid, "session_id": session})
-        missing = _call(globex, method, path, {"conversation_id": MISSING, "session_id": session})
+        ids = {"session_id": session, "index": "0"}
+        theirs = _call(globex, method, path, {"conversation_id": cid, **ids})
+        missing = _call(globex, method, path, {"conversation_id": MISSING, **ids})
         assert theirs.status_code == 404, (method, path, theirs.status_code, theirs.text)
         assert theirs.text.replace(cid, "ID") == missing.text.replace(MISSING, "ID"), (
             method,
@@ -107,7 +108,8 @@ def test_no_key_or_a_wrong_key_answers_401_on_every_private_route(
     service.clients.append(wrong)
     for method, path in routes:
         for client in (anonymous, wrong):
-            answer = _call(client, method, path, {"conversation_id": cid, "session_id": "x"})
+            ids = {"conversation_id": cid, "session_id": "x", "index": "0"}
+            answer = _call(client, method, path, ids)
             assert answer.status_code == 401, (method, path, answer.status_code)
             assert "API key" in answer.json()["detail"]
             assert answer.headers.get("www-authenticate") == "Bearer"

@@ -74,7 +74,6 @@ async def test_a_bad_message_row_costs_only_that_row(
     assert (await store.get_message(bad.id, 4)).message.text == "m3"
     for call in (
         store.stored_messages(bad.id),
-        store.load_context(bad.id),
         store.history(bad.id),
         store.get_message(bad.id, 3),
     ):
@@ -83,6 +82,14 @@ async def test_a_bad_message_row_costs_only_that_row(
         assert info.value.context["conversation_id"] == bad.id
         assert info.value.context["seq"] == 3
         assert info.value.context["message_id"] == target
+    # the context degrades: a placeholder in the row's place and the typed error with it
+    context = await store.load_context(bad.id)
+    (error,) = context.damaged
+    assert error.context["conversation_id"] == bad.id and error.context["seq"] == 3
+    sent = texts(context.to_messages())
+    assert sent[:2] + sent[3:] == ["m0", "m1", "m3", "m4"]
+    assert "could not be read" in sent[2]
+    assert context.messages[2].message.meta["kind"] == "damaged"
     assert texts((await store.load_context(good.id)).to_messages()) == ["g"]
 
 
@@ -229,6 +236,36 @@ async def test_a_bad_compaction_row_names_it(store: Store, damaged: tuple[str, s
     assert info.value.context["compaction_id"] == compaction.id
     # The context does not read compaction rows: it still loads.
     assert len((await store.load_context(convo.id)).messages) == 3
+
+
+PRUNED_DAMAGE = [
+    ("parts", "[1"),  # a ValueError
+    ("parts", DEEP),  # a RecursionError
+    ("parts", "[null]"),  # a TypeError in the decoder
+    ("parts", '[{"type": "text"}]'),  # a KeyError in the decoder
+    ("meta", "{bad"),
+    ("meta", "[1, 2]"),  # not an object
+]
+
+
+@pytest.mark.parametrize("damaged", PRUNED_DAMAGE, ids=lambda d: f"{d[0]}={d[1][:12]}")
+async def test_any_bad_pruned_form_costs_only_the_prune(
+    store: Store, damaged: tuple[str, str]
+) -> None:
+    """Whatever exception a damaged pruned form raises in the decoder, the context loads with
+    the original message (a decoding guard narrowed to one exception type fails here)."""
+    column, value = damaged
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, turn(0) + turn(1))
+    await store.set_prune_boundary(
+        convo.id, 4, pruned={3: Message.tool("call-0", "[pruned]", name="read")}
+    )
+    assert set((await store.load_context(convo.id)).pruned) == {3}
+    await damage(store, "pruned_outputs", column, value, conversation_id=convo.id)
+    context = await store.load_context(convo.id)
+    assert context.pruned == {}
+    assert context.damaged == ()
+    assert texts(context.to_messages())[2] == "contents of f0.py"
 
 
 async def test_a_bad_pruned_form_costs_only_the_prune(store: Store) -> None:

@@ -178,7 +178,8 @@ async def test_corrupt_row_names_conversation_and_message(store: Store, parts: s
             .values(parts=parts)
         )
     with pytest.raises(CorruptRowError) as info:
-        await store.load_context(bad.id)
+        await store.get_message(bad.id, 3)
+    assert (await store.load_context(bad.id)).damaged[0].context == info.value.context
     assert info.value.context["conversation_id"] == bad.id
     assert info.value.context["seq"] == 3
     assert info.value.context["message_id"] == target

@@ -322,6 +322,10 @@ def chat(
             help='"extractive", or a model string (default: the chat model, reusing its cache).'
         ),
     ] = None,
+    tools: Annotated[
+        str | None,
+        typer.Option(help='Tools the model may call: "package.module:attribute".'),
+    ] = None,
 ) -> None:
     """Chat with a model; the context stays inside its window, everything is stored."""
     from abridged.cli.chat import run_chat  # noqa: PLC0415 - keep start-up fast
@@ -336,6 +340,7 @@ def chat(
             window=window,
             max_output=max_output,
             summarizer=summarizer,
+            tools=tools,
         )
     )
 
@@ -534,6 +539,10 @@ def proxy(
     lease_ttl: Annotated[
         float, typer.Option(help="Seconds a conversation's lease lasts unless renewed.", min=1)
     ] = 30.0,
+    max_body_bytes: Annotated[
+        int,
+        typer.Option(help="Largest request body in bytes; a larger one gets 413.", min=1024),
+    ] = 32 << 20,
 ) -> None:
     """An OpenAI- and Anthropic-compatible proxy: apps keep their whole history, the provider
     sees the context abridged would send (point the app's base URL here)."""
@@ -549,8 +558,31 @@ def proxy(
             window=window,
             max_output=max_output,
             lease_ttl=lease_ttl,
+            max_body_bytes=max_body_bytes,
         )
     )
+
+
+@app.command()
+def demo(
+    port: Annotated[
+        int, typer.Option(help="Port of the demo provider on 127.0.0.1.", min=1, max=65535)
+    ] = 8300,
+    window: Annotated[
+        str, typer.Option(help="The demo model's context window, e.g. 16k (>= 1k).")
+    ] = "16k",
+    max_output: Annotated[
+        str, typer.Option(help="The demo model's output ceiling, e.g. 4k.")
+    ] = "4k",
+    latency: Annotated[
+        float, typer.Option(help="Seconds before each reply (0 to 10).", min=0, max=10)
+    ] = 0.2,
+) -> None:
+    """Run a local provider with a scripted agent model (no key, no network) and print the
+    commands that try serve, proxy and chat against it."""
+    from abridged.cli.demo import run_demo  # noqa: PLC0415
+
+    raise typer.Exit(run_demo(port=port, window=window, max_output=max_output, latency=latency))
 
 
 keys_app = typer.Typer(help="API keys of the HTTP service.", no_args_is_help=True)

@@ -15,6 +15,7 @@ Everything is stored (``--db``; default ``ABRIDGED_DB``, else the user's data di
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import sys
@@ -46,6 +47,7 @@ MODEL_VARIABLE = "ABRIDGED_MODEL"
 METER_WIDTH = 30
 AMBER_SHARE = 0.75
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
+PROMPT = "you> "
 NO_MODEL = (
     "no model configured: set ABRIDGED_MODEL (for example ABRIDGED_MODEL=openai/gpt-4.1-mini with "
     "OPENAI_API_KEY set, or ABRIDGED_MODEL=http://localhost:8000/v1#my-model for a local "
@@ -138,6 +140,9 @@ class _Chat:
         self.last_interrupt = 0.0
         self.quit = False
         self.reader: _Reader | None = None
+        self.settling = False  # waiting, after a turn, for its compaction to end
+        self.turn_notices: list[str] = []  # the texts of the notices shown in this turn
+        self.warned: set[str] = set()
 
     # -- output ---------------------------------------------------------------------------------
 
@@ -156,13 +161,26 @@ class _Chat:
             return
         kind = getattr(event, "kind", "")
         style = {"notice": "yellow", "retrying": "yellow"}.get(kind, "dim")
+        self.turn_notices.append(event.text)
         self.console.print(f"[{style}]• {escape(event.text)}[/]", highlight=False)
 
     def on_event(self, event: Any) -> None:
-        """``on_event`` of the conversation: events outside a turn (a background compaction)."""
+        """``on_event`` of the conversation: events outside a turn (a background compaction;
+        after a turn the chat waits for it, so these come before the prompt)."""
         if not self.streaming and self._visible(event):
-            self.console.print()
+            if not self.settling:  # the prompt is showing: start a line of our own
+                self.console.print()
             self.notice(event)
+
+    def warn(self, text: str) -> None:
+        """A warning from abridged's own log (a failed background finalisation, a corrupt row
+        left out): one readable notice, each text once."""
+        if text in self.warned:
+            return
+        self.warned.add(text)
+        if not self.streaming and not self.settling:
+            self.console.print()
+        self.console.print(f"[yellow]• warning: {escape(text)}[/]", highlight=False)
 
     def show_meter(self) -> None:
         convo = self.convo
@@ -181,8 +199,7 @@ class _Chat:
     def on_sigint(self) -> None:
         """Ctrl-C: abort the reply in progress; at the prompt, say how to leave (twice: leave)."""
         if self.streaming:
-            if self.convo.abort():
-                self.console.print("\n[yellow]• aborting the reply (what arrived is kept)[/]")
+            self.convo.abort()  # the turn's end says "reply aborted", once
             return
         now = time.monotonic()
         if now - self.last_interrupt < 2.0:
@@ -193,9 +210,12 @@ class _Chat:
             return
         self.last_interrupt = now
         self.console.print("\n[dim](Ctrl-C again, Ctrl-D or /exit to leave)[/]")
+        self.console.print(PROMPT, end="", markup=False, highlight=False)  # input() still waits
 
     async def turn(self, text: str) -> None:
-        """Send one line and render what streams back, then the meter."""
+        """Send one line and render what streams back, then any compaction it started (so its
+        notices come before the next prompt), then the meter."""
+        self.turn_notices = []
         try:
             await self._turn(text)
         except AbridgedError as exc:
@@ -204,6 +224,11 @@ class _Chat:
             sys.stdout.write("\x1b[0m\n")
             self.console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
             return
+        self.settling = True
+        try:
+            await self.convo.wait_compaction()
+        finally:
+            self.settling = False
         self.show_meter()
 
     async def _turn(self, text: str) -> None:
@@ -239,11 +264,12 @@ class _Chat:
                         out.write("\n")
                         out.flush()
                     if item.command is not None:
-                        self.console.print(item.text, markup=False, highlight=False)
+                        if item.text not in self.turn_notices:  # /compact's notice said it
+                            self.console.print(item.text, markup=False, highlight=False)
                         if item.command == "help":
                             self.console.print("  /exit            leave the chat (also Ctrl-D)")
                     elif item.aborted:
-                        self.console.print("[yellow]• reply aborted[/]")
+                        self.console.print("[yellow]• reply aborted (what arrived is kept)[/]")
                     elif item.stopped:
                         self.console.print(f"[yellow]• turn stopped: {escape(item.stopped)}[/]")
                     elif not replied and item.text:
@@ -255,6 +281,20 @@ class _Chat:
                     self.notice(item)
         finally:
             self.streaming = False
+
+
+class _NoticeHandler(logging.Handler):
+    """abridged's own warnings as the chat's notices (see ``_Chat.warn``)."""
+
+    def __init__(self, chat: _Chat) -> None:
+        super().__init__(logging.WARNING)
+        self.chat = chat
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.chat.warn(record.getMessage())
+        except Exception:  # a broken terminal must not break the logging call
+            self.handleError(record)
 
 
 async def _find_conversation(store: Any, ident: str) -> tuple[str, str | None]:
@@ -274,16 +314,19 @@ async def chat_main(
     window: int | None,
     max_output: int | None,
     summarizer: str | None,
+    tools: str | None = None,
 ) -> int:
     """The chat loop (see the module docstring); returns the exit code."""
     from abridged.core.windows import LimitsOverride  # noqa: PLC0415
     from abridged.providers.limits import resolve_model_limits  # noqa: PLC0415
     from abridged.providers.select import chat_model_from_string  # noqa: PLC0415
     from abridged.runtime.conversation import Conversation  # noqa: PLC0415
+    from abridged.runtime.tools import load_tools  # noqa: PLC0415
     from abridged.store import Store  # noqa: PLC0415
 
     console = Console(highlight=False)
     try:
+        registry = load_tools(tools)
         chat_model = chat_model_from_string(model, base_url=base_url)
         summarize: Any = summarizer
         if summarizer is not None and summarizer.strip().lower() != "extractive":
@@ -314,6 +357,7 @@ async def chat_main(
             conversation_id=conversation_id,
             summarizer=summarize,
             limits=limits,
+            tools=registry,
             on_event=lambda event: chat.on_event(event) if chat is not None else None,
         )
         chat = _Chat(console, convo)
@@ -335,10 +379,14 @@ async def chat_main(
             chat.show_meter()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, chat.on_sigint)
+        warnings = _NoticeHandler(chat)
+        library_log = logging.getLogger("abridged")
+        library_log.addHandler(warnings)
+        library_log.propagate = False  # no raw log line in the middle of the conversation
         reader = chat.reader = _Reader(loop)
         try:
             while not chat.quit:
-                line = await reader.read("you> ")
+                line = await reader.read(PROMPT)
                 if line is None:
                     console.print()
                     break
@@ -350,6 +398,8 @@ async def chat_main(
                 await chat.turn(text)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            library_log.removeHandler(warnings)
+            library_log.propagate = True
         await convo.close()
         console.print(f"[dim]conversation {convo.id} saved · abridged chat --resume {convo.id}[/]")
     finally:
@@ -367,6 +417,7 @@ def run_chat(
     window: str | None,
     max_output: str | None,
     summarizer: str | None,
+    tools: str | None = None,
 ) -> int:
     """Run the command; returns the exit code (0 ok, 1 failure, 2 no model or bad arguments)."""
     spec = model or os.environ.get(MODEL_VARIABLE) or ""
@@ -387,6 +438,7 @@ def run_chat(
                 window=context_window,
                 max_output=output,
                 summarizer=summarizer,
+                tools=tools,
             )
         )
     except CliError as exc:

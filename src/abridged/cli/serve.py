@@ -94,6 +94,11 @@ def run_serve(
         where = asyncio.run(_prepare(url))
     except AbridgedError as exc:
         return fail(CliError(str(exc)))
+    if not models:
+        console.print(
+            "[yellow]No --model: every new conversation must name its model (the page asks "
+            "for one). Try `abridged demo` for a model that needs no key.[/]"
+        )
     if workers > 1 and where.startswith("sqlite"):
         console.print(
             "[yellow]Several workers on SQLite take turns for every write: use a "
@@ -110,9 +115,12 @@ def run_serve(
         highlight=False,
     )
     try:
+        from abridged.server.protocol import HeaderLimitedProtocol  # noqa: PLC0415
+
         uvicorn.run(
             "abridged.server.app:app_from_environment",
             factory=True,
+            http=HeaderLimitedProtocol,  # headers over the limits: 431 before they are all read
             host=host,
             port=port,
             workers=workers,
@@ -210,11 +218,13 @@ def run_proxy(
     window: int | None,
     max_output: int | None,
     lease_ttl: float,
+    max_body_bytes: int = 32 << 20,
 ) -> int:
     """Start the proxy; returns the exit status when it stops."""
     try:
         import uvicorn  # noqa: PLC0415
 
+        from abridged.providers.streaming import safe_url  # noqa: PLC0415
         from abridged.server.proxy.config import ProxyConfig  # noqa: PLC0415
     except ImportError:
         return fail(CliError("the proxy needs the server extra: pip install 'abridged[server]'"))
@@ -229,13 +239,15 @@ def run_proxy(
             context_window=window,
             max_output_tokens=max_output,
             lease_ttl=lease_ttl,
+            max_body_bytes=max_body_bytes,
         )
         where = asyncio.run(_prepare(url))
     except AbridgedError as exc:
         return fail(CliError(str(exc), BAD_USAGE if "upstream" in str(exc) else 1))
     os.environ.update(config.to_env())
     Console(stderr=True).print(
-        f"abridged proxy: http://{host}:{port}/v1 -> {config.upstream}/v1 ({workers} worker(s), "
+        f"abridged proxy: http://{host}:{port}/v1 -> {safe_url(config.upstream)}/v1 "
+        f"({workers} worker(s), "
         f"{where})",
         highlight=False,
     )

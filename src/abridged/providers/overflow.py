@@ -37,6 +37,17 @@ others             xAI "maximum prompt length is N but the request contains M to
 proxies            HTTP 413 (Request Entity Too Large), unless it is a rate limit          no
 =================  ====================================================================  ======
 
+**Signals.** A wording in no row above counts when three kinds of signal are all in the text:
+words of exceeding ("exceed", "too long", "too many", "longer than", "maximum", "limit",
+"reduce"...), what exceeds (the context, window, prompt, input, messages, sequence) and a size
+in tokens or against the context ("tokens", "context", "window", ``n_ctx``); with an HTTP status
+of 400 or 422, or none known (413 counts by itself). Sizes are read from an ``A > B``
+comparison when there is one (rule ``"signals"``). Never an overflow: any status below 400 (a
+200 never counts, whatever its body says), a model's answer or a message (a body with
+``choices``, ``output``, ``candidates``, a role and content...), and text the provider quotes
+back from the request (a double-quoted span of 30 characters or more is taken out first: a
+user's message quoting an overflow error is not one).
+
 ``tokens`` is the total the provider compared with ``limit`` (input plus the reserved output
 when it counted both); ``input_tokens`` and ``output_tokens`` are the two parts when it named
 them. Never an overflow, whatever the words: HTTP 429, rate and quota limits ("tokens per
@@ -57,17 +68,25 @@ goes into an error. Other exceptions (bugs) are returned unchanged for the calle
 
 from __future__ import annotations
 
+import errno
 import json
 import re
+import socket
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from abridged.errors import AbridgedError, ContextOverflowError, ProviderError
+from abridged.errors import (
+    AbridgedError,
+    ContextOverflowError,
+    ProviderConnectionError,
+    ProviderError,
+)
 
 __all__ = [
     "OverflowInfo",
     "SilentTruncation",
+    "connection_failure",
     "detect_silent_truncation",
     "error_from_exception",
     "is_context_overflow",
@@ -393,6 +412,52 @@ _NOT_OVERFLOW = re.compile(
 )
 
 
+# -- signals -------------------------------------------------------------------------------------
+# A wording no rule above knows is an overflow when all three kinds of signal are there: words of
+# exceeding, what exceeds (the context, the prompt, the input, the messages) and a size counted in
+# tokens or against the context. Each alone is common in other errors: "exceeds the maximum of 10
+# images" (no size in tokens), "max_tokens is too large: ... 16384 completion tokens" (nothing of
+# the input), "In context=('properties', ...)" (nothing exceeds).
+
+_EXCEEDING = re.compile(
+    r"exceed|too long|too large|too big|too many|longer than|larger than|greater than|"
+    r"more than|less than|fewer than|at most|up to|no more than|beyond|\bover\b|maximum|"
+    r"\bmax\b|limit|reduce|shorten|truncat",
+    re.IGNORECASE,
+)
+_WHAT = re.compile(r"\b(?:context|window|prompts?|inputs?|messages?|sequence)\b", re.IGNORECASE)
+_SIZE = re.compile(r"\b(?:tokens?|context|window|n_ctx|num_ctx)\b", re.IGNORECASE)
+_A_GREATER_THAN_B = re.compile(_N + r"\s*(?:tokens?\s*)?>\s*" + _N)
+
+# Text a provider quotes back from the request (a message's content in a validation error)
+# is the user's, not the provider's: a quoted overflow message is not an overflow.
+_QUOTED = re.compile(r'"[^"]{30,}"|“[^”]{30,}”')
+
+
+def _by_signals(text: str) -> dict[str, int | None] | None:
+    """The sizes of an overflow recognised by its signals (see above), or ``None``."""
+    if not (_EXCEEDING.search(text) and _WHAT.search(text) and _SIZE.search(text)):
+        return None
+    pair = _A_GREATER_THAN_B.search(text)
+    if pair is None:
+        return {}
+    return {"tokens": _int(pair.group(1)), "limit": _int(pair.group(2))}
+
+
+_SUCCESS_KEYS = ("choices", "candidates", "output", "completion")
+
+
+def _is_answer(body: Any) -> bool:
+    """Whether ``body`` is a model's answer or a message, not an error (what it says about
+    context lengths is content)."""
+    body = _load(body)
+    if not isinstance(body, Mapping) or "error" in body:
+        return False
+    if any(key in body for key in _SUCCESS_KEYS):
+        return True
+    return ("role" in body and "content" in body) or body.get("type") == "message"
+
+
 def _status_of(error: Any) -> int | None:
     for attr in ("status_code", "status", "http_status"):
         value = getattr(error, attr, None)
@@ -429,10 +494,13 @@ def is_context_overflow(error: Any) -> OverflowInfo | None:
     docstring for the wordings known and the near misses that are never an overflow.
     """
     status, body, class_names = _unpack(error)
-    if status == 429:
+    if status == 429 or (status is not None and status < 400):  # a 200 is never an overflow
+        return None
+    if _is_answer(body):
         return None
     text, codes, numbers = _read(body)
     message = text or (f"HTTP {status}" if status is not None else "")
+    text = _QUOTED.sub('""', text)
     if any(_NOT_OVERFLOW.search(c) for c in codes):
         return None
     if "rate_limit_exceeded" in codes or "insufficient_quota" in codes:
@@ -454,6 +522,10 @@ def is_context_overflow(error: Any) -> OverflowInfo | None:
         return _info("litellm-context-window-exceeded", message, status, {}, numbers)
     if status == 413:
         return _info("http-413", message, status, {}, numbers)
+    if status in (None, 400, 422):
+        signalled = _by_signals(text)
+        if signalled is not None:
+            return _info("signals", message, status, signalled, numbers)
     return None
 
 
@@ -563,6 +635,47 @@ def _is_sdk_error(error: BaseException) -> bool:
     return any(c.__module__.split(".")[0] in _SDK_MODULES for c in type(error).__mro__)
 
 
+_CONNECTION_ERRNOS = frozenset(
+    {
+        errno.ECONNREFUSED,
+        errno.ECONNRESET,
+        errno.ECONNABORTED,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.EHOSTDOWN,
+        errno.ENETDOWN,
+    }
+)
+
+
+def connection_failure(error: BaseException) -> str | None:
+    """What the system said when ``error`` (or an exception it was raised from) is a failure to
+    reach the other end: a refused or reset connection, an unknown host, a network out of reach;
+    ``None`` otherwise (a timeout stays a timeout).
+
+    The SDKs wrap the cause: ``openai``'s aiohttp client raises ``APITimeoutError`` for a refused
+    connection, from httpx's ``ConnectTimeout``, from aiohttp's ``ClientConnectorError``, from
+    ``ConnectionRefusedError``; the chain (``__cause__``, ``__context__``) holds the truth.
+
+    >>> try:
+    ...     raise TimeoutError("Request timed out.") from ConnectionRefusedError(111, "refused")
+    ... except TimeoutError as e:
+    ...     connection_failure(e)
+    'ConnectionRefusedError: [Errno 111] refused'
+    """
+    found = None  # the innermost: the system's own words (``ConnectionRefusedError``)
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen and len(seen) < 16:
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror) or (
+            isinstance(current, OSError) and current.errno in _CONNECTION_ERRNOS
+        ):
+            found = current
+        current = current.__cause__ or current.__context__
+    return None if found is None else f"{type(found).__name__}: {found}"
+
+
 def _is_timeout(error: BaseException) -> bool:
     return isinstance(error, TimeoutError) or any(
         "Timeout" in c.__name__ for c in type(error).__mro__
@@ -606,8 +719,9 @@ def error_from_exception(
       ``ContextOverflowError(tokens=, limit=, provider=, status=, rule=)``;
     - any other HTTP error becomes ``ProviderError(status=, provider=, code=, retryable=)``
       (``retryable`` for 408, 409, 429 and 5xx);
-    - a timeout becomes ``ProviderError`` saying so (``timeout=True``), a connection failure
-      ``ProviderError`` saying the endpoint could not be reached;
+    - a connection failure (refused, reset, unknown host: :func:`connection_failure`, even
+      when the SDK calls it a timeout) becomes ``ProviderConnectionError(cause=)``, a timeout
+      ``ProviderError`` saying so (``timeout=True``);
     - abridged's own errors and exceptions that do not come from an SDK (bugs) are returned
       unchanged.
 
@@ -651,6 +765,16 @@ def error_from_exception(
             retryable=status is not None and (status in (408, 409, 429) or status >= 500),
             request_id=getattr(error, "request_id", None),
         )
+    refused = connection_failure(error)
+    if refused is not None:  # before the timeout: an SDK may call a refused connection one
+        cause = _clip(scrub(refused, secrets))
+        return ProviderConnectionError(
+            f"could not connect to {where}",
+            cause=cause,
+            provider=provider,
+            model=model,
+            retryable=True,
+        )
     if _is_timeout(error):
         after = f" after {timeout:g} s" if timeout is not None else ""
         return ProviderError(
@@ -661,8 +785,11 @@ def error_from_exception(
             retryable=True,
         )
     if any(c.__name__ in ("APIConnectionError", "ConnectError") for c in type(error).__mro__):
-        return ProviderError(
-            f"could not connect to {where}: " + _clip(scrub(str(error), secrets)),
+        # an SDK that did not chain the system's error (LiteLLM): its own words
+        cause = _clip(scrub(f"{type(error).__name__}: {error}", secrets))
+        return ProviderConnectionError(
+            f"could not connect to {where}",
+            cause=cause,
             provider=provider,
             model=model,
             retryable=True,

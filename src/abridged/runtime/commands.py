@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Literal
 
 from abridged.core.budget import format_token_size
 from abridged.core.windows import Pricing
-from abridged.engine.summarize.prompts import summary_title
+from abridged.engine.summarize.prompts import parse_sections, summary_title
 from abridged.errors import AbridgedError
 from abridged.runtime.events import TurnResult
 from abridged.runtime.state import summary_tokens
@@ -237,6 +237,20 @@ async def status(convo: Conversation) -> Status:
 # -- the others ---------------------------------------------------------------------------------
 
 
+def session_gist(summary: str, max_chars: int = 80) -> str:
+    """What tells a session apart in a listing: the newest request its summary records (every
+    session of a conversation starts from the same first task), else ``summary_title``.
+
+    >>> session_gist("## User intent and requests\\n- Fix the parser.\\n- Now add a --strict flag.")
+    'Now add a --strict flag.'
+    """
+    for raw in reversed(parse_sections(summary).get("intent", "").splitlines()):
+        line = raw.strip().lstrip("-*• ").strip()
+        if line and not line.startswith(("[", "<", "(")):
+            return line if len(line) <= max_chars else line[: max_chars - 1].rstrip() + "…"
+    return summary_title(summary, max_chars)
+
+
 async def _resume(convo: Conversation, argument: str) -> str:
     store = convo.store
     sessions = await store.list_sessions(convo.id, owner=convo.owner)
@@ -244,7 +258,7 @@ async def _resume(convo: Conversation, argument: str) -> str:
         lines = ["Sessions (/resume ID, number or search words):"]
         for s in sessions:
             summary = s.final_summary or s.start_summary
-            title = summary_title(summary.text) if summary is not None else ""
+            title = session_gist(summary.text) if summary is not None else ""
             gist = f": {title}" if title else ""
             mark = "*" if s.is_current else " "
             lines.append(f" {mark} #{s.number} {s.id[:8]} ({s.reason}){gist}")

@@ -438,6 +438,21 @@ class Compacting(ConversationCore):
         breakdown. ``None`` when there is nothing to plan."""
         return await self._aplan(manual=True, focus=focus)
 
+    async def preview_tokens_after(self, plan: CompactionPlan) -> int:
+        """The context's size after ``plan``, its summary made for real by the extractive
+        summarizer (off the event loop; no hook runs, nothing is stored). For a conversation
+        summarized by a model this estimates the model's summary, which is held to the same
+        ceiling; a preview that used the ceiling itself promised far less than compaction did."""
+        if plan.action != "summarize":
+            return plan.base_tokens_after
+        result = await run_compaction(
+            plan,
+            OffLoopSummarizer(ExtractiveSummarizer()),
+            count_tokens=self._count,
+            fallback=False,
+        )
+        return result.tokens_after
+
     async def prune_now(self) -> Pruned | None:
         """Prune old tool outputs at once (what ``/prune`` runs): no summary, no minimum
         saving. ``None`` when there was nothing to prune."""

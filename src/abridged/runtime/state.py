@@ -221,6 +221,11 @@ class ConversationCore:
         """Whether a compaction is running."""
         return self._compaction is not None and not self._compaction.done()
 
+    async def wait_compaction(self) -> None:
+        """Wait for the running compaction, if any, to end (its failure is its own events')."""
+        while self._compaction is not None and not self._compaction.done():
+            await asyncio.gather(self._compaction, return_exceptions=True)
+
     @property
     def tool_specs(self) -> tuple[ToolSpec, ...]:
         """The tool definitions sent to the model."""

@@ -31,6 +31,7 @@ what was left out: the runtime stores the whole result and sends the clipped one
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import json
 import math
@@ -461,3 +462,25 @@ def clip_tool_message(
         if count_tokens(clipped) <= max_tokens:
             break
     return clipped
+
+
+def load_tools(spec: str | None) -> ToolRegistry:
+    """The tools named by ``"module:attribute"`` (a list of tools or functions, or a
+    ``ToolRegistry``); an empty registry for ``None``."""
+    if not spec:
+        return ToolRegistry(())
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise SettingError("tools", spec, '"package.module:attribute"')
+    try:
+        value = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise SettingError("tools", spec, f"an importable attribute ({exc})") from exc
+    if isinstance(value, ToolRegistry):
+        return value
+    if isinstance(value, Tool) or callable(value):
+        value = [value]
+    try:
+        return ToolRegistry(list(value))
+    except TypeError as exc:
+        raise SettingError("tools", spec, "a list of tools or a ToolRegistry") from exc

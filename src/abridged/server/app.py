@@ -15,7 +15,9 @@ from fastapi.responses import JSONResponse
 from abridged.core.protocols import ChatModel
 from abridged.errors import (
     AbridgedError,
-    ContentionError,
+    ConflictError,
+    CorruptRowError,
+    FormatError,
     MessageValidationError,
     NotFoundError,
     OwnershipError,
@@ -27,13 +29,15 @@ from abridged.errors import (
 from abridged.providers.select import chat_model_from_string
 from abridged.server.auth import TenantResolver
 from abridged.server.config import ServiceConfig, load_tools
+from abridged.server.headers import HeaderLimit
 from abridged.server.lease import TurnBusyError
 from abridged.server.metrics import ServiceMetrics
 from abridged.server.process import YOUNG_THRESHOLD, shorten_gil_switch, tune_gc_for_serving
-from abridged.server.routes import conversations, messages, page, replay, sessions, system
+from abridged.server.routes import calls, conversations, messages, page, replay, sessions, system
 from abridged.server.runner import ConversationPool, TurnRunner
 from abridged.server.service import Service
 from abridged.store import Store
+from abridged.store.codec import ID_FORMAT
 
 __all__ = ["app_from_environment", "create_app"]
 
@@ -106,14 +110,25 @@ def _context(exc: AbridgedError) -> dict[str, Any]:
     }
 
 
+def _bad_id(exc: AbridgedError) -> bool:
+    """An id no database can hold (a NUL, a lone surrogate): the client's error, not the
+    store's (a ``FormatError`` from elsewhere, a provider's reply, stays a server error)."""
+    return isinstance(exc, FormatError) and exc.format == ID_FORMAT
+
+
 def _error_response(exc: AbridgedError) -> JSONResponse:
     """Library errors as HTTP answers; another tenant's conversation reads as a missing one."""
     if isinstance(exc, NotFoundError | OwnershipError):
         cid = getattr(exc, "context", {}).get("conversation_id")
         return JSONResponse({"detail": "no such conversation", "conversation_id": cid}, 404)
-    if isinstance(exc, TurnBusyError | ContentionError):
+    if isinstance(exc, TurnBusyError | ConflictError):
+        # the client's conflict (a taken id, a busy turn, a lost race): not logged as an error
         return JSONResponse({"detail": str(exc), **_context(exc)}, 409)
-    if isinstance(exc, SettingError | MessageValidationError):
+    if isinstance(exc, CorruptRowError):
+        # damage, not absence (never 404) and not an outage to retry (never 503)
+        log.error("damaged stored data: %s", exc)
+        return JSONResponse({"detail": str(exc), **_context(exc)}, 500)
+    if isinstance(exc, SettingError | MessageValidationError) or _bad_id(exc):
         return JSONResponse({"detail": str(exc), **_context(exc)}, 422)
     if isinstance(exc, ProviderError):
         return JSONResponse({"detail": str(exc)}, 502)
@@ -165,6 +180,8 @@ def create_app(config: ServiceConfig | None = None, *, store: Store | None = Non
         summary="Long LLM conversations that stay inside the context window.",
         version=_version(),
         lifespan=lifespan,
+        docs_url=None,  # served by routes.page from the package's own files, not a CDN
+        redoc_url=None,
     )
 
     @app.exception_handler(AbridgedError)
@@ -183,9 +200,13 @@ def create_app(config: ServiceConfig | None = None, *, store: Store | None = Non
         text = "; ".join(f"{p['where']}: {p['problem']}" for p in problems)
         return JSONResponse({"detail": text, "errors": problems}, 422)
 
-    for module in (conversations, messages, sessions, replay, system, page):
+    for module in (conversations, messages, sessions, calls, replay, system, page):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, upload_limit=config.max_upload_bytes)
+    # outermost: a request over the header limits reaches nothing else
+    app.add_middleware(
+        HeaderLimit, max_headers=config.max_headers, max_bytes=config.max_header_bytes
+    )
     return app
 
 

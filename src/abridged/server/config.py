@@ -8,7 +8,6 @@ environment.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections.abc import Mapping
@@ -16,11 +15,17 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from abridged.errors import SettingError
-from abridged.runtime.tools import Tool, ToolRegistry
+from abridged.runtime.tools import load_tools
 
 __all__ = ["ENV_PREFIX", "ServiceConfig", "load_tools"]
 
 ENV_PREFIX = "ABRIDGED_SERVE_"
+
+DEFAULT_MAX_HEADERS = 100
+"""Headers a request may carry (Apache's ``LimitRequestFields``; browsers send about 20)."""
+
+DEFAULT_MAX_HEADER_BYTES = 32 << 10
+"""Bytes of a request's line and headers together (nginx: 8 KiB a line, 32 KiB in all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +47,8 @@ class ServiceConfig:
       ``/v1/replay``.
     - ``max_open`` (default 1000, >= 1): conversations kept open per worker (idle ones are
       closed first when it is exceeded).
+    - ``max_headers`` (default 100, >= 16) / ``max_header_bytes`` (default 32 KiB, >= 4 KiB):
+      a request with more headers, or a larger request line and headers, gets 431.
     - ``log_level`` (default ``info``): the level of the JSON-lines log on stderr (``debug``,
       ``info``, ``warning``, ``error``).
     - ``event_batch_ms`` (default 16 ms, 0 .. 1000): a turn's events go to its client in one
@@ -67,6 +74,8 @@ class ServiceConfig:
     max_body_bytes: int = 1 << 20
     max_upload_bytes: int = 20 << 20
     max_open: int = 1000
+    max_headers: int = DEFAULT_MAX_HEADERS
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     log_level: str = "info"
     event_batch_ms: float = 16.0
     open_access: bool = False
@@ -93,6 +102,10 @@ class ServiceConfig:
             raise SettingError("max_upload_bytes", self.max_upload_bytes, "an integer >= 1024")
         if not isinstance(self.max_open, int) or self.max_open < 1:
             raise SettingError("max_open", self.max_open, "an integer >= 1")
+        for name, least in (("max_headers", 16), ("max_header_bytes", 4096)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise SettingError(name, value, f"an integer >= {least}")
         if (
             isinstance(self.event_batch_ms, bool)
             or not isinstance(self.event_batch_ms, int | float)
@@ -132,25 +145,3 @@ class ServiceConfig:
                 raise SettingError(ENV_PREFIX + f.name.upper(), raw, "JSON") from exc
             values[f.name] = tuple(value) if f.name == "models" else value
         return cls(**values)
-
-
-def load_tools(spec: str | None) -> ToolRegistry:
-    """The tools named by ``"module:attribute"`` (a list of tools or functions, or a
-    ``ToolRegistry``); an empty registry for ``None``."""
-    if not spec:
-        return ToolRegistry(())
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
-        raise SettingError("tools", spec, '"package.module:attribute"')
-    try:
-        value = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise SettingError("tools", spec, f"an importable attribute ({exc})") from exc
-    if isinstance(value, ToolRegistry):
-        return value
-    if isinstance(value, Tool) or callable(value):
-        value = [value]
-    try:
-        return ToolRegistry(list(value))
-    except TypeError as exc:
-        raise SettingError("tools", spec, "a list of tools or a ToolRegistry") from exc

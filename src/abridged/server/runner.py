@@ -26,6 +26,7 @@ import os
 import socket
 import time
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -40,12 +41,13 @@ from abridged.errors import (
     LeaseLostError,
     NotFoundError,
     OwnershipError,
+    ProviderError,
     SettingError,
 )
 from abridged.runtime.conversation import Conversation, ConversationSettings
 from abridged.runtime.events import Notice, ToolFinished, TurnResult
 from abridged.runtime.overview import context_overview
-from abridged.runtime.state import new_id
+from abridged.runtime.state import CallRecord, new_id
 from abridged.runtime.tools import ToolRegistry
 from abridged.server.config import ServiceConfig
 from abridged.server.events import meter_payload, stream_event
@@ -137,6 +139,9 @@ class ConversationPool:
         self.metrics = metrics
         self._make_model = make_model
         self._open: dict[str, _Open] = {}
+        # the calls of a conversation reopened for new settings (a rename, a system prompt):
+        # the call inspector keeps showing them
+        self._call_logs: dict[str, deque[CallRecord]] = {}
         self._models: dict[str, ChatModel] = {}
         self._limits: dict[str, ModelLimits] = {}
 
@@ -167,10 +172,14 @@ class ConversationPool:
         if entry is not None and (
             entry.tenant != tenant or entry.model != info.model or entry.settings != settings
         ):
+            self._call_logs[info.id] = entry.convo.call_log
             await self._close(info.id)
             entry = None
         if entry is None:
             entry = _Open(await self._open_conversation(tenant, info), tenant, info.model, settings)
+            kept = self._call_logs.pop(info.id, None)
+            if kept is not None:
+                entry.convo.call_log.extend(kept)
             entry.synced = _mark(info)
             self._open[info.id] = entry
             await self._evict()
@@ -186,10 +195,15 @@ class ConversationPool:
         if entry is not None:
             entry.synced = _mark(info)
 
-    def forget(self, conversation_id: str) -> None:
-        """Reopen the conversation at its next use (its settings changed)."""
+    def forget(self, conversation_id: str, *, deleted: bool = False) -> None:
+        """Reopen the conversation at its next use (its settings changed), or drop it for good
+        (``deleted``)."""
         entry = self._open.pop(conversation_id, None)
+        if deleted:
+            self._call_logs.pop(conversation_id, None)
         if entry is not None:
+            if not deleted:
+                self._call_logs[conversation_id] = entry.convo.call_log
             task = asyncio.ensure_future(entry.convo.close())
             task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
 
@@ -473,14 +487,12 @@ class TurnRunner:
         message: Message,
         *,
         queue: bool = True,
-        minted: bool = False,
     ) -> TurnHandle:
         """Store ``message`` (queued) and start its turn; the handle streams its events.
 
-        A message id already stored in the conversation is not stored again: the turn that
-        answers it is finished if it was interrupted, else its reply is returned. ``minted``:
-        the id was made for this send (``user_message`` without a client's id), so nothing
-        stored can have it and that look-up is skipped (one transaction less).
+        A message id already stored in the conversation is not stored again (the store's
+        append is idempotent, also for sends racing on several workers): the turn that answers
+        it is finished if it was interrupted, else its reply is returned.
         ``TurnBusyError`` (nothing stored) when ``queue`` is false and a turn is running.
         """
         holder = new_holder(self.worker)
@@ -488,15 +500,11 @@ class TurnRunner:
             None if queue else await self._take_lease(tenant, conversation_id, holder, queue=False)
         )
         try:
-            stored = (
-                None
-                if minted
-                else await self.store.find_message(conversation_id, message.id, owner=tenant)
+            # idempotent: a message id stored already (a client's retry, racing or not) gives
+            # back the stored row, never a second copy
+            stored = await self.store.append(
+                conversation_id, message, owner=tenant, status="queued"
             )
-            if stored is None:
-                stored = await self.store.append(
-                    conversation_id, message, owner=tenant, status="queued"
-                )
         except BaseException:
             if lease is not None:
                 await self.store.release_turn(conversation_id, holder)
@@ -721,6 +729,8 @@ class TurnRunner:
 def _error_payload(exc: AbridgedError, status: int) -> dict[str, Any]:
     if isinstance(exc, NotFoundError | OwnershipError):
         status = 404
+    elif isinstance(exc, ProviderError):  # the model's provider failed: a gateway's error
+        status = 502
     return {"status": status, "type": type(exc).__name__, "detail": str(exc)}
 
 

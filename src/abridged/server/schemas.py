@@ -226,3 +226,40 @@ class CommandResponse(BaseModel):
 
     text: str
     session: SessionOut | None = None
+
+
+class CallOut(BaseModel):
+    """One model call (the call inspector): the provider's figures (``input_tokens`` is the
+    whole context it read, ``cached_tokens`` the part from its cache; ``None`` when it reported
+    nothing) and abridged's estimate by part of the layout (``by_section``: system, pinned,
+    summary, pruned, kept); ``tools_and_overhead`` is the rest of the estimate (tool definitions,
+    message framing)."""
+
+    index: int
+    epoch: int
+    estimate: int
+    tools_and_overhead: int
+    input_tokens: int | None
+    cached_tokens: int | None
+    output_tokens: int | None
+    retry: bool
+    ok: bool
+    messages: int
+    by_section: dict[str, int]
+
+
+class SentMessageOut(BaseModel):
+    """One message of a call as it was sent."""
+
+    section: str
+    role: str
+    tokens: int
+    cached: bool
+    text: str
+    message: dict[str, Any]
+
+
+class CallDetail(CallOut):
+    """One call with every message it sent."""
+
+    sent: list[SentMessageOut]

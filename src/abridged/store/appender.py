@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Connection
 
 from abridged.errors import LeaseLostError
@@ -51,6 +51,7 @@ def reserve(
 
     With ``holder``, only while ``holder`` holds the conversation's turn lease (an expired
     lease nobody took over still counts: nobody else wrote): ``LeaseLostError`` otherwise."""
+    codec.check_id(conversation_id, "conversation_id")
     values: dict[str, Any] = {
         "conversation_id": conversation_id,
         "count": count,
@@ -72,11 +73,14 @@ def reserve(
 
 def encode(entries: Sequence[NewMessage], conversation_id: str, stamp: datetime) -> Rows:
     """The rows to insert, without their session and sequence numbers (filled in later)."""
+    codec.check_id(conversation_id, "conversation_id")
     rows = []
-    for entry in entries:
+    for index, entry in enumerate(entries):
+        codec.check_id(entry.message.id, "message_id", conversation_id=conversation_id, index=index)
         row = codec.message_columns(entry.message)
         row.update(
             conversation_id=conversation_id,
+            idempotency_key=codec.idempotency_key(entry.message),
             version=0,
             model=entry.model,
             ttft_ms=entry.ttft_ms,
@@ -112,6 +116,7 @@ _ROW_COLUMNS = (
     "created_at",
     "session_id",
     "seq",
+    "idempotency_key",
 )
 _INSERT_ONE = (
     messages.insert()
@@ -124,6 +129,31 @@ def _delivered(rows: Rows) -> int:
     return sum(1 for r in rows if r["status"] == "delivered")
 
 
+_BY_KEY = select(*codec.columns(messages)).where(
+    messages.c.conversation_id == bindparam("conversation_id"),
+    messages.c.idempotency_key == bindparam("key"),
+)
+_BY_KEYS = select(*codec.columns(messages)).where(
+    messages.c.conversation_id == bindparam("conversation_id"),
+    messages.c.idempotency_key.in_(bindparam("keys", expanding=True)),
+)
+
+
+def stored_already(conn: Connection, conversation_id: str, rows: Rows) -> dict[str, Any]:
+    """The rows already stored under the idempotency keys of ``rows``, by key."""
+    keys = [row["idempotency_key"] for row in rows if row["idempotency_key"] is not None]
+    if not keys:
+        return {}
+    if conn.dialect.name == "sqlite":  # a prebuilt statement a key: a few microseconds each
+        found = [
+            fast.execute(conn, _BY_KEY, {"conversation_id": conversation_id, "key": key}).first()
+            for key in keys
+        ]
+        return {row["idempotency_key"]: row for row in found if row is not None}
+    result = conn.execute(_BY_KEYS, {"conversation_id": conversation_id, "keys": keys})
+    return {row["idempotency_key"]: dict(row) for row in result.mappings()}
+
+
 def append_rows(
     conn: Connection,
     conversation_id: str,
@@ -131,14 +161,37 @@ def append_rows(
     rows: Rows,
     *,
     holder: str | None = None,
-) -> list[int]:
-    """Reserve, place and insert ``rows`` in the caller's transaction (only while ``holder``
-    holds the turn lease, when given); their pks."""
+) -> list[int | dict[str, Any]]:
+    """Reserve, place and insert ``rows`` in the caller's transaction (their keys distinct;
+    only while ``holder`` holds the turn lease, when given); for each row its new pk, or the
+    row already stored under its idempotency key.
+
+    The look-up runs after ``reserve``, which holds the conversation's row lock on PostgreSQL
+    (SQLite's write lock is taken at BEGIN): an append of the same key elsewhere has committed
+    before it or waits until this one commits, so it is never stored twice and every caller gets
+    the same row; the unique index ``uq_messages_conversation_key`` guarantees it regardless."""
     delivered = _delivered(rows)
-    place(rows, reserve(conn, conversation_id, owner, delivered, holder=holder), delivered)
-    if conn.dialect.name == "sqlite":
+    head = reserve(conn, conversation_id, owner, delivered, holder=holder)
+    found = stored_already(conn, conversation_id, rows)
+    fresh = [row for row in rows if row["idempotency_key"] not in found]
+    if found:
+        # give back the sequence numbers of the rows stored already (this transaction holds
+        # the lock since it reserved them: they are the last ones), so that none is skipped
+        unused = delivered - _delivered(fresh)
+        if unused:
+            head = reserve(conn, conversation_id, owner, -unused)
+    place(fresh, head, _delivered(fresh))
+    if not fresh:
+        pks: list[int] = []
+    elif conn.dialect.name == "sqlite":
         # a row at a time on SQLite's own cursor (``fast``): a few microseconds each, where
         # Core's multi-row INSERT costs ~70 us to set up; elsewhere one statement (one round
         # trip to the server)
-        return [int(fast.execute(conn, _INSERT_ONE, row).rows[0]["pk"]) for row in rows]
-    return [int(pk) for pk in conn.execute(_INSERT, rows).scalars().all()]
+        pks = [int(fast.execute(conn, _INSERT_ONE, row).rows[0]["pk"]) for row in fresh]
+    else:
+        pks = [int(pk) for pk in conn.execute(_INSERT, fresh).scalars().all()]
+    new = iter(pks)
+    return [
+        found[row["idempotency_key"]] if row["idempotency_key"] in found else next(new)
+        for row in rows
+    ]

@@ -16,6 +16,7 @@ from abridged.errors import ConflictError, ContentionError
 from abridged.store import codec, queries
 from abridged.store.connect import (
     Mode,
+    check_lock_timeout,
     check_synchronous,
     create_engine,
     resolve_url,
@@ -55,6 +56,7 @@ class StoreBase:
         create: bool = True,
         upgrade: bool = False,
         sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        lock_timeout: float | None = None,
         **engine_options: Any,
     ) -> None:
         """``url``: a SQLite path or URL, or a ``postgresql://`` URL; by default ``ABRIDGED_DB``,
@@ -62,16 +64,21 @@ class StoreBase:
         (``None`` stores no vectors and searches text only). ``create``: make the schema in an
         empty database. ``upgrade``: migrate an older schema instead of refusing it.
         ``sqlite_synchronous``: ``"NORMAL"`` or ``"FULL"`` (see the class: durability; ignored
-        on PostgreSQL); ``SettingError`` otherwise."""
+        on PostgreSQL); ``SettingError`` otherwise. ``lock_timeout``: seconds a write waits for
+        a lock another writer holds (SQLite's write lock, a PostgreSQL row lock) before it
+        raises ``StoreLockedError``; ``None``: 30 s."""
         synchronous = check_synchronous(sqlite_synchronous)
+        wait = check_lock_timeout(lock_timeout)
         self._url = resolve_url(url)
         self.embedder: Embedder | None = HashingEmbedder() if embedder == "default" else embedder
         self._create = create
         self._upgrade = upgrade
         sqlite = self._url.get_backend_name() == "sqlite"
         options = {"sqlite_synchronous": synchronous} if sqlite else {}
-        self._engine: AsyncEngine = create_engine(self._url, **options, **engine_options)
-        self._runner = SqliteRunner(self._url, synchronous) if sqlite else None
+        self._engine: AsyncEngine = create_engine(
+            self._url, lock_timeout=wait, **options, **engine_options
+        )
+        self._runner = SqliteRunner(self._url, synchronous, wait) if sqlite else None
         self._ready = False
         self._ready_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()

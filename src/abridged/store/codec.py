@@ -13,7 +13,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.sql.elements import ColumnElement
 
 from abridged.core.model import Message, message_from_dict, message_to_dict
-from abridged.errors import CorruptRowError
+from abridged.errors import CorruptRowError, FormatError
 from abridged.store.records import (
     STATUSES,
     CompactionRecord,
@@ -189,6 +189,42 @@ def message_columns(message: Message) -> dict[str, Any]:
     for field, column in _USAGE_COLUMNS:
         row[column] = getattr(usage, field) if usage is not None else None
     return row
+
+
+#: ``FormatError.format`` of an id no database can hold
+ID_FORMAT = "abridged id"
+
+
+def check_id(value: object, field: str, **context: Any) -> str:
+    """``value`` when it can name a row: a string with no NUL and no lone surrogate (neither
+    database can store them; the drivers fail in ways that read as an outage), else
+    ``FormatError`` naming the field, raised before any statement carries it."""
+    if isinstance(value, str) and "\x00" not in value:
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            return value
+    raise FormatError(
+        f"a {field.replace('_', ' ')} must be text without NUL characters or lone surrogates",
+        format=ID_FORMAT,
+        field=field,
+        value=ascii(value)[:80],
+        **context,
+    )
+
+
+def idempotency_key(message: Message) -> str | None:
+    """The key a second append of ``message`` is recognised by: its id when the id was chosen
+    (a client's, the runtime's), ``None`` when it is ``Message``'s default, derived from the
+    content (two messages saying "yes" are two messages, not one sent twice)."""
+    mid = message.id
+    if len(mid) == 21 and mid[0] == "m" and mid == "m" + message.fingerprint[:20]:
+        return None
+    return mid
 
 
 def pruned_columns(message: Message) -> dict[str, Any]:

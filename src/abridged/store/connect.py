@@ -44,6 +44,10 @@ DB_FILENAME = "abridged.db"
 SQLITE_READ_TIMEOUT_S = 2.0
 SQLITE_WRITE_TIMEOUT_S = 30.0
 SQLITE_BUSY_TIMEOUT_S = SQLITE_WRITE_TIMEOUT_S  # the name older callers know
+# PostgreSQL's ``lock_timeout`` by default: a write waits for a row lock (another writer's
+# transaction on the same conversation) as long as a SQLite writer waits for the file's lock,
+# then raises ``StoreLockedError`` (the server's default, 0, waits forever).
+PG_LOCK_TIMEOUT_S = SQLITE_WRITE_TIMEOUT_S
 #: ``synchronous`` settings offered for SQLite (see ``StoreBase``: the durability promise).
 SQLITE_SYNCHRONOUS = ("NORMAL", "FULL")
 
@@ -147,6 +151,15 @@ def _scrub(text: str, url: URL | None) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def check_lock_timeout(value: object) -> float | None:
+    """``Store(lock_timeout=...)``: ``None`` (the default, 30 s) or seconds, 0.001 .. 86400."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.001 <= value <= 86400:
+        raise SettingError("lock_timeout", value, "seconds, 0.001 .. 86400 (or None: 30 s)")
+    return float(value)
+
+
 def check_synchronous(value: object) -> str:
     """A SQLite ``synchronous`` setting, upper-cased; ``SettingError`` unless NORMAL or FULL."""
     name = value.upper() if isinstance(value, str) else value
@@ -182,12 +195,28 @@ def _connect_url(url: URL) -> URL:
     )
 
 
-def create_engine(url: URL, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) -> AsyncEngine:
+def create_engine(
+    url: URL,
+    *,
+    sqlite_synchronous: str = "NORMAL",
+    lock_timeout: float | None = None,
+    **kwargs: Any,
+) -> AsyncEngine:
     """An async engine; for SQLite: foreign keys on, ``synchronous`` (NORMAL by default), short
-    busy timeouts for reads and longer ones for writes, and writers that take the write lock
-    at BEGIN (``BEGIN IMMEDIATE``), so that two processes never deadlock upgrading a read
-    lock. WAL is set once, when the store opens (``use_wal``), not at every connection."""
+    busy timeouts for reads and longer ones for writes (``lock_timeout``, else 30 s), and
+    writers that take the write lock at BEGIN (``BEGIN IMMEDIATE``), so that two processes
+    never deadlock upgrading a read lock. WAL is set once, when the store opens (``use_wal``),
+    not at every connection. For PostgreSQL: every connection's ``lock_timeout`` (else 30 s),
+    so that a wait for a row lock ends in ``StoreLockedError``."""
+    timeout = check_lock_timeout(lock_timeout)
     if url.get_backend_name() != "sqlite":
+        if url.get_backend_name() == "postgresql":
+            args = dict(kwargs.pop("connect_args", {}))
+            server = dict(args.get("server_settings", {}))
+            wait = timeout if timeout is not None else PG_LOCK_TIMEOUT_S
+            server.setdefault("lock_timeout", str(max(1, round(wait * 1000))))
+            args["server_settings"] = server
+            kwargs["connect_args"] = args
         return create_async_engine(url, pool_pre_ping=True, **kwargs)
     engine = create_async_engine(
         _connect_url(url),
@@ -195,11 +224,13 @@ def create_engine(url: URL, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any
         pool_reset_on_return=None,
         **kwargs,
     )
-    _sqlite_hooks(engine.sync_engine, check_synchronous(sqlite_synchronous))
+    _sqlite_hooks(engine.sync_engine, check_synchronous(sqlite_synchronous), timeout)
     return engine
 
 
-def create_sqlite_sync_engine(url: URL, *, sqlite_synchronous: str = "NORMAL") -> Engine:
+def create_sqlite_sync_engine(
+    url: URL, *, sqlite_synchronous: str = "NORMAL", lock_timeout: float | None = None
+) -> Engine:
     """A synchronous engine on the same SQLite file, with the same settings, for the store's
     runner (``abridged.store.threaded``: whole transactions, on the event loop's thread when
     the lock is free, else in its worker thread)."""
@@ -208,14 +239,14 @@ def create_sqlite_sync_engine(url: URL, *, sqlite_synchronous: str = "NORMAL") -
         connect_args={"timeout": SQLITE_READ_TIMEOUT_S, "check_same_thread": False},
         pool_reset_on_return=None,
     )
-    _sqlite_hooks(engine, check_synchronous(sqlite_synchronous))
+    _sqlite_hooks(engine, check_synchronous(sqlite_synchronous), check_lock_timeout(lock_timeout))
     return engine
 
 
 _BUSY_KEY = "abridged_busy_timeout_ms"
 
 
-def _sqlite_hooks(engine: Engine, synchronous: str) -> None:
+def _sqlite_hooks(engine: Engine, synchronous: str, write_timeout: float | None = None) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, record: Any) -> None:
         # Let SQLAlchemy's "begin" event below emit BEGIN itself.
@@ -239,7 +270,8 @@ def _sqlite_hooks(engine: Engine, synchronous: str) -> None:
     def _on_begin(conn: Connection) -> None:
         options = conn.get_execution_options()
         mode = options.get("abridged_mode", "write")
-        seconds = SQLITE_READ_TIMEOUT_S if mode == "read" else SQLITE_WRITE_TIMEOUT_S
+        writes = write_timeout if write_timeout is not None else SQLITE_WRITE_TIMEOUT_S
+        seconds = SQLITE_READ_TIMEOUT_S if mode == "read" else writes
         # ``abridged_wait=False``: fail at once on a lock held elsewhere (``threaded``'s
         # attempt on the event loop's thread, which must never sleep in SQLite's busy handler)
         wait = int(seconds * 1000) if options.get("abridged_wait", True) else 0

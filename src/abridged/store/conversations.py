@@ -7,7 +7,13 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from abridged.errors import CorruptRowError, NotFoundError, StoreEnvironmentError, StoreError
+from abridged.errors import (
+    ConflictError,
+    CorruptRowError,
+    NotFoundError,
+    StoreEnvironmentError,
+    StoreError,
+)
 from abridged.store import codec, queries
 from abridged.store.base import StoreBase, log
 from abridged.store.connect import transaction
@@ -26,9 +32,9 @@ class ConversationOps(StoreBase):
         model: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> ConversationInfo:
-        """Create a conversation and its first session; ``StoreError`` if the id is taken."""
+        """Create a conversation and its first session; ``ConflictError`` if the id is taken."""
         await self.open()
-        cid = conversation_id or queries.new_id()
+        cid = codec.check_id(conversation_id or queries.new_id(), "conversation_id")
         if not cid or len(cid) > 64:
             raise StoreError("a conversation id has 1 to 64 characters", conversation_id=cid)
         stamp = codec.now()
@@ -36,8 +42,8 @@ class ConversationOps(StoreBase):
             taken = (
                 await conn.execute(select(conversations.c.id).where(conversations.c.id == cid))
             ).first()
-            if taken is not None:
-                raise StoreError("a conversation with this id exists", conversation_id=cid)
+            if taken is not None:  # the caller's conflict, not the database's failure
+                raise ConflictError("a conversation with this id exists", conversation_id=cid)
             await conn.execute(
                 conversations.insert().values(
                     id=cid,
@@ -123,6 +129,7 @@ class ConversationOps(StoreBase):
         """Replace a conversation's stored settings (not compaction state: the single writer's
         version is left alone, so compactions planned before still commit)."""
         await self.open()
+        codec.check_id(conversation_id, "conversation_id")
         encoded = codec.dumps(dict(settings))
         async with transaction(self._engine, operation="update_settings") as conn:
             await queries.read_conversation(conn, conversation_id, owner)

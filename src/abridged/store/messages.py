@@ -11,8 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from abridged.core.model import Message
 from abridged.errors import CorruptRowError, NotFoundError, StoreError
-from abridged.store import codec, fast, lineage, queries
+from abridged.store import codec, damaged, fast, lineage, queries
 from abridged.store.appender import append_rows, encode, reserve
+from abridged.store.base import log
 from abridged.store.connect import transaction
 from abridged.store.conversations import ConversationOps
 from abridged.store.records import (
@@ -79,34 +80,55 @@ class MessageOps(ConversationOps):
         owner: str | None = None,
         holder: str | None = None,
     ) -> list[StoredMessage]:
-        """Append messages in order, in one transaction (all or none); ``holder`` as in
-        ``append``."""
+        """Append messages in order, in one transaction (all or none).
+
+        Idempotent: a message whose id was chosen (not ``Message``'s default, derived from the
+        content) and is stored in the conversation already is not stored again; its stored
+        row is returned in its place, as it is to every caller sending that id at once (a
+        client's retry). A repeated id within ``items`` is the first one's row. ``holder`` as
+        in ``append``."""
         entries = [_entry(i) for i in items]
         if not entries:
             return []
         stamp = codec.now()
         rows = encode(entries, conversation_id, stamp)  # JSON encoding before any lock
+        first: dict[str, int] = {}  # a key's first row in this batch
+        same = [
+            first.setdefault(r["idempotency_key"], i) if r["idempotency_key"] else i
+            for i, r in enumerate(rows)
+        ]
+        distinct = [row for i, row in enumerate(rows) if same[i] == i]
         pks = await self._run_sync(
-            lambda conn: append_rows(conn, conversation_id, owner, rows, holder=holder),
+            lambda conn: append_rows(conn, conversation_id, owner, distinct, holder=holder),
             mode="write",
             operation="append_many",
         )
-        return [
-            StoredMessage(
-                pk=pk,
-                conversation_id=conversation_id,
-                session_id=row["session_id"],
-                seq=row["seq"],
-                version=0,
-                message=entry.message,
-                status=entry.status,
-                model=entry.model,
-                ttft_ms=entry.ttft_ms,
-                total_ms=entry.total_ms,
-                created_at=stamp,
+        placed = iter(pks)
+        out: list[StoredMessage] = []
+        for i, (row, entry) in enumerate(zip(rows, entries, strict=True)):
+            if same[i] != i:
+                out.append(out[same[i]])
+                continue
+            pk = next(placed)
+            if not isinstance(pk, int):  # stored already: the row as it is
+                out.append(codec.stored_message(pk))
+                continue
+            out.append(
+                StoredMessage(
+                    pk=pk,
+                    conversation_id=conversation_id,
+                    session_id=row["session_id"],
+                    seq=row["seq"],
+                    version=0,
+                    message=entry.message,
+                    status=entry.status,
+                    model=entry.model,
+                    ttft_ms=entry.ttft_ms,
+                    total_ms=entry.total_ms,
+                    created_at=stamp,
+                )
             )
-            for pk, row, entry in zip(pks, rows, entries, strict=True)
-        ]
+        return out
 
     async def deliver(
         self, conversation_id: str, *, owner: str | None = None, holder: str | None = None
@@ -220,8 +242,7 @@ class MessageOps(ConversationOps):
         await self.open()
         async with transaction(self._engine, "read", operation="history") as conn:
             conv = await queries.read_conversation(conn, conversation_id, owner)
-            sid = session_id or conv["current_session_id"]
-            await queries.session_row(conn, conversation_id, sid)
+            sid = (await current_or_named_session(conn, conv, session_id))["id"]
             nodes = [queries.node(r) for r in await queries.all_sessions(conn, conversation_id)]
             chain = lineage.chain_from(nodes, sid)
             segments: list[lineage.Segment] = []
@@ -260,6 +281,7 @@ class MessageOps(ConversationOps):
             if old is None:
                 raise NotFoundError("no such message", conversation_id=conversation_id, seq=seq)
             previous = codec.stored_message(old)
+            codec.check_id(message.id, "message_id", conversation_id=conversation_id, seq=seq)
             current = await queries.session_row(conn, conversation_id, conv["current_session_id"])
             values: dict[str, Any] = {}
             if seq < queries.node(current).carry_from and current["reason"] != "clear":
@@ -330,7 +352,7 @@ def _deliver(
 async def context_of(conn: AsyncConnection, conv: RowMapping, session_id: str) -> Context:
     """Build the context of a session of a conversation whose row was just read."""
     cid = conv["id"]
-    row = await queries.session_row(conn, cid, session_id)
+    row = await current_or_named_session(conn, conv, session_id)
     summary = await queries.start_summary(conn, row)
     final = await queries.summary_by_id(conn, row["final_summary_id"])
     rows = await queries.segment_messages(
@@ -341,39 +363,76 @@ async def context_of(conn: AsyncConnection, conv: RowMapping, session_id: str) -
     session = codec.session_info(
         row, start=summary, final=final, current_id=conv["current_session_id"]
     )
-    tail = tuple(queries.latest_versions(delivered))
+    # a damaged row is a placeholder plus its error, never a conversation that cannot be read
+    decoded, errors = damaged.newest_versions(delivered)
+    tail = tuple(decoded)
+    waiting = []
+    for r in queued:
+        try:
+            waiting.append(codec.stored_message(r))
+        except CorruptRowError as exc:  # it has no place yet: reported, not sent
+            errors.append(exc)
+    carried, carried_errors = await _carried(conn, cid, summary)
+    errors += carried_errors
+    for error in errors:
+        log.warning("a damaged message row is sent as a placeholder: %s", error)
     return Context(
         conversation=codec.conversation_info(conv),
         session=session,
         summary=summary,
         messages=tail,
-        queued=tuple(codec.stored_message(r) for r in queued),
+        queued=tuple(waiting),
         pruned=await _pruned_forms(conn, cid, tail),
-        carried=await _carried(conn, cid, summary),
+        carried=carried,
+        damaged=tuple(errors),
     )
+
+
+async def current_or_named_session(
+    conn: AsyncConnection, conv: RowMapping, session_id: str | None
+) -> RowMapping:
+    """The session row ``session_id`` of the conversation just read. The conversation's own
+    current session missing is damage (``CorruptRowError``), not a conversation that does not
+    exist: a damaged conversation must not look deleted."""
+    current = conv["current_session_id"]
+    if session_id is None or session_id == current:
+        if current is None:
+            raise CorruptRowError(
+                "the conversation has no current session", conversation_id=conv["id"]
+            )
+        try:
+            return await queries.session_row(conn, conv["id"], current)
+        except NotFoundError as exc:
+            raise CorruptRowError(
+                "the conversation's current session is missing",
+                conversation_id=conv["id"],
+                session_id=current,
+            ) from exc
+    return await queries.session_row(conn, conv["id"], session_id)
 
 
 async def _carried(
     conn: AsyncConnection, conversation_id: str, summary: StoredSummary | None
-) -> tuple[StoredMessage, ...]:
+) -> tuple[tuple[StoredMessage, ...], list[CorruptRowError]]:
     """The messages before the cut the summary's compaction carried (``carried_seqs``: pinned
     steps, the latest user message after the emergency path), newest versions, in one query;
     a carried message that is gone is left out."""
     wanted = sorted(set(summary.carried_seqs)) if summary is not None else []
     if not wanted:
-        return ()
+        return (), []
     rows = (
         (
             await conn.execute(
-                select(*codec.columns(messages)).where(
-                    messages.c.conversation_id == conversation_id, messages.c.seq.in_(wanted)
-                )
+                select(*codec.columns(messages))
+                .where(messages.c.conversation_id == conversation_id, messages.c.seq.in_(wanted))
+                .order_by(messages.c.seq, messages.c.version)
             )
         )
         .mappings()
         .all()
     )
-    return tuple(queries.latest_versions(rows))
+    decoded, errors = damaged.newest_versions(rows)
+    return tuple(decoded), errors
 
 
 async def _pruned_forms(

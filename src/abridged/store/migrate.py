@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # The newest revision in ``migrations/versions`` (a test checks it is alembic's head): opening a
 # store whose schema is current reads one row and does not import alembic at all.
-HEAD = "0005"
+HEAD = "0006"
 VERSION_TABLE = "alembic_version"
 # Serialises concurrent upgrades of one PostgreSQL database (any constant works).
 _PG_LOCK_KEY = 0x61627269
@@ -72,11 +72,19 @@ def _known(revision: str) -> bool:
         return False
 
 
+def _serialise(conn: Connection) -> None:
+    """One schema check or upgrade at a time on PostgreSQL; it waits as long as another takes
+    (a migration of a big table can outlast the store's ``lock_timeout``, which bounds the
+    waits of ordinary writes, not this one)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SET LOCAL lock_timeout = 0"))
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+
+
 def _upgrade_sync(conn: Connection) -> None:
     from alembic import command  # noqa: PLC0415 (lazy: see HEAD)
 
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+    _serialise(conn)
     config = _config()
     config.attributes["connection"] = conn
     command.upgrade(config, "head")
@@ -84,8 +92,7 @@ def _upgrade_sync(conn: Connection) -> None:
 
 def _check_sync(conn: Connection, url: URL, *, create: bool, upgrade: bool) -> str:
     """Check (and if allowed, create or upgrade) the schema; returns what was done."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+    _serialise(conn)
     current = _current(conn)
     if current == HEAD:
         return "current"

@@ -49,8 +49,9 @@ def checked_conversation(row: R | None, conversation_id: str, owner: str | None)
 async def read_conversation(
     conn: AsyncConnection, conversation_id: str, owner: str | None
 ) -> RowMapping:
-    """The conversation's row; ``NotFoundError`` or ``OwnershipError`` otherwise."""
-    key = {"conversation_id": conversation_id}
+    """The conversation's row; ``NotFoundError`` or ``OwnershipError`` otherwise (an id no
+    database can hold: ``FormatError``, before the statement)."""
+    key = {"conversation_id": codec.check_id(conversation_id, "conversation_id")}
     row = (await conn.execute(CONVERSATION_ROW, key)).mappings().first()
     return checked_conversation(row, conversation_id, owner)
 
@@ -60,7 +61,8 @@ def read_conversation_sync(
 ) -> Mapping[Any, Any]:
     """The same on a synchronous connection; ``for_update`` locks the row (PostgreSQL)."""
     query = CONVERSATION_ROW_LOCKED if for_update else CONVERSATION_ROW
-    row = fast.execute(conn, query, {"conversation_id": conversation_id}).first()
+    key = {"conversation_id": codec.check_id(conversation_id, "conversation_id")}
+    row = fast.execute(conn, query, key).first()
     return checked_conversation(row, conversation_id, owner)
 
 
@@ -104,6 +106,7 @@ async def set_conversation(conn: AsyncConnection, conversation_id: str, **values
 
 async def session_row(conn: AsyncConnection, conversation_id: str, session_id: str) -> RowMapping:
     """A session of the conversation; ``NotFoundError`` when it is not one of its sessions."""
+    codec.check_id(session_id, "session_id", conversation_id=conversation_id)
     row = (
         (await conn.execute(select(*codec.columns(sessions)).where(sessions.c.id == session_id)))
         .mappings()
@@ -355,6 +358,7 @@ _MESSAGE_BY_ID = (
 
 def message_by_id(conn: Connection, conversation_id: str, message_id: str) -> StoredMessage | None:
     """The newest version of the message with this message id, queued or delivered."""
+    codec.check_id(message_id, "message_id", conversation_id=conversation_id)
     key = {"conversation_id": conversation_id, "message_id": message_id}
     row = fast.execute(conn, _MESSAGE_BY_ID, key).first()
     return None if row is None else codec.stored_message(row)

@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeAlias
 
 from abridged.core.model import Message, Usage
 from abridged.core.summary import summary_message
+from abridged.errors import CorruptRowError
 
 Reason: TypeAlias = Literal["start", "new", "clear", "compaction", "resume"]
 DeliveryStatus: TypeAlias = Literal["delivered", "queued"]
@@ -180,6 +181,9 @@ class Context:
     queued: tuple[StoredMessage, ...] = ()
     pruned: Mapping[int, Message] = field(default_factory=lambda: _NO_PRUNED)
     carried: tuple[StoredMessage, ...] = ()
+    #: rows that could not be decoded: each is sent as a placeholder (``meta["kind"]`` is
+    #: ``"damaged"``) keeping the tool pairing valid, and reported here, never dropped silently
+    damaged: tuple[CorruptRowError, ...] = ()
 
     @property
     def version(self) -> int:

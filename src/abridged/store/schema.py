@@ -132,6 +132,9 @@ class MessageRow(Base):
         Index("ix_messages_session_seq", "session_id", "seq"),
         # a turn reads its message by id (the lease's ``message_id``, ``find_message``)
         Index("ix_messages_conversation_message", "conversation_id", "message_id"),
+        # appends are idempotent by construction: one row per chosen message id (see
+        # ``idempotency_key``); NULLs never collide, on both databases
+        Index("uq_messages_conversation_key", "conversation_id", "idempotency_key", unique=True),
     )
 
     pk: Mapped[int] = mapped_column(BigKey, primary_key=True, autoincrement=True)
@@ -153,6 +156,11 @@ class MessageRow(Base):
     total_ms: Mapped[float | None] = mapped_column(Float)
     status: Mapped[str] = mapped_column(String(16), default="delivered")
     created_at: Mapped[datetime] = mapped_column(Stamp)
+    # The message id of an appended message whose id was chosen (by a client, the runtime):
+    # a second append of that id returns this row instead of storing it again. NULL for an id
+    # derived from the content (equal text is not the same message: two "yes" stay two), for
+    # edits (a new version of the same id) and for duplicates stored before migration 0006.
+    idempotency_key: Mapped[str | None] = mapped_column(String(255))
 
 
 class CompactionRow(Base):

@@ -36,9 +36,13 @@ class SqliteRunner:
     ``synchronous="FULL"`` every commit syncs the disk: transactions then always run in the
     worker thread."""
 
-    def __init__(self, url: URL, synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self, url: URL, synchronous: str = "NORMAL", lock_timeout: float | None = None
+    ) -> None:
         self._url = url
-        self._engine = create_sqlite_sync_engine(url, sqlite_synchronous=synchronous)
+        self._engine = create_sqlite_sync_engine(
+            url, sqlite_synchronous=synchronous, lock_timeout=lock_timeout
+        )
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="abridged-sqlite")
         self._inline = synchronous == "NORMAL"
         # The loop's own connection, kept checked out: a pool checkout and return cost more

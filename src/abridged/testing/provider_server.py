@@ -184,7 +184,8 @@ class ProviderServer:
     ``latency`` the seconds before each answer; ``count`` the tokenizer (``"o200k"``,
     ``"cl100k"`` or a callable ``list[str] -> list[int]``); ``model`` the name ``/v1/models``
     lists (with every model name requested so far); ``stream_delay`` the seconds between
-    streamed events. Use it as a context manager (or ``start``/``stop``).
+    streamed events; ``port`` the port to bind on 127.0.0.1 (0, the default: a free one). Use it
+    as a context manager (or ``start``/``stop``).
     """
 
     def __init__(
@@ -197,11 +198,15 @@ class ProviderServer:
         *,
         model: str = "test-model",
         stream_delay: float = 0.0,
+        port: int = 0,
     ) -> None:
         if context_window < 1 or max_output < 1:
             raise ValueError("context_window and max_output must be positive")
         if latency < 0 or stream_delay < 0:
             raise ValueError("latency and stream_delay must not be negative")
+        if not 0 <= port <= 65_535:
+            raise ValueError(f"port must be 0 (a free one) to 65535, not {port}")
+        self.port = port
         self.context_window = context_window
         self.max_output = max_output
         self.latency = latency
@@ -223,11 +228,11 @@ class ProviderServer:
     # -- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> ProviderServer:
-        """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
+        """Bind ``port`` (0: a free one) on 127.0.0.1 and serve in a daemon thread."""
         if self._httpd is not None:
             return self
         self._stopping.clear()
-        httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+        httpd = _HTTPServer(("127.0.0.1", self.port), _Handler)
         httpd.owner = self
         self._httpd = httpd
         self._thread = threading.Thread(
@@ -329,7 +334,7 @@ class ProviderServer:
         )
         try:
             record.body = json.loads(raw.decode("utf-8")) if raw else None
-        except (UnicodeDecodeError, ValueError) as e:
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:  # as a real API: 400
             return self._reject(record, self._bad_json(api, e))
         if not isinstance(record.body, dict):
             return self._reject(record, self._bad_json(api, "the body is not a JSON object"))

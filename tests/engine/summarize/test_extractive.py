@@ -83,7 +83,7 @@ def test_state_decisions_progress_errors_files_and_references() -> None:
     )
     assert "`sed -i 's/a/b/' astropy/units/format/cds.py`" in sections["progress"]
     assert (
-        "`python -m pytest tests/test_cds.py` failed (error): E   ValueError: bad unit"
+        "`python -m pytest tests/test_cds.py` failed (error), printed «E   ValueError: bad unit»"
         " -> fixed later (the same command succeeded)"
     ) in sections["errors"]
     assert sections["files"] == "Modified: astropy/units/format/cds.py\nRead: none"
@@ -121,10 +121,13 @@ def test_an_unresolved_error_is_blocked_and_text_protocol_return_codes_count() -
     ]
     sections = parse_sections(_summarize(messages).text)
     assert (
-        "`make build` failed (exit 2): make: *** No rule to make target -> unresolved"
+        "`make build` failed (exit 2), printed «make: *** No rule to make target» -> unresolved"
         in sections["errors"]
     )
-    assert "Blocked:\n- `make build`: make: *** No rule to make target" in sections["progress"]
+    assert (
+        "Blocked:\n- `make build`: printed «make: *** No rule to make target»"
+        in sections["progress"]
+    )
 
 
 def test_observations_and_tool_results_are_not_user_requests() -> None:

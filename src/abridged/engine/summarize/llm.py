@@ -22,7 +22,12 @@
    caching reads the history from cache. ``tool_choice="none"`` is passed (providers that do not
    know it ignore it). Used only when the prefix plus the instruction fits the budget; otherwise
    the transcript mode runs, and so it does when the prefix holds a tool call without its
-   result (a user message cannot follow it).
+   result (a user message cannot follow it). Tool output is untrusted: the prefix is sent as it
+   is only up to the first message holding something the transcript would escape (a reserved
+   tag, a summary heading: ``needs_escaping``), moved back to a step boundary; from there on the
+   conversation goes, as an escaped transcript, inside the instruction. The part the provider
+   cached stays byte-identical and is still read from cache; nothing untrusted reaches the
+   model unescaped.
 5. **Failure never loses history.** If a call raises (any ``Exception``), returns no text, was
    stopped by a content filter, or returns text without any of the section headings (an error
    message or a refusal rather than a summary), the ``fallback`` summarizer (by default the
@@ -86,6 +91,7 @@ from abridged.engine.summarize.transcript import (
     TranscriptOptions,
     clip_middle,
     leading_summaries,
+    needs_escaping,
     render_message,
     render_transcript,
     truncate_tokens,
@@ -323,6 +329,8 @@ class LLMSummarizer:
         )
 
     async def _fall_back(self, request: SummaryRequest, reason: str, run: _Run) -> Summary:
+        # Every reason, whatever its source, is stored, logged and shown: never with a secret.
+        reason = redact(reason)
         if self.fallback is None:
             raise ProviderError(
                 "the summary failed and there is no fallback summarizer",
@@ -389,21 +397,29 @@ class LLMSummarizer:
         ceiling: int | None = None,
         file_ops: FileOps | None = None,
     ) -> list[Message]:
-        """The messages of the cache-reusing call: the prefix exactly, then the instruction."""
+        """The messages of the cache-reusing call: the prefix exactly, then the instruction;
+        from the first message with something to escape on, the prefix goes, as an escaped
+        transcript, inside the instruction (``_escape_cut``)."""
+        cut = _escape_cut(request.prefix)
+        rest = request.prefix[cut:]
         instruction = cache_reuse_instruction(
             request.kind,
             max_tokens=ceiling or min(self.max_output_tokens, request.max_tokens),
             file_ops=request.file_ops if file_ops is None else file_ops,
             focus=request.focus,
             up_to=_first_kept(request),
+            continuation=render_transcript(rest, self.transcript).text if rest else None,
         )
-        return [*request.prefix, Message.user(instruction)]
+        return [*request.prefix[:cut], Message.user(instruction)]
 
     async def _cache_mode(
         self, request: SummaryRequest, prompting: _Prompting, run: _Run
     ) -> str | None:
-        if _unanswered_calls(request.prefix):
-            return None
+        cut = _escape_cut(request.prefix)
+        if _unanswered_calls(request.prefix) or all(
+            m.role == "system" for m in request.prefix[:cut]
+        ):
+            return None  # nothing of the conversation itself would be read from the cache
         messages = self.cache_messages(
             request, ceiling=prompting.ceiling, file_ops=prompting.file_ops
         )
@@ -649,6 +665,17 @@ def _unanswered_calls(messages: Sequence[Message]) -> bool:
         if not m.meta.get("text_protocol")
         for call in m.tool_calls
     )
+
+
+def _escape_cut(prefix: Sequence[Message]) -> int:
+    """How many messages of ``prefix`` the cache-reusing call sends as they are: those before
+    the first one with something to escape (``needs_escaping``), fewer when a tool call there
+    waits for a result after the cut (a user message cannot follow it); all of them when
+    nothing needs escaping."""
+    cut = next((i for i, m in enumerate(prefix) if needs_escaping(m)), len(prefix))
+    while cut > 0 and cut < len(prefix) and _unanswered_calls(prefix[:cut]):
+        cut -= 1
+    return cut
 
 
 def _first_kept(request: SummaryRequest) -> str | None:

@@ -142,7 +142,21 @@ def harvest_references(text: str) -> list[str]:
 
 _FENCE = re.compile(r"```[^\n]*\n.*?(?:```|$)", re.DOTALL)
 _THOUGHT = re.compile(r"^\s*THOUGHT:\s*", re.IGNORECASE | re.MULTILINE)
-_OBSERVATION_START = re.compile(r"^\s*(?:<exception>.*?</exception>\s*)?<returncode>", re.DOTALL)
+#: What only a text-protocol observation starts with: mini-swe-agent's tags (``<returncode>``,
+#: ``<output>``, a leading ``<exception>``) or its timeout notice.
+_OBSERVATION_START = re.compile(
+    r"^\s*(?:<exception>.*?</exception>\s*)?<(?:returncode|output|output_head|warning)>"
+    r"|^\s*The last command <command>",
+    re.DOTALL,
+)
+#: An observation's tags anywhere, or a leading ``Observation:``: an observation only right after
+#: an action of the text protocol (a user may write these too).
+_OBSERVATION_MARK = re.compile(
+    r"</?(?:returncode|output|output_head|output_tail|warning|exception)>|^\s*observation\s*:",
+    re.IGNORECASE,
+)
+#: A fenced shell block: the action of an agent that runs its commands through its text.
+_FENCED_ACTION = re.compile(r"```(?:bash|sh|shell|console|zsh|mswea_bash_command)[ \t]*\n")
 
 
 def strip_code(text: str) -> str:
@@ -164,34 +178,51 @@ def _attachments(message: Message) -> str:
     return " ".join(notes)
 
 
-def user_request_text(message: Message) -> str | None:
+def is_text_protocol_action(message: Message) -> bool:
+    """Whether ``message`` is an assistant step of the text protocol: marked
+    ``meta["text_protocol"]``, or a fenced shell block in its text and no native tool call."""
+    if message.role != "assistant":
+        return False
+    if message.meta.get("text_protocol"):
+        return True
+    return not message.tool_calls and bool(_FENCED_ACTION.search(message.text))
+
+
+def user_request_text(message: Message, previous: Message | None = None) -> str | None:
     """The text of a user message that is a request (not a tool observation, not a summary),
-    or ``None``. Observations of the text protocol that stayed user messages (their text starts
-    with ``<returncode>``) are not requests."""
+    or ``None``. Observations of the text protocol that stayed user messages are not requests
+    (see ``is_observation``; ``previous``, the message before, tells more of them apart)."""
     if not is_user_message(message) or message.is_summary:
         return None
-    if message.meta.get("text_protocol"):
+    if is_observation(message, previous):
         return None
     text = message.text
-    if _OBSERVATION_START.match(text):
-        return None
     extra = _attachments(message)
     text = f"{text}\n{extra}" if extra and text else text or extra
     return text if text.strip() else None
 
 
-def is_observation(message: Message) -> bool:
-    """Whether a user message is a tool observation of the text protocol (``<returncode>``
-    first, or marked ``meta["text_protocol"]``)."""
+def is_observation(message: Message, previous: Message | None = None) -> bool:
+    """Whether a user message is a tool observation of the text protocol: marked
+    ``meta["text_protocol"]``; or starting with ``<returncode>``, ``<output>``, ``<warning>``
+    (mini-swe-agent) or its timeout notice; or, right after an action of the text protocol
+    (``previous``, see ``is_text_protocol_action``), holding an observation tag anywhere or
+    starting with ``Observation:``. What a tool printed is never taken for the user's words."""
     if not is_user_message(message) or message.is_summary:
         return False
-    return bool(message.meta.get("text_protocol")) or bool(_OBSERVATION_START.match(message.text))
+    if message.meta.get("text_protocol") or _OBSERVATION_START.match(message.text):
+        return True
+    return (
+        previous is not None
+        and is_text_protocol_action(previous)
+        and bool(_OBSERVATION_MARK.search(message.text))
+    )
 
 
-def observation_texts(message: Message) -> Sequence[str]:
+def observation_texts(message: Message, previous: Message | None = None) -> Sequence[str]:
     """What tools said in ``message``: the text of each tool result, or the whole text of a
     text-protocol observation; nothing for other messages."""
-    if is_observation(message):
+    if is_observation(message, previous):
         return (message.text,)
     return tuple(p.text for p in message.parts if isinstance(p, ToolResult) and p.text)
 
@@ -201,6 +232,7 @@ __all__ = [
     "STRONG_KINDS",
     "harvest_references",
     "is_observation",
+    "is_text_protocol_action",
     "observation_texts",
     "reference_kinds",
     "strip_code",

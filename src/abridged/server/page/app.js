@@ -1,7 +1,9 @@
 // The abridged service's page: conversations, streamed turns, the context ring, compaction.
 "use strict";
 
-const state = { id: null, streaming: false, conversations: [] };
+// notes: what the page itself showed in a conversation (errors of failed turns, the results of
+// slash commands), which the store does not keep, redrawn with the timeline until a reload
+const state = { id: null, streaming: false, conversations: [], notes: {}, compactions: null };
 const $ = (id) => document.getElementById(id);
 
 // -- the API ---------------------------------------------------------------------------------
@@ -57,6 +59,24 @@ function ms(value) {
   return value === null || value === undefined ? "–" : Math.round(value) + " ms";
 }
 
+// Assistant text is Markdown, rendered by the vendored marked and sanitized by DOMPurify (both
+// served by the service itself); without them it stays plain text.
+function textNode(text, markdown) {
+  const node = el("div", "text");
+  if (markdown && window.marked && window.DOMPurify) {
+    node.innerHTML = window.DOMPurify.sanitize(window.marked.parse(text));
+    node.classList.add("markdown-body");
+  } else {
+    node.textContent = text;
+  }
+  return node;
+}
+
+function at(value) {
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? 0 : t;
+}
+
 function scrollDown() {
   const t = $("timeline");
   t.scrollTop = t.scrollHeight;
@@ -72,10 +92,11 @@ async function loadConversations() {
   list.replaceChildren();
   for (const c of data) {
     const item = el("li");
-    const button = el("button", c.id === state.id ? "conv current" : "conv", c.title || c.id.slice(0, 12));
+    const button = el("button", c.id === state.id ? "conv current" : "conv", c.title || "New conversation");
     button.type = "button";
     button.dataset.testid = "conversation";
     button.dataset.id = c.id;
+    button.title = c.title || c.id;
     button.addEventListener("click", () => openConversation(c.id));
     item.append(button);
     list.append(item);
@@ -83,9 +104,67 @@ async function loadConversations() {
 }
 
 async function newConversation() {
-  const { data } = await api("POST", "/v1/conversations", { title: "Conversation " + new Date().toLocaleTimeString() });
+  const button = $("new-conversation");
+  button.disabled = true;
+  button.textContent = "Creating…";
+  try {
+    // no title: the first message names it
+    let created = await api("POST", "/v1/conversations", {}, { allow: true });
+    if (created.status === 422 && /no default model/.test(JSON.stringify(created.data))) {
+      const model = prompt("This service has no default model (abridged serve --model ...).\nWhich model should this conversation use? e.g. openai/gpt-4.1-mini");
+      if (!model || !model.trim()) return;
+      created = await api("POST", "/v1/conversations", { model: model.trim() }, { allow: true });
+    }
+    if (created.status >= 400) throw new Error(typeof created.data.detail === "string" ? created.data.detail : JSON.stringify(created.data.detail));
+    const data = created.data;
+    await loadConversations();
+    await openConversation(data.id);
+  } finally {
+    button.disabled = false;
+    button.textContent = "New";
+  }
+}
+
+async function nameFromFirstMessage(text) {
+  const conv = state.conversations.find((c) => c.id === state.id);
+  if (!conv || conv.title) return;
+  const title = text.replace(/\s+/g, " ").slice(0, 60);
+  await api("PATCH", "/v1/conversations/" + state.id, { title });
+  conv.title = title;
+  $("title").textContent = title;
   await loadConversations();
-  await openConversation(data.id);
+}
+
+async function rename(title) {
+  const wanted = title === undefined ? prompt("Rename the conversation", $("title").textContent) : title;
+  if (!wanted || !wanted.trim()) return;
+  await api("PATCH", "/v1/conversations/" + state.id, { title: wanted.trim().slice(0, 200) });
+  $("title").textContent = wanted.trim();
+  await loadConversations();
+}
+
+async function exportConversation() {
+  const response = await api("GET", "/v1/conversations/" + state.id + "/export?format=abridged", undefined, { raw: true });
+  if (!response.ok) throw new Error("export failed: HTTP " + response.status);
+  const link = el("a");
+  link.href = URL.createObjectURL(await response.blob());
+  link.download = "conversation-" + state.id + ".json";
+  document.body.append(link);
+  link.click();
+  link.remove();
+  return "Exported to " + link.download;
+}
+
+async function deleteConversation() {
+  if (!confirm("Delete this conversation and everything stored for it? This cannot be undone.")) return;
+  await api("DELETE", "/v1/conversations/" + state.id + "?confirm=true");
+  state.id = null;
+  location.hash = "";
+  $("title").textContent = "No conversation";
+  $("timeline").replaceChildren();
+  $("sessions-panel").hidden = true;
+  for (const b of document.querySelectorAll("#session-controls button, #send, #input")) b.disabled = true;
+  await loadConversations();
 }
 
 async function openConversation(id) {
@@ -96,8 +175,39 @@ async function openConversation(id) {
   $("title").textContent = conv ? conv.title || conv.id : id;
   $("settings").hidden = true;
   $("compact-panel").hidden = true;
+  $("inspector").hidden = true;
   for (const b of document.querySelectorAll(".conv")) b.classList.toggle("current", b.dataset.id === id);
-  await Promise.all([loadTimeline(), loadContext()]);
+  state.compactions = null;
+  await Promise.all([loadTimeline(), loadContext(), loadSessions()]);
+}
+
+// -- sessions --------------------------------------------------------------------------------
+
+function sessionGist(s) {
+  const lines = (s.summary || "").split("\n").map((l) => l.replace(/^[-*•\s]+/, "").trim());
+  const useful = lines.filter((l) => l && !l.startsWith("#") && !l.startsWith("[") && !l.startsWith("<"));
+  return useful.length ? useful[useful.length > 1 ? 1 : 0] : (s.messages + " messages");
+}
+
+async function loadSessions() {
+  const id = state.id;
+  const { data } = await api("GET", "/v1/conversations/" + id + "/sessions");
+  if (id !== state.id) return data;
+  const list = $("sessions");
+  list.replaceChildren();
+  for (const s of data) {
+    const item = el("li");
+    const label = "#" + s.number + " " + s.reason + " · " + sessionGist(s);
+    const button = el("button", s.current ? "session current" : "session", label);
+    button.type = "button";
+    button.title = label;
+    button.dataset.testid = "session";
+    button.addEventListener("click", () => sessionCommand("resume", { session: "#" + s.number }).catch(alertError));
+    item.append(button);
+    list.append(item);
+  }
+  $("sessions-panel").hidden = data.length === 0;
+  return data;
 }
 
 // -- the timeline ----------------------------------------------------------------------------
@@ -133,7 +243,7 @@ function messageItem(m) {
     }
     return item;
   }
-  if (m.text) item.append(el("div", "text", m.text));
+  if (m.text) item.append(textNode(m.text, m.role === "assistant" && m.kind !== "command_output"));
   const calls = (m.message.parts || []).filter((p) => p.type === "tool_call");
   for (const c of calls) {
     const call = el("div", "tool-call", "→ " + c.name + " " + (typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments)));
@@ -169,7 +279,9 @@ async function loadTimeline() {
   const entries = [];
   for (const m of data.messages) entries.push({ at: m.created_at, order: 0, node: messageItem(m) });
   for (const c of data.compactions) entries.push({ at: c.created_at, order: 1, node: compactionItem(c) });
-  entries.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.order - b.order));
+  for (const n of state.notes[id] || []) entries.push({ at: n.at, order: 2, node: noteItem(n) });
+  entries.sort((a, b) => at(a.at) - at(b.at) || a.order - b.order);
+  state.compactions = data.compactions.length;
   $("timeline").replaceChildren(...entries.map((e) => e.node));
   scrollDown();
 }
@@ -177,13 +289,14 @@ async function loadTimeline() {
 // -- the context ring ------------------------------------------------------------------------
 
 function showMeter(m) {
-  const share = m.trigger ? m.context_tokens / m.trigger : 0;
+  // the share of the window, as the CLI's meter shows it; the colour says where the trigger is
+  const share = m.window ? m.context_tokens / m.window : 0;
   $("ring-front").setAttribute("stroke-dasharray", Math.min(100, Math.round(share * 100)) + " 100");
   $("ring-wrap").dataset.state = m.state;
   $("ring-label").textContent = Math.round(share * 100) + "%";
   const b = m.breakdown || {};
   $("ring-tip").textContent =
-    "Context " + k(m.context_tokens) + " of a " + k(m.window) + " window" +
+    "Context " + k(m.context_tokens) + " of a " + k(m.window) + " window (" + Math.round(share * 100) + "%)" +
     (m.window_known ? "" : " (unknown: the conservative default)") +
     "\ninput budget " + k(m.input_budget) + ", compaction at " + k(m.trigger) + ", down to " + k(m.target) +
     "\nsystem " + k(b.system) + " · tools " + k(b.tools) + " · summary " + k(b.summary) + " · messages " + k(b.messages) +
@@ -194,6 +307,7 @@ async function loadContext() {
   const id = state.id;
   const { data } = await api("GET", "/v1/conversations/" + id + "/context");
   if (id !== state.id) return;
+  if (state.compactions !== null && data.compactions !== state.compactions) await loadTimeline();
   showMeter({
     context_tokens: data.tokens.total, window: data.window, window_known: data.window_known,
     input_budget: data.input_budget, trigger: data.trigger, target: data.target, state: data.state,
@@ -226,11 +340,34 @@ async function* events(response) {
   }
 }
 
+function noteItem(note) {
+  if (note.kind === "error") return noticeItem(note.text, "error");
+  const item = el("li", "event command-result", note.text);
+  item.dataset.testid = "command-result";
+  return item;
+}
+
+function keepNote(text, kind) {
+  const note = { at: new Date().toISOString(), text, kind };
+  (state.notes[state.id] || (state.notes[state.id] = [])).push(note);
+  return note;
+}
+
+function recordError(text) {
+  $("timeline").append(noteItem(keepNote(text, "error")));
+  scrollDown();
+}
+
 async function send(event) {
   event.preventDefault();
   const text = $("input").value.trim();
   if (!text || !state.id || state.streaming) return;
   $("input").value = "";
+  if (text.startsWith("/")) {
+    await runCommand(text).catch((error) => recordError("Error: " + error.message));
+    return;
+  }
+  nameFromFirstMessage(text).catch(alertError);
   state.streaming = true;
   $("send").disabled = true;
   const timeline = $("timeline");
@@ -248,6 +385,7 @@ async function send(event) {
     }
     return reply.querySelector(".text");
   };
+  let failed = null;
   try {
     const response = await api("POST", "/v1/conversations/" + state.id + "/messages", { content: text }, { raw: true });
     if (!response.ok) throw new Error((await response.json()).detail);
@@ -270,16 +408,93 @@ async function send(event) {
       } else if (e.name === "queued") {
         timeline.append(noticeItem("Queued: another reply is in progress", "queued"));
       } else if (e.name === "error") {
-        timeline.append(noticeItem("Error: " + e.data.detail, "error"));
+        failed = "Error: " + (e.data.detail || e.data.message || JSON.stringify(e.data));
       }
       scrollDown();
     }
-    await loadTimeline();
   } catch (error) {
-    timeline.append(noticeItem("Error: " + error.message, "error"));
+    failed = "Error: " + error.message;
   } finally {
     state.streaming = false;
     $("send").disabled = false;
+  }
+  if (failed) keepNote(failed, "error");
+  await loadTimeline().catch(alertError);
+  await loadContext().catch(alertError);
+  if (!$("inspector").hidden) await loadCalls().catch(alertError);
+}
+
+// -- slash commands: the same as the chat's, handled here before anything reaches the model --
+
+const COMMANDS = {
+  "/help": "list the commands",
+  "/status": "the context: window, budget, what it holds",
+  "/compact [focus]": "preview a compaction, then confirm it",
+  "/prune": "prune old tool output now",
+  "/new": "start a new session from the current one's summary",
+  "/clear": "start an empty session (the old one can be resumed)",
+  "/resume [#n | id | words]": "list the sessions, or make one current again",
+  "/rename TITLE": "rename the conversation",
+  "/system [TEXT]": "show or set the system prompt",
+  "/export": "download everything said, as JSON",
+  "/delete": "delete the conversation (asks first)",
+};
+
+function commandResult(text) {
+  $("timeline").append(noteItem(keepNote(text, "command")));
+  scrollDown();
+}
+
+async function statusText() {
+  const { data } = await api("GET", "/v1/conversations/" + state.id + "/context");
+  const t = data.tokens;
+  return [
+    "Context: " + k(t.total) + " / " + k(data.window) + " window (" + Math.round((100 * t.total) / data.window) + "%)" + (data.window_known ? "" : ", window unknown"),
+    "Input budget " + k(data.input_budget) + ", compaction at " + k(data.trigger) + ", down to " + k(data.target) + (data.auto_compact ? "" : " (automatic compaction off)"),
+    "System " + k(t.system) + " · tools " + k(t.tools) + " · summary " + k(t.summary) + " · messages " + k(t.messages),
+    data.messages + " messages in context, " + data.compactions + " compactions so far",
+  ].join("\n");
+}
+
+async function runCommand(line) {
+  const name = line.split(/\s+/)[0];
+  const argument = line.slice(name.length).trim();
+  const lower = name.toLowerCase();
+  if (lower === "/help") {
+    commandResult(Object.entries(COMMANDS).map(([c, what]) => c.padEnd(28) + what).join("\n"));
+  } else if (lower === "/status") {
+    commandResult(await statusText());
+  } else if (lower === "/compact") {
+    await compactPreview(argument || null);
+  } else if (lower === "/prune") {
+    await prune();
+  } else if (lower === "/new" || lower === "/clear") {
+    await sessionCommand(lower.slice(1));
+  } else if (lower === "/resume") {
+    if (!argument) {
+      const sessions = await loadSessions();
+      commandResult(["Sessions (click one, or /resume #n):"].concat(
+        sessions.map((s) => (s.current ? " * " : "   ") + "#" + s.number + " " + s.reason + " · " + sessionGist(s))).join("\n"));
+    } else {
+      await sessionCommand("resume", { session: argument });
+    }
+  } else if (lower === "/rename") {
+    await rename(argument || undefined);
+  } else if (lower === "/system") {
+    if (!argument) {
+      const { data } = await api("GET", "/v1/conversations/" + state.id);
+      commandResult("System prompt: " + (data.system || "(none)"));
+    } else {
+      await api("PATCH", "/v1/conversations/" + state.id, { system: argument });
+      commandResult("System prompt set.");
+      await loadContext();
+    }
+  } else if (lower === "/export") {
+    commandResult(await exportConversation());
+  } else if (lower === "/delete") {
+    await deleteConversation();
+  } else {
+    recordError("Unknown command " + name + " (/help lists them); nothing was sent to the model.");
   }
 }
 
@@ -298,8 +513,11 @@ function previewTable(preview) {
   }
 }
 
-async function compactPreview() {
-  const { data } = await api("POST", "/v1/conversations/" + state.id + "/compact", { dry_run: true });
+async function compactPreview(focus) {
+  state.focus = focus || null;
+  const body = { dry_run: true };
+  if (state.focus) body.focus = state.focus;
+  const { data } = await api("POST", "/v1/conversations/" + state.id + "/compact", body);
   $("compact-panel").hidden = false;
   previewTable(data);
   const share = Math.round(100 * data.share_removed);
@@ -314,7 +532,9 @@ async function compactPreview() {
 
 async function compactConfirm() {
   $("compact-confirm").disabled = true;
-  const { data } = await api("POST", "/v1/conversations/" + state.id + "/compact", { confirm: true });
+  const body = { confirm: true };
+  if (state.focus) body.focus = state.focus;
+  const { data } = await api("POST", "/v1/conversations/" + state.id + "/compact", body);
   $("compact-text").textContent = data.notice || "Compaction: " + data.action;
   $("compact-panel").hidden = true;
   await Promise.all([loadTimeline(), loadContext()]);
@@ -328,8 +548,10 @@ async function prune() {
 
 async function sessionCommand(path, body) {
   const { data } = await api("POST", "/v1/conversations/" + state.id + "/sessions/" + path, body || {});
-  await Promise.all([loadTimeline(), loadContext()]);
-  $("timeline").append(noticeItem(data.text, "session"));
+  await Promise.all([loadTimeline(), loadContext(), loadSessions()]);
+  // the runtime stores a command's output in the timeline: show it once
+  const shown = [...document.querySelectorAll("#timeline .msg")].some((n) => n.textContent.includes(data.text));
+  if (!shown) $("timeline").append(noticeItem(data.text, "session"));
   scrollDown();
 }
 
@@ -344,6 +566,8 @@ async function toggleSettings() {
   form.trigger.value = data.trigger;
   form.target.value = data.target;
   form.summarizer.value = data.summarizer;
+  const conv = await api("GET", "/v1/conversations/" + state.id);
+  form.system.value = conv.data.system || "";
   $("settings-error").textContent = "";
 }
 
@@ -362,9 +586,66 @@ async function saveSettings(event) {
     $("settings-error").textContent = typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail);
     return;
   }
+  await api("PATCH", "/v1/conversations/" + state.id, { system: form.system.value });
   $("settings-error").textContent = "";
   $("settings").hidden = true;
   await loadContext();
+}
+
+// -- the call inspector: exactly what each model call sent --------------------------------------
+
+const PARTS = ["system", "pinned", "summary", "pruned", "kept"];
+
+async function toggleInspector() {
+  const panel = $("inspector");
+  panel.hidden = !panel.hidden;
+  if (!panel.hidden) await loadCalls();
+}
+
+async function loadCalls() {
+  const { data } = await api("GET", "/v1/conversations/" + state.id + "/calls");
+  const table = $("calls");
+  table.replaceChildren();
+  const head = el("tr");
+  for (const h of ["call", "sent (provider)", "cached", "out"].concat(PARTS, ["tools, framing"])) head.append(el("th", null, h));
+  table.append(head);
+  if (!data.length) {
+    $("call-detail").replaceChildren(el("p", "hint", "No model call yet on this worker."));
+    return;
+  }
+  for (const c of data) {
+    const row = el("tr", "call");
+    row.dataset.testid = "call";
+    row.append(el("td", null, "#" + (c.index + 1) + (c.retry ? " retry" : "") + (c.ok ? "" : " ✗")),
+      el("td", null, k(c.input_tokens) + " (est. " + k(c.estimate) + ")"),
+      el("td", null, k(c.cached_tokens)), el("td", null, k(c.output_tokens)));
+    for (const part of PARTS) row.append(el("td", null, k(c.by_section[part])));
+    row.append(el("td", null, k(c.tools_and_overhead)));
+    row.addEventListener("click", () => {
+      for (const r of table.querySelectorAll("tr.call")) r.classList.toggle("open", r === row);
+      showCall(c.index).catch(alertError);
+    });
+    table.append(row);
+  }
+}
+
+async function showCall(index) {
+  const { data } = await api("GET", "/v1/conversations/" + state.id + "/calls/" + index);
+  const box = $("call-detail");
+  box.replaceChildren(el("h2", null, "Call #" + (index + 1) + ": " + data.messages + " messages, " + k(data.estimate) + " estimated, " + k(data.input_tokens) + " read by the provider (" + k(data.cached_tokens) + " from its cache)"));
+  for (const m of data.sent) {
+    const item = el("details", "sent " + m.section);
+    item.dataset.testid = "sent-message";
+    item.dataset.section = m.section;
+    const head = el("summary");
+    head.append(el("span", "badge", m.section), document.createTextNode(m.role + " · " + k(m.tokens) + " tokens"));
+    if (m.cached) head.append(el("span", "cached-mark", "cached"));
+    item.append(head);
+    const calls = (m.message.parts || []).filter((p) => p.type === "tool_call").map((p) => "→ " + p.name + " " + (typeof p.arguments === "string" ? p.arguments : JSON.stringify(p.arguments)));
+    const results = (m.message.parts || []).filter((p) => p.type === "tool_result").map((p) => (p.content || []).map((c) => c.text || "").join("\n"));
+    item.append(el("pre", null, [m.text].concat(calls, results).filter(Boolean).join("\n")));
+    box.append(item);
+  }
 }
 
 // -- replay ----------------------------------------------------------------------------------
@@ -423,15 +704,21 @@ function wire() {
   $("prune").addEventListener("click", () => prune().catch(alertError));
   $("session-new").addEventListener("click", () => sessionCommand("new").catch(alertError));
   $("session-clear").addEventListener("click", () => sessionCommand("clear").catch(alertError));
-  $("session-resume").addEventListener("click", () => {
-    const which = prompt("Resume which session? (#number, id or words)");
-    if (which) sessionCommand("resume", { session: which }).catch(alertError);
-  });
+  $("session-resume").addEventListener("click", () => runCommand("/resume").catch(alertError));
   $("toggle-settings").addEventListener("click", () => toggleSettings().catch(alertError));
   $("settings-form").addEventListener("submit", (e) => saveSettings(e).catch(alertError));
   $("show-replay").addEventListener("click", () => { $("replay").hidden = false; });
   $("replay-close").addEventListener("click", () => { $("replay").hidden = true; });
   $("replay-form").addEventListener("submit", (e) => replay(e).catch(alertError));
+  $("rename").addEventListener("click", () => rename().catch(alertError));
+  $("inspect").addEventListener("click", () => toggleInspector().catch(alertError));
+  $("export").addEventListener("click", () => exportConversation().then(commandResult).catch(alertError));
+  $("delete").addEventListener("click", () => deleteConversation().catch(alertError));
+  // the context changes outside a turn too (a background compaction, another client): the ring
+  // and the timeline follow it
+  setInterval(() => {
+    if (state.id && !state.streaming && !document.hidden) loadContext().catch(() => {});
+  }, 3000);
 }
 
 function alertError(error) {

@@ -34,20 +34,31 @@ import aiohttp
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from starlette.types import Receive, Scope, Send
+from starlette.requests import ClientDisconnect
+from starlette.types import Message, Receive, Scope, Send
 
 from abridged.core.budget import format_token_size
-from abridged.errors import AbridgedError, NotFoundError
-from abridged.providers.overflow import is_context_overflow
+from abridged.errors import (
+    AbridgedError,
+    ContextOverflowError,
+    FormatError,
+    MessageValidationError,
+    NotFoundError,
+    StoreError,
+)
+from abridged.providers.overflow import connection_failure, is_context_overflow
+from abridged.providers.streaming import safe_url
 from abridged.runtime.context_manager import ContextManager, Prepared
 from abridged.server.events import send_stream
 from abridged.server.lease import LocalTurns, TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
 from abridged.server.process import tune_gc_for_serving
 from abridged.server.proxy.apis import Api, history_key, history_of
+from abridged.server.proxy.body import declared_length, parse_json, read_body
 from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.conversations import ProxyConversations
 from abridged.server.proxy.identity import conversation_identity
+from abridged.server.proxy.replies import PASSTHROUGH_HEADER, Shape, error_body, shape_of
 from abridged.server.proxy.upstream import (
     UPSTREAM_ERRORS,
     Upstream,
@@ -119,29 +130,32 @@ def _unchanged(body: dict[str, Any], prepared: Prepared, api: Api) -> bool:
     return api != "anthropic" or prepared.system is None or prepared.system == body.get("system")
 
 
-async def _read_body(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body"):
-            return b"".join(chunks)
-
-
 async def _send_whole(send: Send, status: int, headers: Headers, body: bytes) -> None:
     headers = [*headers, (b"content-length", str(len(body)).encode("ascii"))]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-async def _send_json(send: Send, status: int, payload: Any) -> None:
-    body = json.dumps(payload).encode("utf-8")
-    await _send_whole(send, status, [(b"content-type", b"application/json")], body)
+async def _send_error(
+    send: Send, shape: Shape, status: int, message: str, code: str, *, close: bool = False
+) -> None:
+    """One of the proxy's own answers, in the client's API's error shape."""
+    headers = [(b"content-type", b"application/json")]
+    if close:  # the rest of the request was not read: the connection cannot serve another
+        headers.append((b"connection", b"close"))
+    await _send_whole(send, status, headers, error_body(shape, status, message, code=code))
 
 
-async def _unreachable(send: Send, exc: BaseException) -> None:
-    message = f"{type(exc).__name__}: {exc}".rstrip(": ")
-    await _send_json(send, 502, {"error": {"type": "upstream_unreachable", "message": message}})
+def _unmanaged_reason(exc: BaseException) -> str | None:
+    """Why abridged could not manage a request, said in a response header; ``None`` for a
+    failure that is abridged's own (a bug: logged with its traceback)."""
+    if isinstance(exc, FormatError | MessageValidationError | RecursionError):
+        return "history not readable"
+    if isinstance(exc, ContextOverflowError):
+        return "too long for the window"
+    if isinstance(exc, StoreError):
+        return "store failed"
+    return None
 
 
 @dataclass(slots=True)
@@ -155,6 +169,7 @@ class _Exchange:
     headers: list[tuple[str, str]]
     raw: bytes
     lookup: dict[str, str]  # the headers by name (the last of a repeated one)
+    shape: Shape  # the error shape of the API called
 
 
 class ProxyApp:
@@ -188,20 +203,49 @@ class ProxyApp:
         task.add_done_callback(self._cleanups.discard)
 
     async def _v1(self, scope: Scope, receive: Receive, send: Send) -> None:
-        raw = await _read_body(receive)
+        shape = shape_of(scope["path"])
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._request(scope, receive, tracked, shape)
+        except ClientDisconnect:  # gone before its body came whole: nothing is sent on
+            log.info("the client went away before sending its whole request")
+        except Exception:  # abridged's own failure: never a bare 500
+            log.exception("the proxy failed on %s %s", scope["method"], scope["path"])
+            if not started:
+                await _send_error(send, shape, 500, "the proxy failed (see its log)", "proxy_error")
+
+    async def _request(self, scope: Scope, receive: Receive, send: Send, shape: Shape) -> None:
+        limit = self.config.max_body_bytes
+        declared = declared_length(scope["headers"])
+        raw = None if declared is not None and declared > limit else await read_body(receive, limit)
+        if raw is None:
+            message = f"the request body is larger than the proxy's limit of {limit} bytes"
+            await _send_error(send, shape, 413, message, "request_too_large", close=True)
+            return
         # ASGI header names are lower case already
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
-        ex = _Exchange(scope, receive, send, headers, raw, dict(headers))
+        ex = _Exchange(scope, receive, send, headers, raw, dict(headers), shape)
         api = _MANAGED.get(scope["path"]) if scope["method"] == "POST" else None
-        if api is None or ex.lookup.get("x-abridged", "").strip().lower() in _OFF:
-            await self._passthrough(ex, api or "other")
+        if api is None:
+            await self._passthrough(ex, "other")
             return
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            body = None
-        if not isinstance(body, dict) or history_of(api, body) is None:
-            await self._passthrough(ex, api)
+        if ex.lookup.get("x-abridged", "").strip().lower() in _OFF:
+            await self._passthrough(ex, api, "off")
+            return
+        body, problem = parse_json(raw)
+        if problem is None and not isinstance(body, dict):
+            problem = "not a JSON object"
+        elif problem is None and history_of(api, body) is None:
+            kept = isinstance(body.get(history_key(api)), list)  # Responses' stored history
+            problem = "the provider keeps the history" if kept else f"no {history_key(api)} list"
+        if problem is not None:
+            await self._passthrough(ex, api, problem)
             return
         await self._managed(ex, api, body)
 
@@ -213,14 +257,21 @@ class ProxyApp:
             target += "?" + scope["query_string"].decode("latin-1")
         return await upstream.send(scope["method"], target, forward_headers(ex.headers), content)
 
-    async def _passthrough(self, ex: _Exchange, api: str) -> None:
+    async def _passthrough(self, ex: _Exchange, api: str, reason: str | None = None) -> None:
+        """The request upstream as it came; ``reason`` (why a managed API's request is not
+        managed) is logged and said in the ``x-abridged-passthrough`` response header."""
         self.metrics.count(api, "passthrough")
+        extra: Headers = []
+        if reason is not None:
+            extra.append((PASSTHROUGH_HEADER, reason.encode("latin-1", "replace")))
+            if reason != "off":
+                log.info("%s %s passed through unchanged: %s", api, ex.scope["path"], reason)
         try:
             response = await self._send(ex, ex.raw)
         except UPSTREAM_ERRORS as exc:
-            await _unreachable(ex.send, exc)
+            await _unreachable(ex, exc)
             return
-        await self._relay(ex, response)
+        await self._relay(ex, response, extra=extra)
 
     async def _relay(
         self,
@@ -238,7 +289,12 @@ class ProxyApp:
         send = ex.send
         try:
             if not response.content_type.startswith("text/event-stream"):
-                body = await response.read()
+                try:
+                    body = await response.read()
+                except UPSTREAM_ERRORS as exc:  # nothing sent yet: the client gets a 502
+                    log.warning("the upstream's answer broke off: %s", exc)
+                    await _unreachable(ex, exc, "the upstream's answer broke off")
+                    return
                 if tap is not None:
                     tap.feed(body)
                 await _send_whole(send, response.status, headers, body)
@@ -258,28 +314,30 @@ class ProxyApp:
             if after is not None:
                 self._later(after())
 
-    async def _managed(self, ex: _Exchange, api: Api, body: dict[str, Any]) -> None:
-        started = time.perf_counter()
+    async def _prepare(
+        self, ex: _Exchange, api: Api, body: dict[str, Any], stack: AsyncExitStack
+    ) -> tuple[str, ContextManager, Prepared] | str:
+        """The turn held (on ``stack``) and the context to send, or why the request cannot be
+        managed (then it passes through: abridged never stands between an app and its
+        provider because of what it could not read)."""
         state = self.pages.state
         config = self.config
-        send = ex.send
         lookup = ex.lookup
-        identity = conversation_identity(api, lookup, body)
         conversations: ProxyConversations = state.conversations
-        stack = AsyncExitStack()
-        model = str(body.get("model") or "unknown")
-
-        def lease() -> Any:
-            return hold_turn(
-                state.store,
-                identity.conversation_id,
-                new_holder(state.worker),
-                owner=identity.owner,
-                ttl=config.lease_ttl,
-                wait=config.queue_timeout,
-            )
-
         try:
+            identity = conversation_identity(api, lookup, body)
+            model = str(body.get("model") or "unknown")
+
+            def lease() -> Any:
+                return hold_turn(
+                    state.store,
+                    identity.conversation_id,
+                    new_holder(state.worker),
+                    owner=identity.owner,
+                    ttl=config.lease_ttl,
+                    wait=config.queue_timeout,
+                )
+
             await stack.enter_async_context(self.turns.hold(identity.conversation_id))
             try:
                 held = await stack.enter_async_context(lease())
@@ -293,9 +351,26 @@ class ProxyApp:
             made = await conversations.prepare(
                 identity, api, body, api_key or None, base=held.lease.conversation
             )
-            if made is None:
+        except TurnBusyError:
+            raise
+        except Exception as exc:
+            reason = _unmanaged_reason(exc)
+            if reason is None:
+                log.exception("preparing a %s request failed; it passes through", api)
+                return "abridged failed (see its log)"
+            log.info("%s request not managed: %s: %s", api, reason, exc)
+            return reason
+        return "history not readable" if made is None else made
+
+    async def _managed(self, ex: _Exchange, api: Api, body: dict[str, Any]) -> None:
+        started = time.perf_counter()
+        send = ex.send
+        stack = AsyncExitStack()
+        try:
+            made = await self._prepare(ex, api, body, stack)
+            if isinstance(made, str):
                 await stack.aclose()
-                await self._passthrough(ex, api)
+                await self._passthrough(ex, api, made)
                 return
             cid, manager, prepared = made
             # the new messages are written while the request goes out: done before the lease
@@ -311,15 +386,18 @@ class ProxyApp:
                 error = await response.read()
                 response.close()
                 info = is_context_overflow((response.status, error.decode("utf-8", "replace")))
-                if info is None:  # any other error goes back to the client as it came
+                recovered = None
+                if info is not None:  # "too long": the emergency path, then the one retry
+                    self.metrics.overflow_retries.inc()
+                    recovered = await _recover(manager, info.tokens, cid)
+                if recovered is None:
+                    # any other error, and an overflow nothing can be dropped from, goes back
+                    # to the client as the provider gave it
                     await stack.aclose()
                     await _send_whole(
                         send, response.status, response_headers(response.raw_headers), error
                     )
                     return
-                # "too long": the emergency path, then the one retry
-                self.metrics.overflow_retries.inc()
-                recovered = await manager.arecover_overflow(info.tokens)
                 response = await self._send(ex, _encode(body, recovered, api))
             tap = UsageTap(api, streaming=response.content_type.startswith("text/event-stream"))
             ok = response.status < 400
@@ -336,13 +414,32 @@ class ProxyApp:
             await self._relay(ex, response, tap=tap, extra=extra, after=after)
         except TurnBusyError as exc:
             await stack.aclose()
-            await _send_json(send, 409, {"error": {"type": "busy", "message": str(exc)}})
+            await _send_error(send, ex.shape, 409, str(exc), "busy")
         except UPSTREAM_ERRORS as exc:
             await stack.aclose()
-            await _unreachable(send, exc)
+            await _unreachable(ex, exc)
         except BaseException:
             await stack.aclose()
             raise
+
+
+async def _recover(manager: ContextManager, tokens: int | None, cid: str) -> Prepared | None:
+    """The context after the emergency path, or ``None`` when it cannot help (one message
+    alone too long, the store failing): the provider's own error then stands."""
+    try:
+        return await manager.arecover_overflow(tokens)
+    except AbridgedError as exc:
+        log.info("the overflow of %s cannot be recovered: %s", cid, exc)
+    except Exception:
+        log.exception("recovering the overflow of %s failed", cid)
+    return None
+
+
+async def _unreachable(
+    ex: _Exchange, exc: BaseException, what: str = "the upstream could not be reached"
+) -> None:
+    cause = connection_failure(exc) or f"{type(exc).__name__}: {exc}".rstrip(": ")
+    await _send_error(ex.send, ex.shape, 502, f"{what}: {cause}", "upstream_unreachable")
 
 
 async def _flush(manager: ContextManager, conversation_id: str) -> None:
@@ -380,7 +477,7 @@ def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> Prox
 
     @pages.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
-        return {"status": "ok", "upstream": config.upstream}
+        return {"status": "ok", "upstream": safe_url(config.upstream) or ""}
 
     @pages.get("/metrics", include_in_schema=False)
     async def metrics_page() -> Response:

@@ -10,6 +10,7 @@ from typing import Any
 
 from abridged.core.budget import DEFAULT_TARGET_RATIO, DEFAULT_TRIGGER_RATIO
 from abridged.errors import SettingError
+from abridged.providers.streaming import safe_url
 
 __all__ = ["PROXY_ENV_PREFIX", "ProxyConfig"]
 
@@ -31,6 +32,8 @@ class ProxyConfig:
     - ``lease_ttl`` (default 30 s, >= 1) / ``queue_timeout`` (default 600 s, > 0): one request
       per conversation at a time across workers, as the service's turns.
     - ``max_open`` (default 1000, >= 1): conversations kept in memory per worker.
+    - ``max_body_bytes`` (default 32 MiB, >= 1 KiB): a larger request body is answered 413
+      without being read further (Anthropic's own limit is 32 MB; OpenAI's is smaller).
     """
 
     upstream: str
@@ -43,12 +46,14 @@ class ProxyConfig:
     lease_ttl: float = 30.0
     queue_timeout: float = 600.0
     max_open: int = 1000
+    max_body_bytes: int = 32 << 20
 
     def __post_init__(self) -> None:
         if not isinstance(self.upstream, str) or not self.upstream.startswith(
             ("http://", "https://")
         ):
-            raise SettingError("upstream", self.upstream, "an http:// or https:// base URL")
+            shown = safe_url(self.upstream) if isinstance(self.upstream, str) else self.upstream
+            raise SettingError("upstream", shown, "an http:// or https:// base URL")
         object.__setattr__(self, "upstream", self.upstream.rstrip("/").removesuffix("/v1"))
         if self.context_window is not None and (
             isinstance(self.context_window, bool)
@@ -68,6 +73,12 @@ class ProxyConfig:
             raise SettingError("lease_ttl", self.lease_ttl, "a number of seconds >= 1")
         if not isinstance(self.max_open, int) or self.max_open < 1:
             raise SettingError("max_open", self.max_open, "an integer >= 1")
+        if (
+            isinstance(self.max_body_bytes, bool)
+            or not isinstance(self.max_body_bytes, int)
+            or self.max_body_bytes < 1024
+        ):
+            raise SettingError("max_body_bytes", self.max_body_bytes, "an integer >= 1024")
 
     def to_env(self) -> dict[str, str]:
         """The variables that make ``from_env`` return this config."""

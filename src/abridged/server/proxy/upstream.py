@@ -11,6 +11,7 @@ hop through it costs about half of what the same hop through ``httpx`` costs (0.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -79,7 +80,15 @@ class Upstream:
     made and closed on the worker's event loop (``open``, ``close``)."""
 
     def __init__(self, base_url: str, *, timeout: float) -> None:
-        self.base_url = base_url.rstrip("/")
+        # credentials in the URL (a gateway's basic auth) go in a header of their own: the
+        # client's own ``authorization`` wins over them
+        url = URL(base_url.rstrip("/"))
+        self._basic: str | None = None
+        if url.user is not None:
+            pair = f"{url.user}:{url.password or ''}".encode()
+            self._basic = "Basic " + base64.b64encode(pair).decode("ascii")
+            url = url.with_user(None)
+        self.base_url = str(url)
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=timeout)
         self._session: aiohttp.ClientSession | None = None
         self._urls: dict[str, URL] = {}  # by path and query: a client calls a few, again and again
@@ -110,10 +119,13 @@ class Upstream:
             url = URL(self.base_url + target, encoded=True)
             if len(self._urls) < 256:
                 self._urls[target] = url
+        sent = {**headers, "accept-encoding": "identity"}
+        if self._basic is not None and "authorization" not in sent:
+            sent["authorization"] = self._basic
         return await self._session.request(
             method,
             url,
-            headers={**headers, "accept-encoding": "identity"},
+            headers=sent,
             data=content or None,
             allow_redirects=False,
         )

@@ -135,7 +135,7 @@ async def delete_conversation(
             400, "deleting a conversation removes every message for good: add ?confirm=true"
         )
     await svc.runner.exclusive(tenant, conversation_id, _noop)
-    svc.pool.forget(conversation_id)
+    svc.pool.forget(conversation_id, deleted=True)
     await svc.store.delete_conversation(conversation_id, owner=tenant)
     return Response(status_code=204)
 
@@ -246,12 +246,12 @@ async def get_context(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
     return context_response(context_overview(convo))
 
 
-def _after(plan: CompactionPlan, before: ContextOverview) -> Breakdown:
-    """The context after a planned compaction (the summary at its ceiling: an upper bound)."""
-    summary = plan.summary_max_tokens if plan.action == "summarize" else before.summary
-    total = plan.base_tokens_after + (summary if plan.action == "summarize" else 0)
-    if plan.action == "prune":
-        total = plan.base_tokens_after
+def _after(plan: CompactionPlan, before: ContextOverview, total: int) -> Breakdown:
+    """The context after a planned compaction of ``total`` tokens (its summary made by the
+    extractive summarizer: ``Conversation.preview_tokens_after``)."""
+    summary = max(total - plan.base_tokens_after, 0) if plan.action == "summarize" else 0
+    if plan.action != "summarize":
+        summary = min(before.summary, total)
     system = min(before.system, total)
     tools = min(before.tools, max(total - system, 0))
     summary = min(summary, max(total - system - tools, 0))
@@ -264,7 +264,9 @@ def _after(plan: CompactionPlan, before: ContextOverview) -> Breakdown:
     )
 
 
-def _preview(plan: CompactionPlan | None, before: ContextOverview) -> CompactResponse:
+def _preview(
+    plan: CompactionPlan | None, before: ContextOverview, total_after: int | None = None
+) -> CompactResponse:
     was = _breakdown(before)
     if plan is None or plan.action == "nothing":
         detail = plan.detail if plan is not None else "nothing to compact"
@@ -285,7 +287,9 @@ def _preview(plan: CompactionPlan | None, before: ContextOverview) -> CompactRes
         action=plan.action,
         detail=plan.reason,
         before=was,
-        after=_after(plan, before),
+        after=_after(
+            plan, before, total_after if total_after is not None else plan.base_tokens_after
+        ),
         share_removed=round(share, 4),
         needs_confirm=plan.action == "summarize" and share > CONFIRM_SHARE,
     )
@@ -304,7 +308,8 @@ async def compact_conversation(
         await convo.wait_idle()
         before = context_overview(convo)
         plan = await convo.preview_compaction(body.focus)
-        preview = _preview(plan, before)
+        promised = await convo.preview_tokens_after(plan) if plan is not None else None
+        preview = _preview(plan, before, promised)
         if body.dry_run or preview.action == "nothing":
             return preview
         if preview.needs_confirm and not body.confirm:

@@ -62,7 +62,6 @@ async def send_message(
         conversation_id,
         user_message(body.content, body.id),
         queue=queue,
-        minted=body.id is None,
     )
     if stream:
         return EventStream(

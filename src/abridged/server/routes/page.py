@@ -1,10 +1,12 @@
-"""The web page: static files shipped in ``abridged/server/page`` (no CDN, no build step)."""
+"""The web page and the API's browsable docs: static files shipped in ``abridged/server/page``
+(no CDN, no build step; the vendored libraries' licences are in ``page/licenses``)."""
 
 from __future__ import annotations
 
 from importlib.resources import files
 
 from fastapi import APIRouter, HTTPException
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, Response
 
 router = APIRouter(include_in_schema=False)
@@ -39,3 +41,15 @@ async def asset(name: str) -> Response:
     except (FileNotFoundError, OSError) as exc:
         raise HTTPException(404, "no such file") from exc
     return Response(body, media_type=_TYPES[suffix], headers=_SECURITY)
+
+
+@router.get("/docs")
+async def docs() -> HTMLResponse:
+    """The API's browsable documentation (Swagger UI), from the vendored files."""
+    return get_swagger_ui_html(
+        openapi_url="/openapi.json",
+        title="abridged API",
+        swagger_js_url="/page/swagger-ui-bundle.js",
+        swagger_css_url="/page/swagger-ui.css",
+        swagger_favicon_url="data:,",
+    )
