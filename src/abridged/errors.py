@@ -164,6 +164,12 @@ class ContentionError(ConflictError):
     """A writer lost the compare-and-swap again after re-reading and retrying once."""
 
 
+class LeaseLostError(StoreError):
+    """A write made under a conversation's turn lease found the lease no longer the writer's
+    (it expired and another worker took it over, or it was given back): nothing of the write
+    was stored. The turn that made it must stop; the history is the new holder's to go on."""
+
+
 class SchemaVersionError(StoreError):
     """The database schema is not the one this abridged knows; the message says how to upgrade."""
 

@@ -1,7 +1,9 @@
-"""Many workers on PostgreSQL: ``abridged serve --workers 4`` as a real process, 40 clients on 10
-conversations at once, and one worker SIGKILLed while it runs a turn. Every conversation must
-finish, no message may be lost or stored twice, the tool pairing must stay intact and the dead
-worker's lease must be taken over once it expires."""
+"""Many workers: a takeover of a stalled worker's turn, step by step (two runners in one process,
+on SQLite and PostgreSQL); then ``abridged serve --workers 4`` as a real process on PostgreSQL,
+40 clients on 10 conversations at once, and one worker SIGKILLed while it runs a turn. Every
+conversation must finish, no message may be lost or stored twice, the tool pairing must stay
+intact and the dead worker's lease must be taken over once it expires. How long that takes is
+measured in ``bench/workers.py``, not asserted here."""
 
 from __future__ import annotations
 
@@ -26,13 +28,28 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from abridged.core.model import message_from_dict
+from abridged.core.model import Message, ToolResult, message_from_dict
 from abridged.core.validate import validate_messages
-from abridged.store import upgrade
+from abridged.errors import LeaseLostError
+from abridged.runtime.tools import ToolRegistry, tool
+from abridged.runtime.turn import INTERRUPTED_RESULT
+from abridged.server.app import service_model
+from abridged.server.config import ServiceConfig
+from abridged.server.metrics import ServiceMetrics
+from abridged.server.runner import ConversationPool, TurnHandle, TurnRunner
+from abridged.store import Store, upgrade
+from abridged.store import leases as lease_module
 from abridged.store.connect import create_engine, resolve_url
 from abridged.testing import ProviderServer
+from abridged.testing.tools import read_record
 from tests.databases import Postgres, _sql, require_postgres
-from tests.server.conftest import MAX_OUTPUT, WINDOW, free_port, tool_replies
+from tests.server.conftest import (
+    MAX_OUTPUT,
+    WINDOW,
+    free_port,
+    service_config,
+    tool_replies,
+)
 
 WORKERS = 4
 CONVERSATIONS = 10
@@ -42,6 +59,84 @@ LEASE_TTL = 3.0
 #: Seconds before each model reply: a turn (four model calls) keeps its worker busy ~1 s.
 PROVIDER_LATENCY = 0.25
 BROKEN = (httpx.TransportError, httpx.RemoteProtocolError)
+#: Seconds a client keeps resending one message: a bound for a stuck service, not a speed (the
+#: test must pass on a loaded machine; ``bench/workers.py`` measures how long it takes).
+ANSWER_WITHIN = 150
+#: Seconds the provider process and the four workers may take to start (a loaded machine: 4
+#: workers importing the service at a load of 20 on two cores took more than 40 s).
+STARTUP_WITHIN = 180
+
+
+def _runner(store: Store, config: ServiceConfig, tools: ToolRegistry) -> TurnRunner:
+    """A worker's turn runner (its own open conversations, as another process would have)."""
+    metrics = ServiceMetrics()
+    return TurnRunner(
+        store, ConversationPool(store, config, tools, metrics, service_model), config, metrics
+    )
+
+
+async def _events(handle: TurnHandle) -> list[tuple[str, dict[str, Any]]]:
+    return [item async for item in handle.stream()]
+
+
+async def test_a_takeover_closes_the_stalled_turns_step_and_fences_its_late_writes(
+    service_db: str, provider: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Worker A stores a tool call, then stalls inside the tool past its lease; worker B takes
+    the conversation over and runs a turn; then A's tool returns. Without timing: the stall is a
+    gate, the expiry a move of the lease's clock. B's turn must answer A's open call (an error
+    result, stored right after it) before anything of its own; A's late result must be refused,
+    typed, and A's client still gets its answer (from the history B left), never an abort."""
+    gate, entered = asyncio.Event(), asyncio.Event()
+
+    @tool(name="read_record")
+    async def stalled(key: str, lines: int = 40) -> str:
+        """Read a stored record (A's: stalls until the test lets it go)."""
+        entered.set()
+        await gate.wait()
+        return str(read_record.function(key, lines))
+
+    store = Store(service_db)
+    await store.open()
+    config = service_config(service_db, provider, lease_ttl=30.0)
+    a = _runner(store, config, ToolRegistry([stalled]))
+    b = _runner(store, config, ToolRegistry([read_record]))
+    try:
+        cid = (await store.create_conversation(owner="t", settings={"summarizer": "extractive"})).id
+        first = await a.start_turn("t", cid, Message.user("first task", id="m-a"))
+        a_events = asyncio.ensure_future(_events(first))
+        await asyncio.wait_for(entered.wait(), 60)  # A's call is stored, its tool runs
+        zombie = (await store.turn_lease(cid)).holder
+        assert zombie is not None
+        real = lease_module.now_ms
+        monkeypatch.setattr(lease_module, "now_ms", lambda: real() + 60_000)  # A's lease expired
+        second = await b.start_turn("t", cid, Message.user("second task", id="m-b"))
+        b_events = await asyncio.wait_for(_events(second), 60)
+        assert [p["took_over"] for n, p in b_events if n == "started"] == [True]
+        assert second.result is not None and not second.result["aborted"], b_events[-3:]
+        late = Message("tool", (ToolResult("call-x", "read_record", "late"),), id="late")
+        with pytest.raises(LeaseLostError):  # a zombie's write after the takeover
+            await store.append(cid, late, owner="t", holder=zombie)
+        gate.set()  # A's tool returns: its result comes too late
+        names = [n for n, _ in await asyncio.wait_for(a_events, 60)]
+        assert "error" not in names, names
+        assert "answered" in names or "result" in names, names
+        assert first.result is None or not first.result["aborted"], first.result
+        rows = await store.stored_messages(cid, owner="t")
+    finally:
+        await a.close()
+        await b.close()
+        await store.close()
+    messages = [r.message for r in rows]
+    issues = [i for i in validate_messages(messages) if i.severity == "error"]
+    assert not issues, issues
+    roles = [m.role for m in messages]
+    first_call = next(i for i, m in enumerate(messages) if m.tool_calls)
+    assert roles[first_call - 1 : first_call + 3] == ["user", "assistant", "tool", "user"]
+    closed = messages[first_call + 1].tool_results[0]
+    assert closed.is_error and closed.text == INTERRUPTED_RESULT
+    assert messages[first_call + 2].id == "m-b"
+    assert "late" not in {m.id for m in messages}
 
 
 def _provider_process(conn: Connection, latency: float) -> None:
@@ -74,7 +169,7 @@ def provider_process(latency: float) -> Iterator[tuple[str, dict[str, Any]]]:
     process.start()
     record: dict[str, Any] = {}
     try:
-        if not parent.poll(60):
+        if not parent.poll(STARTUP_WITHIN):
             raise RuntimeError("the provider process did not start")
         yield str(parent.recv()), record
         parent.send("stop")
@@ -125,7 +220,7 @@ def serve(db_url: str, model: str, tmp_path: Path) -> Iterator[tuple[str, subpro
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 40
+        deadline = time.monotonic() + STARTUP_WITHIN
         while True:
             if process.poll() is not None:
                 raise RuntimeError(f"serve exited: {(tmp_path / 'serve.log').read_text()[-3000:]}")
@@ -199,7 +294,7 @@ def send_until_answered(
 ) -> None:
     """Send one message (SSE) and resend it with the same id until ``result`` or
     ``answered`` arrives."""
-    deadline = time.monotonic() + 50
+    deadline = time.monotonic() + ANSWER_WITHIN
     attempt = 0
     while time.monotonic() < deadline:
         if attempt:
@@ -239,9 +334,16 @@ def send_until_answered(
         tally.errors.append(f"{mid}: no answer within the deadline")
 
 
+#: A connection a send: each send goes to whichever worker accepts it (kept-alive connections
+#: stayed with the worker that accepted them first, one worker ran every turn at times).
+NO_KEEPALIVE = httpx.Limits(max_keepalive_connections=0)
+
+
 def run_client(base: str, index: int, cids: list[str], tally: Tally) -> None:
     cid = cids[index % len(cids)]
-    with httpx.Client(base_url=base, timeout=httpx.Timeout(45, connect=5)) as client:
+    with httpx.Client(
+        base_url=base, timeout=httpx.Timeout(60, connect=10), limits=NO_KEEPALIVE
+    ) as client:
         for k in range(MESSAGES_PER_CLIENT):
             mid = f"m-{index}-{k}-{uuid.uuid4().hex[:6]}"
             with tally.lock:
@@ -278,6 +380,14 @@ def check_conversation(client: httpx.Client, cid: str, sent: list[str]) -> list[
     unanswered = [r["id"] for r in users if r["seq"] is None or r["seq"] > last_answer]
     if unanswered:
         problems.append(f"{cid}: no answer after {unanswered}")
+    # each client sends its next message once the last one is answered: its messages are
+    # stored in the order it sent them
+    seqs = {r["id"]: r["seq"] for r in users}
+    for sender in {mid.split("-")[1] for mid in sent}:
+        mine = [seqs.get(mid) for mid in sent if mid.split("-")[1] == sender]
+        placed = [q for q in mine if q is not None]
+        if len(placed) != len(mine) or placed != sorted(placed):
+            problems.append(f"{cid}: client {sender}'s messages out of order {mine}")
     messages = [message_from_dict(r["message"]) for r in rows]
     issues = [i for i in validate_messages(messages) if i.severity == "error"]
     if issues:
@@ -328,14 +438,15 @@ def test_four_workers_survive_a_killed_worker(fresh_db: str, tmp_path: Path) -> 
         ]
         for t in threads:
             t.start()
-        # wait until every worker runs a turn (or as many as the load reached), then kill
-        # one that holds a lease, in the middle of its turn
+        # wait until every worker runs a turn (after 10 s, two are enough; a loaded machine
+        # may take longer to spread the turns), then kill one that holds a lease, in the
+        # middle of its turn
         workers = worker_pids(server.pid)
-        deadline = time.monotonic() + 10
+        waiting = time.monotonic()
         busy: dict[int, int] = {}
-        while time.monotonic() < deadline:
+        while time.monotonic() < waiting + STARTUP_WITHIN:
             busy = {p: n for p, n in busy_pids(fresh_db).items() if p in workers}
-            if len(busy) >= WORKERS:
+            if len(busy) >= WORKERS or (len(busy) >= 2 and time.monotonic() > waiting + 10):
                 break
             time.sleep(0.05)
         assert busy, "no worker was running a turn"
@@ -345,7 +456,7 @@ def test_four_workers_survive_a_killed_worker(fresh_db: str, tmp_path: Path) -> 
         # the leases it held when it died (they expire LEASE_TTL later, unrenewed)
         orphaned = busy_pids(fresh_db).get(victim, 0)
         for t in threads:
-            t.join(timeout=55)
+            t.join(timeout=ANSWER_WITHIN + 10)
         assert not any(t.is_alive() for t in threads), "clients still waiting"
         problems = list(tally.errors) + [f"aborted {m}" for m in tally.aborted]
         for cid in cids:
@@ -365,8 +476,8 @@ def test_four_workers_survive_a_killed_worker(fresh_db: str, tmp_path: Path) -> 
     assert record["rejected"] == [], record["rejected"][:5]
     assert sum(len(v) for v in tally.sent.values()) == CLIENTS * MESSAGES_PER_CLIENT
     assert len(busy) >= 2, f"only {len(busy)} worker(s) were busy at the kill"
-    # each lease the dead worker held is taken over once it expires, and no other: a live
-    # worker renews its leases and a lease given back is free, not taken over
+    # each lease the dead worker held is taken over once it expires; a live worker that
+    # stalled past its lease on a loaded machine may be taken over too (its late writes are
+    # refused, its sends finish the message after), so more is allowed, fewer is not
     assert orphaned > 0, "the killed worker held no lease"
-    assert takeovers == orphaned, f"{takeovers:g} takeovers for {orphaned} orphaned lease(s)"
-    assert took < 60
+    assert takeovers >= orphaned, f"{takeovers:g} takeovers for {orphaned} orphaned lease(s)"

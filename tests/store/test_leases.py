@@ -8,8 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from abridged.errors import NotFoundError, OwnershipError, SettingError
-from abridged.store import Store
+from abridged.core.model import Message, ToolCall, ToolResult
+from abridged.errors import LeaseLostError, NotFoundError, OwnershipError, SettingError
+from abridged.store import NewMessage, Store
 from abridged.store import leases as lease_module
 
 
@@ -62,6 +63,48 @@ async def test_an_expired_lease_is_taken_over_and_its_holder_told(
     assert await store.renew_turn(cid, "dead", ttl=3) is None
     assert await store.release_turn(cid, "dead") is False
     assert (await store.turn_lease(cid)).holder == "next"
+
+
+async def test_a_fenced_write_lands_only_while_its_holder_holds_the_lease(
+    store: Store, clock: Clock
+) -> None:
+    """The fence: a write made under a lease (``holder=``) checks, in its own transaction,
+    that the lease is still the writer's; once another worker took it over, the late write of
+    the one it was taken from (a zombie: alive but stalled past its lease) is refused, typed,
+    and nothing of it is stored."""
+    cid = (await store.create_conversation(owner="t")).id
+    assert await store.acquire_turn(cid, "zombie", ttl=3, owner="t") is not None
+    call = Message("assistant", (ToolCall("c1", "ls"),), id="a1")
+    await store.append(cid, Message.user("go", id="u1"), owner="t", holder="zombie")
+    await store.append(cid, call, owner="t", holder="zombie")
+    clock.ms += 3_001  # expired, not yet taken over: nobody else wrote, the holder still may
+    await store.append(cid, Message.user("note", id="u2"), owner="t", holder="zombie")
+    taken = await store.acquire_turn(cid, "next", ttl=3, owner="t")
+    assert taken is not None and taken.took_over_from == "zombie"
+    before = await store.stored_messages(cid, owner="t")
+    late = Message("tool", (ToolResult("c1", "ls", "late"),), id="t1")
+    with pytest.raises(LeaseLostError) as refused:
+        await store.append(cid, late, owner="t", holder="zombie")
+    assert refused.value.context["conversation_id"] == cid
+    with pytest.raises(LeaseLostError):
+        await store.append_many(cid, [NewMessage(late)], owner="t", holder="zombie")
+    await store.append(cid, Message.user("queued", id="q1"), owner="t", status="queued")
+    with pytest.raises(LeaseLostError):
+        await store.deliver(cid, owner="t", holder="zombie")
+    after = await store.stored_messages(cid, owner="t")
+    assert [m.message.id for m in after] == [m.message.id for m in before] + ["q1"]
+    assert after[-1].seq is None  # not delivered by the refused deliver
+    # the holder writes; the ownership check still comes first
+    await store.append(cid, late, owner="t", holder="next")
+    assert [m.message.id for m in await store.deliver(cid, owner="t", holder="next")] == ["q1"]
+    with pytest.raises(OwnershipError):
+        await store.append(cid, late, owner="other", holder="next")
+    with pytest.raises(NotFoundError):
+        await store.append("nope", late, holder="next")
+    # a released lease fences as well: the turn that held it is over
+    assert await store.release_turn(cid, "next")
+    with pytest.raises(LeaseLostError):
+        await store.append(cid, Message.user("after", id="u3"), owner="t", holder="next")
 
 
 async def test_owner_and_bad_arguments(store: Store, clock: Clock) -> None:

@@ -382,7 +382,7 @@ class Conversation(TurnLoop):
         if self._turn_active:
             self._deferred.extend(records)  # stored after the turn's messages
             return
-        await self.store.append_many(self.id, records, owner=self.owner)
+        await self.store.append_many(self.id, records, owner=self.owner, holder=self.lease_holder)
 
     def as_tool(self, name: str = "delegate", description: str | None = None) -> Tool:
         """This conversation as a tool of another one (a sub-agent with its own budget and the

@@ -128,6 +128,13 @@ class ConversationCore:
         self.model = model
         self.id = conversation_id
         self.owner = owner
+        # the turn lease this copy writes under (set by whoever runs its turns under one, as
+        # the HTTP service does): every message it stores is fenced by it, so that once another
+        # worker took the lease over, a late write of this copy is refused (LeaseLostError)
+        # instead of landing in the middle of the new holder's turn
+        self.lease_holder: str | None = None
+        self._turn_holder: str | None = None  # lease_holder as the running turn began
+        self._lease_lost = False  # a fenced write was refused: the copy is behind the store
         self.system = system
         self.tools = tools
         self._settings = settings

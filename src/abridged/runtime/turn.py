@@ -15,6 +15,11 @@
 
 ``abort`` cancels the model call or the tools in flight: the partial reply is stored, and every
 tool call that did not finish gets an error result, so that pairing holds.
+
+Under a turn lease (``lease_holder``, set by the HTTP service) every message a turn stores is
+fenced by the lease it began with: once another worker took the lease over, the store refuses
+the write (``LeaseLostError``) and the turn ends; the next turn of this copy reads the store
+again first.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from abridged.core.protocols import Completion
 from abridged.core.turns import unanswered_tool_calls
 from abridged.engine.compaction import build_context
 from abridged.engine.events import UsageUpdated
-from abridged.errors import ContextOverflowError, ProviderError, StoreError
+from abridged.errors import ContextOverflowError, LeaseLostError, ProviderError, StoreError
 from abridged.runtime.compacting import Compacting
 from abridged.runtime.events import ToolFinished, ToolStarted, TurnResult
 from abridged.runtime.history import is_command
@@ -70,6 +75,9 @@ class TurnLoop(Compacting):
     async def _run_turn(self, batch: list[Inbound]) -> None:
         self._turn_active = True
         self._abort_requested = False
+        # the lease of this turn, for the whole turn: a later holder set on this copy (another
+        # turn of it waiting for this one) must not let this turn's late writes through
+        self._turn_holder = self.lease_holder
         self._listeners = batch
         self._turn_events = list(self._pending_events)
         self._pending_events = []
@@ -85,8 +93,13 @@ class TurnLoop(Compacting):
                         self.store.append(self.id, item.message, owner=self.owner, status="queued")
                     )
             await asyncio.gather(*(i.stored for i in batch if i.stored is not None))
+            if self._lease_lost:  # another worker went on from where this copy was refused
+                await self._reload()
+                self._lease_lost = False
             await self._close_interrupted_calls()
-            delivered = await self.store.deliver(self.id, owner=self.owner)
+            delivered = await self.store.deliver(
+                self.id, owner=self.owner, holder=self._turn_holder
+            )
             if self._summary_pending:
                 await self._refresh_summary()
             for stored in delivered:
@@ -95,13 +108,16 @@ class TurnLoop(Compacting):
             result = await self._loop(inputs=len(batch))
         except Exception as exc:
             error = exc
+            self._lease_lost = self._lease_lost or isinstance(exc, LeaseLostError)
         finally:
             self._turn_active = False
             self._listeners = []
             deferred, self._deferred = self._deferred, []
             if deferred:
                 try:
-                    await self.store.append_many(self.id, deferred, owner=self.owner)
+                    await self.store.append_many(
+                        self.id, deferred, owner=self.owner, holder=self._turn_holder
+                    )
                 except StoreError as exc:
                     self._notice(f"Commands could not be stored: {exc}")
         for item in batch:
@@ -112,15 +128,16 @@ class TurnLoop(Compacting):
                 item.future.set_exception(error)
             else:
                 item.future.set_result(result)
-        if not self._closed:
+        if not self._closed and not self._lease_lost:  # no plan made on a copy behind the store
             try:
                 self._maybe_compact()
             except Exception as exc:  # planning failed: reported, the conversation goes on
                 self._notice(f"Compaction check failed: {type(exc).__name__}: {exc}")
 
     async def _close_interrupted_calls(self) -> None:
-        """Give every tool call left without a result (a process died in the middle of a turn)
-        an error result, stored, before anything follows it: the history stays paired."""
+        """Give every tool call left without a result (a process died in the middle of a turn,
+        or stalled past its turn lease and was taken over: its late writes are refused) an
+        error result, stored, before anything follows it: the history stays paired."""
         calls = unanswered_tool_calls(self._history)
         if not calls:
             return
@@ -178,6 +195,7 @@ class TurnLoop(Compacting):
                     total_ms=timing.get("total_ms"),
                 ),
                 owner=self.owner,
+                holder=self._turn_holder,
             )
             self._append(message, stored.seq)
             produced.append(message)
@@ -233,7 +251,9 @@ class TurnLoop(Compacting):
         message: Message | None = None
         if text.strip():
             message = Message.assistant(text, id=new_id(), meta={"aborted": True})
-            stored = await self.store.append(self.id, message, owner=self.owner)
+            stored = await self.store.append(
+                self.id, message, owner=self.owner, holder=self._turn_holder
+            )
             self._append(message, stored.seq)
             produced.append(message)
         self._notice("Aborted" + (": the partial reply was stored" if message else ""))
@@ -245,7 +265,9 @@ class TurnLoop(Compacting):
         if not results:
             return
         messages = [Message("tool", (r,), id=new_id()) for r in results]
-        stored = await self.store.append_many(self.id, messages, owner=self.owner)
+        stored = await self.store.append_many(
+            self.id, messages, owner=self.owner, holder=self._turn_holder
+        )
         for message, row in zip(messages, stored, strict=True):
             sent = self._prepare_message(message)
             if sent is not message:

@@ -7,8 +7,11 @@ does). The holder reads what changed in the store since it last
 ran this conversation, answers every queued message in one turn (``Conversation.
 stream_pending``), renews the lease while the turn runs and gives it back at the end. A worker
 that dies mid-turn stops renewing: its lease expires and the next sender takes it over; the
-interrupted turn's tool calls get error results, and a send retried with the same message id
-finishes that turn instead of storing the message twice.
+interrupted turn's tool calls get error results (stored before anything of the new turn), and a
+send retried with the same message id finishes that turn instead of storing the message twice.
+A worker that only stalled past its lease (a zombie) cannot write into the new holder's turn:
+every message a turn stores is fenced by its lease (``LeaseLostError``, nothing stored), and
+its send takes the lease again to finish the message as a resend would.
 
 The turn runs in its own task, apart from the HTTP response: a client that goes away does not
 stop it (``abort`` does), and the lease is held until it ends.
@@ -35,6 +38,7 @@ from abridged.core.windows import ModelLimits
 from abridged.engine.triggers import CompactionSettings
 from abridged.errors import (
     AbridgedError,
+    LeaseLostError,
     NotFoundError,
     OwnershipError,
     ProviderError,
@@ -55,6 +59,10 @@ from abridged.store.leases import TurnLease
 __all__ = ["ConversationPool", "TurnBusyError", "TurnHandle", "TurnRunner", "api_settings"]
 
 T = TypeVar("T")
+#: How many times a send whose turn lost its lease (its worker stalled past it and another one
+#: took the conversation over) takes the lease again to finish its message before it reports
+#: ``LeaseLostError``: more would mean this worker cannot keep a lease at all.
+RETAKES = 3
 log = logging.getLogger("abridged.server.turns")
 
 #: The API's conversation settings and their defaults (``api_settings`` validates them).
@@ -402,7 +410,7 @@ class TurnRunner:
 
         def lost() -> None:
             log.warning(
-                "turn lease lost: another worker took it over; the turn is aborted",
+                "turn lease lost: another worker took it over; the turn stops",
                 extra={"event": "lease_lost", "conversation_id": conversation_id},
             )
             convo = self.pool.get(conversation_id)
@@ -434,7 +442,11 @@ class TurnRunner:
                 conversation_id, owner=tenant
             )
             convo = await self.pool.checkout(tenant, info)
-            result = await action(convo)
+            convo.lease_holder = holder
+            try:
+                result = await action(convo)
+            finally:
+                convo.lease_holder = None
             done = True
             return result
         finally:
@@ -523,62 +535,46 @@ class TurnRunner:
         stored: StoredMessage,
     ) -> None:
         started = time.monotonic()
-        renew: LeaseRenewal | None = None
         outcome = "error"
-        synced = False
-        # the lease taken just now, after the message was stored: the conversation and the
-        # message were read with it (one transaction less each)
-        fresh = lease is None
         try:
-            if lease is None:
-                lease = await self._take_lease(
-                    tenant,
-                    conversation_id,
-                    holder,
-                    queue=True,
-                    on_wait=lambda: handle.put("queued", {"message_id": stored.message.id}),
-                    message_id=stored.message.id,
+            outcome = await self._attempt(
+                handle,
+                tenant=tenant,
+                conversation_id=conversation_id,
+                holder=holder,
+                lease=lease,
+                stored=stored,
+                first=True,
+            )
+            for _ in range(RETAKES):
+                if outcome != "lost":
+                    break
+                # this worker stalled past its lease and another one took the conversation
+                # over: what this turn wrote after that was refused (the store's fence). Take
+                # the lease again and finish the message from the history the other worker
+                # left, as a resend of it would: its answer, or the rest of its turn.
+                log.warning(
+                    "turn lease lost to another worker; finishing the message after it",
+                    extra={"event": "lease_retake", "conversation_id": conversation_id},
                 )
-            self._note_takeover(lease)
-            renew = self._renew(conversation_id, holder)
-            self._running[conversation_id] = holder
-            self.metrics.active_turns.inc()
-            # read with the lease just taken (one transaction less); else read now
-            info = (lease.conversation if fresh else None) or await self.store.open_conversation(
-                conversation_id, owner=tenant
-            )
-            convo = await self.pool.checkout(tenant, info)
-            handle.put(
-                "started",
-                {
-                    "message_id": stored.message.id,
-                    "took_over": lease.took_over_from is not None,
-                },
-            )
-            current = (
-                lease.message
-                if fresh
-                else await self.store.find_message(conversation_id, stored.message.id, owner=tenant)
-            )
-            if current is not None and current.seq is not None:
-                answered, reply = convo.reply_to(current.seq)
-                if answered:
-                    handle.put(
-                        "answered",
-                        {
-                            "message_id": stored.message.id,
-                            "text": reply.text if reply is not None else "",
-                            "reply_id": reply.id if reply is not None else None,
-                        },
-                    )
-                    handle.put("meter", meter_payload(context_overview(convo)))
-                    outcome = "answered"
-                    return
-            outcome = await self._stream_turn(handle, convo)
-            synced = True
+                outcome = await self._attempt(
+                    handle,
+                    tenant=tenant,
+                    conversation_id=conversation_id,
+                    holder=new_holder(self.worker),
+                    lease=None,
+                    stored=stored,
+                )
+            if outcome == "lost":
+                raise LeaseLostError(
+                    f"the turn lease was taken over {RETAKES + 1} times; send again",
+                    conversation_id=conversation_id,
+                )
         except TurnBusyError as exc:
             outcome = "timeout"
             handle.put("error", _error_payload(exc, 409))
+        except LeaseLostError as exc:
+            handle.put("error", _error_payload(exc, 503))
         except AbridgedError as exc:
             handle.put("error", _error_payload(exc, 500))
         except Exception as exc:  # reported to the client, never a silent stop
@@ -586,13 +582,6 @@ class TurnRunner:
                 "error", {"status": 500, "type": type(exc).__name__, "detail": str(exc)[:500]}
             )
         finally:
-            if renew is not None:
-                renew.stop()
-                self.metrics.active_turns.dec()
-            if self._running.get(conversation_id) == holder:
-                del self._running[conversation_id]
-            if lease is not None:
-                await self._give_back(conversation_id, holder, synced=synced)
             elapsed = time.monotonic() - started
             self.metrics.turns.labels(outcome=outcome).inc()
             self.metrics.turn_seconds.observe(elapsed)
@@ -612,9 +601,104 @@ class TurnRunner:
             handle.put("done", {})
             handle.end()
 
-    async def _stream_turn(self, handle: TurnHandle, convo: Conversation) -> str:
+    async def _attempt(
+        self,
+        handle: TurnHandle,
+        *,
+        tenant: str,
+        conversation_id: str,
+        holder: str,
+        lease: TurnLease | None,
+        stored: StoredMessage,
+        first: bool = False,
+    ) -> str:
+        """One hold of the lease for the turn of ``stored`` (the lease taken here unless given):
+        the turn's outcome, ``"answered"`` when its message already has its reply, ``"lost"``
+        when the lease was taken over before the turn's writes were done (they were refused:
+        nothing of this attempt is stored after the takeover). ``first``: the events said once
+        a send (``queued``, ``started``) go out."""
+        renew: LeaseRenewal | None = None
+        convo: Conversation | None = None
+        synced = False
+        # the lease taken just now, after the message was stored: the conversation and the
+        # message were read with it (one transaction less each)
+        fresh = lease is None
+        try:
+            if lease is None:
+                lease = await self._take_lease(
+                    tenant,
+                    conversation_id,
+                    holder,
+                    queue=True,
+                    on_wait=(
+                        (lambda: handle.put("queued", {"message_id": stored.message.id}))
+                        if first
+                        else (lambda: None)
+                    ),
+                    message_id=stored.message.id,
+                )
+            self._note_takeover(lease)
+            renew = self._renew(conversation_id, holder)
+            self._running[conversation_id] = holder
+            self.metrics.active_turns.inc()
+            # read with the lease just taken (one transaction less); else read now
+            info = (lease.conversation if fresh else None) or await self.store.open_conversation(
+                conversation_id, owner=tenant
+            )
+            convo = await self.pool.checkout(tenant, info)
+            convo.lease_holder = holder  # the turn's writes are fenced by this lease
+            if first:
+                handle.put(
+                    "started",
+                    {
+                        "message_id": stored.message.id,
+                        "took_over": lease.took_over_from is not None,
+                    },
+                )
+            current = (
+                lease.message
+                if fresh
+                else await self.store.find_message(conversation_id, stored.message.id, owner=tenant)
+            )
+            if current is not None and current.seq is not None:
+                answered, reply = convo.reply_to(current.seq)
+                if answered:
+                    handle.put(
+                        "answered",
+                        {
+                            "message_id": stored.message.id,
+                            "text": reply.text if reply is not None else "",
+                            "reply_id": reply.id if reply is not None else None,
+                        },
+                    )
+                    handle.put("meter", meter_payload(context_overview(convo)))
+                    return "answered"
+            outcome = await self._stream_turn(handle, convo, renew.lost)
+            synced = outcome != "lost"
+            return outcome
+        except LeaseLostError:
+            return "lost"
+        finally:
+            if convo is not None and convo.lease_holder == holder:
+                convo.lease_holder = None
+            if renew is not None:
+                renew.stop()
+                self.metrics.active_turns.dec()
+            if self._running.get(conversation_id) == holder:
+                del self._running[conversation_id]
+            if lease is not None:
+                await self._give_back(conversation_id, holder, synced=synced)
+
+    async def _stream_turn(
+        self, handle: TurnHandle, convo: Conversation, lost: asyncio.Event
+    ) -> str:
+        """Run the queued messages' turn, its events to ``handle``; its outcome (``"lost"``:
+        aborted because the lease was lost, ``lost`` set by the renewal: not a result)."""
         outcome = "ok"
         async for item in convo.stream_pending():
+            if isinstance(item, TurnResult) and item.aborted and lost.is_set():
+                outcome = "lost"  # the turn goes on elsewhere; this send finishes it after
+                continue
             event = stream_event(item)
             if event is not None:
                 handle.put(*event)

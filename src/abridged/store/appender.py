@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Connection
 
+from abridged.errors import LeaseLostError
 from abridged.store import codec, fast, queries
 from abridged.store.records import NewMessage
 from abridged.store.schema import conversations, messages
@@ -29,17 +30,44 @@ _RESERVE = (
     )
 )
 
+# The fence of a write made under the turn lease: the reservation itself (the statement that
+# takes the row lock) matches only while the writer holds the lease, so a takeover committed
+# before it refuses it and one after it sees its rows.
+_RESERVE_FENCED = _RESERVE.where(conversations.c.lease_holder == bindparam("holder"))
+
 
 def reserve(
-    conn: Connection, conversation_id: str, owner: str | None, count: int
+    conn: Connection,
+    conversation_id: str,
+    owner: str | None,
+    count: int,
+    *,
+    holder: str | None = None,
 ) -> Mapping[Any, Any]:
     """Reserve ``count`` sequence numbers and read the current session; ``NotFoundError`` or
     ``OwnershipError`` (the caller's transaction rolls back). On PostgreSQL it takes the
     conversation's row lock, so the session read is the one a concurrent compaction commits
-    against, before or after it, never during."""
+    against, before or after it, never during.
+
+    With ``holder``, only while ``holder`` holds the conversation's turn lease (an expired
+    lease nobody took over still counts: nobody else wrote): ``LeaseLostError`` otherwise."""
     codec.check_id(conversation_id, "conversation_id")
-    values = {"conversation_id": conversation_id, "count": count, "now": codec.now()}
-    head = fast.execute(conn, _RESERVE, values).first()
+    values: dict[str, Any] = {
+        "conversation_id": conversation_id,
+        "count": count,
+        "now": codec.now(),
+    }
+    if holder is None:
+        head = fast.execute(conn, _RESERVE, values).first()
+        return queries.checked_conversation(head, conversation_id, owner)
+    values["holder"] = holder
+    head = fast.execute(conn, _RESERVE_FENCED, values).first()
+    if head is None:  # no such conversation, another owner's, or the lease is not ours
+        queries.read_conversation_sync(conn, conversation_id, owner)
+        raise LeaseLostError(
+            "the turn lease was taken over: this write came too late and was not stored",
+            conversation_id=conversation_id,
+        )
     return queries.checked_conversation(head, conversation_id, owner)
 
 
@@ -127,17 +155,23 @@ def stored_already(conn: Connection, conversation_id: str, rows: Rows) -> dict[s
 
 
 def append_rows(
-    conn: Connection, conversation_id: str, owner: str | None, rows: Rows
+    conn: Connection,
+    conversation_id: str,
+    owner: str | None,
+    rows: Rows,
+    *,
+    holder: str | None = None,
 ) -> list[int | dict[str, Any]]:
-    """Reserve, place and insert ``rows`` in the caller's transaction (their keys distinct);
-    for each row its new pk, or the row already stored under its idempotency key.
+    """Reserve, place and insert ``rows`` in the caller's transaction (their keys distinct;
+    only while ``holder`` holds the turn lease, when given); for each row its new pk, or the
+    row already stored under its idempotency key.
 
     The look-up runs after ``reserve``, which holds the conversation's row lock on PostgreSQL
     (SQLite's write lock is taken at BEGIN): an append of the same key elsewhere has committed
     before it or waits until this one commits, so it is never stored twice and every caller gets
     the same row; the unique index ``uq_messages_conversation_key`` guarantees it regardless."""
     delivered = _delivered(rows)
-    head = reserve(conn, conversation_id, owner, delivered)
+    head = reserve(conn, conversation_id, owner, delivered, holder=holder)
     found = stored_already(conn, conversation_id, rows)
     fresh = [row for row in rows if row["idempotency_key"] not in found]
     if found:

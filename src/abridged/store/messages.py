@@ -53,19 +53,23 @@ class MessageOps(ConversationOps):
         ttft_ms: float | None = None,
         total_ms: float | None = None,
         status: DeliveryStatus = "delivered",
+        holder: str | None = None,
     ) -> StoredMessage:
         """Append one message to the current session, in its own transaction.
 
         ``status="queued"`` stores a message that arrived while a reply is in progress: it gets
         its sequence number when ``deliver`` is called. ``NotFoundError`` / ``OwnershipError``
-        leave everything unchanged.
+        leave everything unchanged. ``holder``: the write of a turn run under the turn lease,
+        stored only while that holder still holds it (``LeaseLostError`` otherwise, nothing
+        stored): a worker that stalled past its lease cannot write into the turn of the one
+        that took it over.
         """
         entry = (
             message
             if isinstance(message, NewMessage)
             else NewMessage(message, model=model, ttft_ms=ttft_ms, total_ms=total_ms, status=status)
         )
-        stored = await self.append_many(conversation_id, [entry], owner=owner)
+        stored = await self.append_many(conversation_id, [entry], owner=owner, holder=holder)
         return stored[0]
 
     async def append_many(
@@ -74,13 +78,15 @@ class MessageOps(ConversationOps):
         items: Iterable[Message | NewMessage],
         *,
         owner: str | None = None,
+        holder: str | None = None,
     ) -> list[StoredMessage]:
         """Append messages in order, in one transaction (all or none).
 
         Idempotent: a message whose id was chosen (not ``Message``'s default, derived from the
         content) and is stored in the conversation already is not stored again; its stored
         row is returned in its place, as it is to every caller sending that id at once (a
-        client's retry). A repeated id within ``items`` is the first one's row."""
+        client's retry). A repeated id within ``items`` is the first one's row. ``holder`` as
+        in ``append``."""
         entries = [_entry(i) for i in items]
         if not entries:
             return []
@@ -93,7 +99,7 @@ class MessageOps(ConversationOps):
         ]
         distinct = [row for i, row in enumerate(rows) if same[i] == i]
         pks = await self._run_sync(
-            lambda conn: append_rows(conn, conversation_id, owner, distinct),
+            lambda conn: append_rows(conn, conversation_id, owner, distinct, holder=holder),
             mode="write",
             operation="append_many",
         )
@@ -125,12 +131,15 @@ class MessageOps(ConversationOps):
         return out
 
     async def deliver(
-        self, conversation_id: str, *, owner: str | None = None
+        self, conversation_id: str, *, owner: str | None = None, holder: str | None = None
     ) -> list[StoredMessage]:
         """Give the queued messages their sequence numbers (in arrival order) in the current
-        session: they join the context after everything stored so far."""
+        session: they join the context after everything stored so far (``holder`` as in
+        ``append``)."""
         rows = await self._run_sync(
-            lambda conn: _deliver(conn, conversation_id, owner), mode="write", operation="deliver"
+            lambda conn: _deliver(conn, conversation_id, owner, holder),
+            mode="write",
+            operation="deliver",
         )
         return [codec.stored_message(r) for r in rows]
 
@@ -322,9 +331,11 @@ _PLACE = (
 )
 
 
-def _deliver(conn: Connection, conversation_id: str, owner: str | None) -> list[Any]:
+def _deliver(
+    conn: Connection, conversation_id: str, owner: str | None, holder: str | None
+) -> list[Any]:
     """``deliver``'s transaction: the rows of the messages it delivered, in order."""
-    reserve(conn, conversation_id, owner, 0)  # lock first: one deliverer at a time
+    reserve(conn, conversation_id, owner, 0, holder=holder)  # lock first: one at a time
     key = {"conversation_id": conversation_id}
     pks = [int(row["pk"]) for row in fast.execute(conn, _QUEUED, key).rows]
     if not pks:
