@@ -123,7 +123,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "deliver-without-lock",
         "store/messages.py",
-        "    reserve(conn, conversation_id, owner, 0)  # lock first: one deliverer at a time",
+        "    reserve(conn, conversation_id, owner, 0, holder=holder)  # lock first: one at a time",
         "    queries.read_conversation_sync(conn, conversation_id, owner)",
         STORE_TESTS,
         "deliver reads the queued messages before taking the conversation's row lock",
@@ -132,14 +132,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "append-many-split",
         "store/messages.py",
         "        pks = await self._run_sync(\n"
-        "            lambda conn: append_rows(conn, conversation_id, owner, distinct),\n"
+        "            lambda conn: append_rows(conn, conversation_id, owner, distinct, holder=holder),\n"
         '            mode="write",\n'
         '            operation="append_many",\n'
         "        )",
         "        pks = []\n"
         "        for one in distinct:\n"
         "            pks += await self._run_sync(\n"
-        "                lambda conn, one=one: append_rows(conn, conversation_id, owner, [one]),\n"
+        "                lambda conn, one=one: append_rows(\n"
+        "                    conn, conversation_id, owner, [one], holder=holder\n"
+        "                ),\n"
         '                mode="write",\n'
         '                operation="append_many",\n'
         "            )",
@@ -346,7 +348,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- transcripts and prompts: escaping, redaction -----------------------------------------
     Mutant(
         "fold-skipped",
-        "engine/summarize/transcript.py",
+        "engine/summarize/folding.py",
         "    if escaped.isascii() or not TAG_PATTERN.search(fold(escaped)):",
         "    if True:",
         TRANSCRIPT_TESTS,
@@ -354,7 +356,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "format-chars-kept",
-        "engine/summarize/transcript.py",
+        "engine/summarize/folding.py",
         '            if c not in _INVISIBLE and unicodedata.category(c) != "Cf"',
         "            if c not in _INVISIBLE",
         TRANSCRIPT_TESTS,
@@ -404,8 +406,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "rate-limit-status",
         "providers/overflow.py",
-        "    if status == 429:\n        return None\n    text, codes",
-        "    if False:\n        return None\n    text, codes",
+        "    if status == 429 or (status is not None and status < 400):",
+        "    if status is not None and status < 400:",
         OVERFLOW_TESTS,
         "a 429 that mentions the context length is taken for an overflow",
     ),

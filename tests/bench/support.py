@@ -21,9 +21,14 @@ BENCH = ROOT / "bench"
 
 def load_bench(name: str) -> ModuleType:
     """``bench/NAME.py`` as the module ``bench_NAME`` (the bench directory on ``sys.path``: the
-    scripts import their neighbours, such as ``results`` and ``policy_kit``)."""
+    scripts import their neighbours, such as ``results`` and ``policy_kit``). Loaded once per
+    process: a second copy would make the first one's functions unpicklable for a process pool
+    (pickle finds functions by module name), and test files share a process under xdist."""
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))
+    loaded = sys.modules.get(f"bench_{name}")
+    if loaded is not None:
+        return loaded
     spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
