@@ -132,7 +132,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "append-many-split",
         "store/messages.py",
         "        pks = await self._run_sync(\n"
-        "            lambda conn: append_rows(conn, conversation_id, owner, distinct, holder=holder),\n"
+        "            lambda conn: append_rows("
+        "conn, conversation_id, owner, distinct, holder=holder),\n"
         '            mode="write",\n'
         '            operation="append_many",\n'
         "        )",
