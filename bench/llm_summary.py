@@ -346,6 +346,24 @@ def summarize_figures(
     }
 
 
+async def replay_all(
+    transcripts: list[Any], canaries: Any, model: Any, args: argparse.Namespace
+) -> list[Compaction]:
+    """Every session replayed with ``model`` as the summarizer; their compactions."""
+    compactions: list[Compaction] = []
+    for transcript in transcripts:
+        compactions += await replay_session(
+            transcript,
+            canaries,
+            model,
+            window=args.window,
+            n_ctx=args.n_ctx,
+            temperature=args.temperature,
+            compactions=args.compactions,
+        )
+    return compactions
+
+
 async def run_facts_free(args: argparse.Namespace) -> dict[str, Any]:
     """The ledger alone under an accepted model summary: the local test provider answers every
     summary request with the section headings and nothing under them."""
@@ -355,20 +373,10 @@ async def run_facts_free(args: argparse.Namespace) -> dict[str, Any]:
     canaries, source = canaries_for(args.seed, args.canaries)
     transcripts = load_transcripts(args.data)[: args.limit]
     reply = "\n\n".join(f"## {s.title}\nNothing recorded." for s in SECTIONS)
-    compactions: list[Compaction] = []
     with ProviderServer(context_window=args.n_ctx, replies=lambda _r: reply) as server:
         inner = chat_model_from_string(f"{server.base_url}/v1#facts-free", api_key="none")
         model = Recording(inner, 0)  # the test provider reports usage: no tokenizer needed
-        for transcript in transcripts:
-            compactions += await replay_session(
-                transcript,
-                canaries,
-                model,
-                window=args.window,
-                n_ctx=args.n_ctx,
-                temperature=args.temperature,
-                compactions=args.compactions,
-            )
+        compactions = await replay_all(transcripts, canaries, model, args)
     return {
         "model": "facts-free (the local test provider: headings, nothing under them)",
         "n_ctx": args.n_ctx,
@@ -395,17 +403,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             f"http://127.0.0.1:{port}/v1#{MODEL_NAME}", api_key="none", timeout=args.timeout
         )
         model = Recording(inner, port)
-        compactions: list[Compaction] = []
-        for transcript in transcripts:
-            compactions += await replay_session(
-                transcript,
-                canaries,
-                model,
-                window=args.window,
-                n_ctx=args.n_ctx,
-                temperature=args.temperature,
-                compactions=args.compactions,
-            )
+        compactions = await replay_all(transcripts, canaries, model, args)
     finally:
         server.terminate()
         server.wait(timeout=30)

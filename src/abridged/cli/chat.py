@@ -382,6 +382,7 @@ async def chat_main(
         warnings = _NoticeHandler(chat)
         library_log = logging.getLogger("abridged")
         library_log.addHandler(warnings)
+        propagated = library_log.propagate
         library_log.propagate = False  # no raw log line in the middle of the conversation
         reader = chat.reader = _Reader(loop)
         try:
@@ -399,7 +400,7 @@ async def chat_main(
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             library_log.removeHandler(warnings)
-            library_log.propagate = True
+            library_log.propagate = propagated
         await convo.close()
         console.print(f"[dim]conversation {convo.id} saved · abridged chat --resume {convo.id}[/]")
     finally:

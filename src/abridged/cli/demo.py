@@ -66,11 +66,8 @@ def run_demo(*, port: int, window: str, max_output: str, latency: float) -> int:
         from abridged.testing.demo_agent import demo_reply  # noqa: PLC0415
         from abridged.testing.provider_server import ProviderServer  # noqa: PLC0415
     except ImportError as exc:  # the testing extra counts with the o200k tokenizer
-        stdout().print(
-            f"[red]error:[/] the demo needs the testing extra ({escape(str(exc))}): "
-            "pip install 'abridged[testing]'"
-        )
-        return BAD_USAGE
+        message = f"the demo needs the testing extra ({exc}): pip install 'abridged[testing]'"
+        return fail(CliError(message, BAD_USAGE))
     server = ProviderServer(
         context_window=context_window,
         max_output=output,
@@ -82,8 +79,7 @@ def run_demo(*, port: int, window: str, max_output: str, latency: float) -> int:
     try:
         server.start()
     except OSError as exc:
-        stdout().print(f"[red]error:[/] cannot listen on 127.0.0.1:{port}: {escape(str(exc))}")
-        return BAD_INPUT
+        return fail(CliError(f"cannot listen on 127.0.0.1:{port}: {exc}", BAD_INPUT))
     try:
         _print_banner(demo_commands(port), context_window, output)
         _wait_for_interrupt()

@@ -767,14 +767,7 @@ def error_from_exception(
         )
     refused = connection_failure(error)
     if refused is not None:  # before the timeout: an SDK may call a refused connection one
-        cause = _clip(scrub(refused, secrets))
-        return ProviderConnectionError(
-            f"could not connect to {where}",
-            cause=cause,
-            provider=provider,
-            model=model,
-            retryable=True,
-        )
+        return _connection_error(where, _clip(scrub(refused, secrets)), provider, model)
     if _is_timeout(error):
         after = f" after {timeout:g} s" if timeout is not None else ""
         return ProviderError(
@@ -787,15 +780,17 @@ def error_from_exception(
     if any(c.__name__ in ("APIConnectionError", "ConnectError") for c in type(error).__mro__):
         # an SDK that did not chain the system's error (LiteLLM): its own words
         cause = _clip(scrub(f"{type(error).__name__}: {error}", secrets))
-        return ProviderConnectionError(
-            f"could not connect to {where}",
-            cause=cause,
-            provider=provider,
-            model=model,
-            retryable=True,
-        )
+        return _connection_error(where, cause, provider, model)
     return ProviderError(
         f"{where} failed: {type(error).__name__}: " + _clip(scrub(str(error), secrets)),
         provider=provider,
         model=model,
+    )
+
+
+def _connection_error(
+    where: str, cause: str, provider: str, model: str | None
+) -> ProviderConnectionError:
+    return ProviderConnectionError(
+        f"could not connect to {where}", cause=cause, provider=provider, model=model, retryable=True
     )

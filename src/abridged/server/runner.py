@@ -172,7 +172,7 @@ class ConversationPool:
         if entry is not None and (
             entry.tenant != tenant or entry.model != info.model or entry.settings != settings
         ):
-            self._call_logs[info.id] = entry.convo.call_log
+            self._keep_calls(info.id, entry.convo)
             await self._close(info.id)
             entry = None
         if entry is None:
@@ -203,7 +203,7 @@ class ConversationPool:
             self._call_logs.pop(conversation_id, None)
         if entry is not None:
             if not deleted:
-                self._call_logs[conversation_id] = entry.convo.call_log
+                self._keep_calls(conversation_id, entry.convo)
             task = asyncio.ensure_future(entry.convo.close())
             task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
 
@@ -236,6 +236,13 @@ class ConversationPool:
         if entry is not None:
             with contextlib.suppress(Exception):
                 await entry.convo.close()
+
+    def _keep_calls(self, conversation_id: str, convo: Conversation) -> None:
+        """Keep a reopened conversation's call log, for at most ``max_open`` conversations (one
+        renamed and never used again must not hold its calls for the life of the worker)."""
+        self._call_logs[conversation_id] = convo.call_log
+        while len(self._call_logs) > self.config.max_open:
+            del self._call_logs[next(iter(self._call_logs))]
 
     async def _evict(self) -> None:
         excess = len(self._open) - self.config.max_open

@@ -232,13 +232,12 @@ class CallOut(BaseModel):
     """One model call (the call inspector): the provider's figures (``input_tokens`` is the
     whole context it read, ``cached_tokens`` the part from its cache; ``None`` when it reported
     nothing) and abridged's estimate by part of the layout (``by_section``: system, pinned,
-    summary, pruned, kept); ``tools_and_overhead`` is the rest of the estimate (tool definitions,
-    message framing)."""
+    summary, pruned, kept) and ``tools``, the conversation's tool definitions sent with it."""
 
     index: int
     epoch: int
     estimate: int
-    tools_and_overhead: int
+    tools: int
     input_tokens: int | None
     cached_tokens: int | None
     output_tokens: int | None

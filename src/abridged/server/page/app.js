@@ -607,7 +607,7 @@ async function loadCalls() {
   const table = $("calls");
   table.replaceChildren();
   const head = el("tr");
-  for (const h of ["call", "sent (provider)", "cached", "out"].concat(PARTS, ["tools, framing"])) head.append(el("th", null, h));
+  for (const h of ["call", "sent (provider)", "cached", "out"].concat(PARTS, ["tool definitions"])) head.append(el("th", null, h));
   table.append(head);
   if (!data.length) {
     $("call-detail").replaceChildren(el("p", "hint", "No model call yet on this worker."));
@@ -620,7 +620,7 @@ async function loadCalls() {
       el("td", null, k(c.input_tokens) + " (est. " + k(c.estimate) + ")"),
       el("td", null, k(c.cached_tokens)), el("td", null, k(c.output_tokens)));
     for (const part of PARTS) row.append(el("td", null, k(c.by_section[part])));
-    row.append(el("td", null, k(c.tools_and_overhead)));
+    row.append(el("td", null, k(c.tools)));
     row.addEventListener("click", () => {
       for (const r of table.querySelectorAll("tr.call")) r.classList.toggle("open", r === row);
       showCall(c.index).catch(alertError);

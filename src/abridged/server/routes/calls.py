@@ -39,13 +39,13 @@ def _inspect(convo: Conversation, index: int) -> CallInspection:
     )
 
 
-def _call_out(call: CallInspection) -> CallOut:
+def _call_out(call: CallInspection, tools: int) -> CallOut:
     usage = call.usage
     return CallOut(
         index=call.index,
         epoch=call.epoch,
         estimate=call.estimate,
-        tools_and_overhead=max(call.estimate - sum(call.by_section.values()), 0),
+        tools=tools,
         input_tokens=usage.context_tokens if usage is not None else None,
         cached_tokens=usage.cache_read if usage is not None else None,
         output_tokens=usage.output if usage is not None else None,
@@ -68,7 +68,8 @@ async def list_calls(
     worker's memory: a restart starts the list again, and each worker lists its own calls."""
     convo = await _conversation(svc, tenant, conversation_id)
     first = max(len(convo.call_log) - limit, 0)
-    return [_call_out(_inspect(convo, i)) for i in range(first, len(convo.call_log))]
+    tools = convo.budget().tools_tokens
+    return [_call_out(_inspect(convo, i), tools) for i in range(first, len(convo.call_log))]
 
 
 @router.get("/{conversation_id}/calls/{index}", response_model=CallDetail)
@@ -80,7 +81,7 @@ async def get_call(conversation_id: str, index: int, tenant: Tenant, svc: Svc) -
         raise HTTPException(404, f"no call {index} (this worker knows {len(convo.call_log)})")
     call = _inspect(convo, index)
     return CallDetail(
-        **_call_out(call).model_dump(),
+        **_call_out(call, convo.budget().tools_tokens).model_dump(),
         sent=[
             SentMessageOut(
                 section=m.section,
