@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from tests.databases import Postgres, postgres_server
 from tests.needs import required, shared_file
@@ -19,9 +20,14 @@ from tests.needs import required, shared_file
 # every time. Past those, a new random seed every run, so CI keeps looking (derandomize would
 # try the same inputs forever and find nothing new); a failure prints its falsifying example
 # and the blob that replays it exactly (@reproduce_failure), to be kept as one more @example.
-# The CI machine is small and shared: no per-example deadline there.
+# The CI machine is small and shared: no per-example deadline there. The database is named
+# because hypothesis, seeing a CI machine's own CI variable, defaults it to None; named, what a
+# CI run finds is saved and replayed first by the next run on that machine.
 settings.register_profile(
     "ci",
+    database=DirectoryBasedExampleDatabase(
+        Path(__file__).parent.parent / ".hypothesis" / "examples"
+    ),
     deadline=None,
     max_examples=100,
     print_blob=True,
