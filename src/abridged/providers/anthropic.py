@@ -420,6 +420,8 @@ class AnthropicChatModel(StreamingModel):
 
     ``max_output_tokens`` is the default ``max_tokens`` when a call gives none
     (:data:`DEFAULT_MAX_TOKENS`). ``client`` replaces the SDK client (tests, custom transports).
+    ``max_retries`` (default 0) goes to the SDK: abridged's runtime does the retrying
+    (``ConversationSettings.max_retries``); set it only for a model used outside the runtime.
     ``http_client``: ``"aiohttp"`` for the SDK's aiohttp-backed client (see
     ``sdk_http_client``; close it with ``aclose``), or an HTTP client for the SDK; default, the
     SDK's own. Extra keyword arguments are default options of every call.
@@ -437,7 +439,7 @@ class AnthropicChatModel(StreamingModel):
         max_output_tokens: int = DEFAULT_MAX_TOKENS,
         client: Any = None,
         timeout: float = 600.0,
-        max_retries: int = 2,
+        max_retries: int = 0,
         default_headers: Mapping[str, str] | None = None,
         http_client: Any = None,
         **defaults: Any,

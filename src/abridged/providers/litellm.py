@@ -42,7 +42,8 @@ class LiteLLMChatModel(StreamingModel):
     """A ``ChatModel`` through ``litellm.acompletion`` (see the module docstring).
 
     Extra keyword arguments are default options of every call (``temperature``,
-    ``drop_params``...).
+    ``drop_params``...). ``max_retries`` (default 0) is LiteLLM's ``num_retries``: abridged's
+    runtime does the retrying (``ConversationSettings.max_retries``).
     """
 
     def __init__(
@@ -52,7 +53,7 @@ class LiteLLMChatModel(StreamingModel):
         api_key: str | None = None,
         base_url: str | None = None,
         timeout: float = 600.0,
-        max_retries: int = 2,
+        max_retries: int = 0,
         **defaults: Any,
     ) -> None:
         if not model or not isinstance(model, str):

@@ -270,9 +270,11 @@ class OpenAIChatModel(StreamingModel):
 
     ``name`` is ``model``. ``client`` replaces the SDK client built from the other arguments (for
     tests or custom transports). ``timeout`` (seconds, default 600) and ``max_retries`` (default
-    2) go to the SDK. ``http_client``: ``"aiohttp"`` for the SDK's aiohttp-backed client (see
-    ``sdk_http_client``; close it with ``aclose``), or an HTTP client for the SDK; default, the
-    SDK's own. Extra keyword arguments are default options of every call.
+    0: abridged's runtime does the retrying, ``ConversationSettings.max_retries``; set it only
+    for a model used outside the runtime) go to the SDK. ``http_client``: ``"aiohttp"`` for the
+    SDK's aiohttp-backed client (see ``sdk_http_client``; close it with ``aclose``), or an HTTP
+    client for the SDK; default, the SDK's own. Extra keyword arguments are default options of
+    every call.
     """
 
     def __init__(
@@ -284,7 +286,7 @@ class OpenAIChatModel(StreamingModel):
         api: Literal["chat", "responses"] = "chat",
         client: Any = None,
         timeout: float = 600.0,
-        max_retries: int = 2,
+        max_retries: int = 0,
         azure_endpoint: str | None = None,
         api_version: str | None = None,
         organization: str | None = None,

@@ -25,6 +25,7 @@ from abridged.engine.plan import CompactionPlan
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.llm import LLMSummarizer
 from abridged.errors import ContextOverflowError, SettingError
+from abridged.runtime.recovery import RetryingModel
 
 __all__ = [
     "MAX_FIT_COMPACTIONS",
@@ -158,6 +159,8 @@ class SummarizerFactory:
     with (its per-message cache). ``window``: the summarizing model's own context window when it
     is not the conversation's (a smaller model): its requests are sized to it
     (``summarizer_limits``). ``options``: passed to every summary call (``temperature``, ...).
+    ``retries`` and ``retry_delay``: the runtime's ordinary retries of each summary call
+    (``RetryingModel``; the SDKs' own are off), as a turn's call gets them.
     """
 
     def __init__(
@@ -169,6 +172,8 @@ class SummarizerFactory:
         counter: TokenCounter | None = None,
         window: int | None = None,
         options: Mapping[str, Any] | None = None,
+        retries: int = 2,
+        retry_delay: float = 1.0,
     ) -> None:
         if window is not None and (
             isinstance(window, bool) or not isinstance(window, int) or window < MIN_CONTEXT_WINDOW
@@ -185,6 +190,8 @@ class SummarizerFactory:
         self.given = given
         self.own_model = own_model
         self.counter = counter
+        self.retries = retries
+        self.retry_delay = retry_delay
         names = {own_name, own_model.name if own_model is not None else None} - {None}
         self.cache_reuse = given is None or (
             isinstance(given, ChatModel) and (given is own_model or given.name in names)
@@ -209,7 +216,7 @@ class SummarizerFactory:
                     output, room = summarizer_limits(budget, self.window)
                 try:
                     made = LLMSummarizer(
-                        model,
+                        RetryingModel(model, retries=self.retries, delay=self.retry_delay),
                         max_output_tokens=output,
                         input_budget_tokens=room,
                         # a smaller model's window is not the conversation's: its own prompt

@@ -17,6 +17,13 @@ The provider adapters turn a provider's "too long" error into ``ContextOverflowE
 - A second overflow raises ``ContextOverflowError`` naming both sizes (``tokens``, ``limit``,
   ``first_tokens``, ``retry_tokens``, ``input_budget``). Recovery never touches stored
   messages: the emergency path commits a compaction (a new session over the same messages).
+- **Ordinary retries happen here and nowhere else**: ``with_retries`` retries a retryable
+  ``ProviderError`` (429, 408, 409, 5xx, a timeout, a refused connection) ``max_retries`` times
+  with exponential backoff, and says so (``Retrying``); ``RetryingModel`` does the same for the
+  summarizer's calls. The adapters leave the SDKs' own retries off (``max_retries=0``), so a
+  persistent 429 reaches the provider ``max_retries + 1`` times, not ``(max_retries + 1)`` times
+  the SDK's attempts. The runtime's layer is the one kept because it works for every
+  ``ChatModel`` (the SDKs', LiteLLM's, a caller's own) and reports each retry as an event.
 - ``exact_tokens``: when a model can count a request exactly (Anthropic's count endpoint,
   ``count_tokens``), the runtime asks before sending a context whose estimate is close to the
   limit.
@@ -26,17 +33,18 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 from abridged.core.budget import format_token_size
 from abridged.core.model import Message, Usage
-from abridged.core.protocols import ChatModel, ToolSpec
+from abridged.core.protocols import ChatModel, Completion, StreamEvent, ToolSpec
 from abridged.errors import ContextOverflowError, ProviderError, SilentTruncationError
 from abridged.providers.overflow import detect_silent_truncation
 from abridged.runtime.events import Retrying
 
 __all__ = [
+    "RetryingModel",
     "SilentTruncationError",
     "call_with_recovery",
     "check_truncation",
@@ -166,6 +174,52 @@ async def with_retries(
                 on_retry(Retrying("error", f"{error.message} (retry {number + 1} of {retries})"))
             await asyncio.sleep(delay * (2**number))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+class RetryingModel:
+    """``model`` whose ``complete`` is retried like a turn's call (``with_retries``): what the
+    summarizer calls, so that its retries are the runtime's too. ``stream`` is passed through
+    (a stream's deltas cannot be taken back); every other attribute is ``model``'s."""
+
+    def __init__(self, model: ChatModel, *, retries: int, delay: float) -> None:
+        self.model = model
+        self.retries = retries
+        self.delay = delay
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self.model, attribute)
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        max_output_tokens: int | None = None,
+        **options: Any,
+    ) -> Completion:
+        return await with_retries(
+            lambda: self.model.complete(
+                messages, tools=tools, max_output_tokens=max_output_tokens, **options
+            ),
+            retries=self.retries,
+            delay=self.delay,
+        )
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        max_output_tokens: int | None = None,
+        **options: Any,
+    ) -> AsyncIterator[StreamEvent]:
+        return self.model.stream(
+            messages, tools=tools, max_output_tokens=max_output_tokens, **options
+        )
 
 
 async def exact_tokens(

@@ -146,7 +146,13 @@ class ConversationCore:
             model=model.name,
             image_provider="anthropic" if provider == "anthropic" else "openai",
         )
-        self._summarizers = SummarizerFactory(summarizer, own_model=model, counter=self.counter)
+        self._summarizers = SummarizerFactory(
+            summarizer,
+            own_model=model,
+            counter=self.counter,
+            retries=settings.max_retries,
+            retry_delay=settings.retry_delay,
+        )
         self._system_messages: list[Message] = (
             [Message.system(system, id="system")] if system else []
         )

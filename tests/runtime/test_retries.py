@@ -1,0 +1,76 @@
+"""Retries in one place: a persistent 429 reaches the local provider exactly as many times as
+README says (``max_retries`` + 1 for a turn's call, the summary's call likewise), through the
+official SDKs over real HTTP with the adapters' defaults (the SDK's own retries off)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from abridged.core.protocols import ChatModel
+from abridged.errors import ProviderError
+from abridged.providers.anthropic import AnthropicChatModel
+from abridged.providers.openai import OpenAIChatModel
+from abridged.runtime import ContextManager, Conversation, ConversationSettings, Retrying
+from abridged.store import Store
+from abridged.testing import ProviderServer, RecordedRequest, Reply
+from tests.runtime.support import ADAPTERS, ANTHROPIC_KEY, MODELS, OPENAI_KEY
+
+
+def default_model(kind: str, server: ProviderServer) -> ChatModel:
+    """A model of the official SDK ``kind`` with the adapter's default retries."""
+    model: ChatModel
+    if kind == "openai":
+        model = OpenAIChatModel("gpt-test", base_url=server.base_url + "/v1", api_key=OPENAI_KEY)
+    else:
+        model = AnthropicChatModel("claude-test", base_url=server.base_url, api_key=ANTHROPIC_KEY)
+    MODELS.append(model)
+    return model
+
+
+def rate_limited(request: RecordedRequest) -> Reply:
+    return Reply(error=(429, {"error": {"message": "slow down", "type": "rate_limit_error"}}))
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+@pytest.mark.parametrize("retries", [0, 2])
+async def test_persistent_429_is_tried_max_retries_plus_one_times(
+    store: Store, server: ProviderServer, kind: str, retries: int
+) -> None:
+    server.set_replies(rate_limited)
+    settings = ConversationSettings(max_retries=retries, retry_delay=0)
+    seen: list[Any] = []
+    convo = await Conversation.open(
+        store,
+        default_model(kind, server),
+        settings=settings,
+        on_event=seen.append,
+        context_window=16_384,
+        max_output_tokens=4_096,
+    )
+    with pytest.raises(ProviderError) as caught:
+        await convo.send("hello")
+    assert caught.value.context.get("status") == 429
+    assert len(server.requests) == retries + 1
+    assert len([e for e in seen if isinstance(e, Retrying)]) == retries
+    await convo.close()
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+async def test_summary_call_is_tried_three_times_then_falls_back(
+    server: ProviderServer, kind: str
+) -> None:
+    """A summarizer model answering 429 is asked ``1 + 2`` times (the runtime's default), then
+    the extractive summary stands in: the compaction still happens."""
+    server.set_replies(rate_limited)
+    model = default_model(kind, server)
+    cm = ContextManager(context_window=16_384, max_output_tokens=4_096, summarizer=model)
+    cm._summarizer.retry_delay = 0  # the default retries, without their waits (a test)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Start the migration."}]
+    for i in range(40):
+        history.append({"role": "assistant", "content": f"Step {i}: " + "done and noted. " * 40})
+        history.append({"role": "user", "content": f"Go on with part {i}."})
+    ctx = await cm.acompact(messages=history)
+    assert ctx.state.summary is not None
+    assert len(server.requests) == 3
