@@ -12,8 +12,9 @@
   provider reported, before the one retry;
 - **on request**: ``compact_now`` (``/compact``), ``prune_now`` (``/prune``).
 
-**Commit.** A compaction that made a summary is committed through the store's single writer
-(``commit_compaction`` against the version the conversation's state was read at): the store
+**Commit.** A compaction is committed through the one commit path of every runtime
+(``abridged.runtime.persistence.commit_result``: the store's single writer, against the version
+the conversation's state was read at): the store
 starts a child session carrying the kept messages; a lost compare-and-swap means another writer
 compacted first, and the conversation re-reads the store and adopts its state. Then the
 in-memory state changes. A compaction planned on a state that changed since is dropped. Prunes
@@ -34,12 +35,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
 from abridged.core.budget import MIN_CONTEXT_WINDOW, Budget, format_token_size
-from abridged.core.model import Message
 from abridged.core.protocols import Summarizer, Summary, SummaryRequest
 from abridged.core.windows import with_notes
 from abridged.engine.compaction import (
@@ -56,9 +56,10 @@ from abridged.engine.plan import CompactionPlan
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.redact import redact
 from abridged.engine.triggers import choose_trigger
-from abridged.errors import ContentionError, ContextOverflowError, StoreError
+from abridged.errors import ContentionError, ContextOverflowError
 from abridged.runtime.driver import OffLoopSummarizer, fit_context, off_loop
-from abridged.runtime.history import compaction_record, is_command, seq_at
+from abridged.runtime.history import is_command
+from abridged.runtime.persistence import commit_result
 from abridged.runtime.recovery import SilentTruncationError
 from abridged.runtime.state import ConversationCore
 from abridged.store import FinalizeRequest, StoredSummary
@@ -272,56 +273,41 @@ class Compacting(ConversationCore):
             self._compaction = None
 
     async def _commit(self, result: CompactionResult, duration_ms: float) -> None:
-        """Commit ``result`` (store first, then memory) through the store's one commit path
-        (``Store.commit_planned``); the engine's ``rebase`` applies it to the history that grew
-        while it ran, or drops it when the context changed meanwhile."""
+        """Commit ``result`` (store first, then memory) through the one commit path
+        (``commit_result``); the engine's ``rebase`` applies it to the history that grew while
+        it ran, or drops it when the context changed meanwhile."""
         rebased = rebase(result, self._history, self._state)
         if rebased is None:
             self._notice("A compaction planned on an older context was dropped")
             return
-        if rebased.status == "compacted":
-            assert self.session is not None
-            record = compaction_record(rebased, self._seqs, duration_ms=duration_ms)
-            try:
-                outcome = await self.store.commit_planned(
-                    self.id,
-                    record,
-                    version=self._version,
-                    session_id=self.session.id,
-                    owner=self.owner,
-                )
-            except ContentionError:
-                self._notice("Other writers kept changing this conversation; reloaded")
-                await self._reload()
-                raise
-            if outcome.status != "committed" or outcome.attempts > 1:
-                # Another writer changed the conversation first: adopt what the store holds.
-                self._notice("Another writer compacted this conversation first; reloaded")
-                await self._reload()
-                return
-            assert outcome.session is not None and outcome.version is not None
-            self.session, self._version = outcome.session, outcome.version
-        state = rebased.state
-        self._state = state
-        before = result.plan.state
-        fresh = {i: m for i, m in state.pruned.items() if i not in before.pruned}
-        if rebased.changed and (state.prune_boundary > before.prune_boundary or fresh):
-            await self._store_prune_boundary(seq_at(self._seqs, state.prune_boundary), fresh)
-
-    async def _store_prune_boundary(self, seq: int, pruned: Mapping[int, Message]) -> None:
-        """Move the stored prune boundary forward, with the pruned form of the messages
-        ``pruned`` names (history index -> message as sent), so that a restart sends the same
-        bytes. The version is adopted only when no other writer changed the conversation in
-        between: otherwise the next commit loses its compare-and-swap and re-reads the store,
-        as the single writer requires."""
-        forms = {s: m for i, m in pruned.items() if (s := self._seqs[i]) is not None}
+        assert self.session is not None
         try:
-            info = await self.store.set_prune_boundary(self.id, seq, pruned=forms, owner=self.owner)
-        except StoreError as exc:
-            self._notice(f"The prune boundary could not be stored: {exc}")
+            committed = await commit_result(
+                self.store,
+                self.id,
+                rebased,
+                self._seqs,
+                version=self._version,
+                session_id=self.session.id,
+                owner=self.owner,
+                duration_ms=duration_ms,
+                on_prune_error=lambda exc: self._notice(
+                    f"The prune boundary could not be stored: {exc}"
+                ),
+            )
+        except ContentionError:
+            self._notice("Other writers kept changing this conversation; reloaded")
+            await self._reload()
+            raise
+        if committed.lost:
+            # Another writer changed the conversation first: adopt what the store holds.
+            self._notice("Another writer compacted this conversation first; reloaded")
+            await self._reload()
             return
-        if info.version == self._version + 1:
-            self._version = info.version
+        self._version = committed.version
+        if committed.session is not None:
+            self.session = committed.session
+        self._state = rebased.state
 
     def _maybe_compact(self) -> None:
         """The check at a step boundary: start a compaction if one is due (in the background).

@@ -11,7 +11,8 @@ a ``StoredConversation``:
   store operation), for a caller that sends the context before storing it.
 - **compactions** go through the store's one commit path (``Store.commit_planned``: compare and
   swap on the version read; the loser re-reads, skips if covered, retries once); **prunes** store
-  the prune boundary with the pruned form of each message.
+  the prune boundary with the pruned form of each message. Both are ``commit_result``, the one
+  commit path of every runtime (a ``Conversation``'s compactions go through it too).
 - **state**: on the first call, and whenever another writer changed the conversation (its version
   moved), the engine state is rebuilt from the store (``restore_state``): summary, cut, carried
   messages, prune boundary, pruned forms. The context sent is then the one sent before, byte for
@@ -24,18 +25,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from abridged.core.model import Message
 from abridged.core.turns import head_length
 from abridged.engine.compaction import CompactionResult
 from abridged.engine.context import CompactionState
-from abridged.errors import MessageValidationError
+from abridged.errors import MessageValidationError, StoreError
 
 if TYPE_CHECKING:
-    from abridged.store import Context, ConversationInfo, Store
+    from abridged.store import Context, ConversationInfo, SessionInfo, Store
 
-__all__ = ["StoredConversation"]
+__all__ = ["Committed", "StoredConversation", "commit_result"]
 
 
 class StoredConversation:
@@ -144,38 +146,28 @@ class StoredConversation:
     async def commit(
         self, result: CompactionResult, history: Sequence[Message], state: CompactionState
     ) -> CompactionState | None:
-        """Store ``result`` (its summary through the one commit path, its prune with the pruned
-        forms). The state to adopt instead of the result's when another writer changed the
-        conversation first (re-read from the store), else ``None``."""
-        from abridged.runtime.history import compaction_record, seq_at  # noqa: PLC0415
-
+        """Store ``result`` (``commit_result``). The state to adopt instead of the result's when
+        another writer changed the conversation first (re-read from the store), else ``None``."""
         await self._settle()
         store, cid = self.store, self.conversation_id
         if cid is None or not self._attached:
             return None
-        seqs = _seqs(history)
-        if result.status == "compacted" and result.state.summary is not None:
-            record = compaction_record(result, seqs, duration_ms=round(result.duration * 1000, 3))
-            outcome = await store.commit_planned(
-                cid, record, version=self._version, session_id=self._session_id, owner=self.owner
-            )
-            if outcome.status != "committed" or outcome.attempts > 1:
-                context = await store.load_context(cid, owner=self.owner)
-                return self._restore(context, history, state)
-            assert outcome.version is not None and outcome.session is not None
-            self._version, self._session_id = outcome.version, outcome.session.id
-        before = result.plan.state
-        after = result.state
-        fresh = {
-            s: m
-            for i, m in after.pruned.items()
-            if i not in before.pruned and (s := seqs[i]) is not None
-        }
-        if result.changed and (after.prune_boundary > before.prune_boundary or fresh):
-            seq = seq_at(seqs, after.prune_boundary)
-            info = await store.set_prune_boundary(cid, seq, pruned=fresh, owner=self.owner)
-            if info.version == self._version + 1:
-                self._version = info.version
+        committed = await commit_result(
+            store,
+            cid,
+            result,
+            _seqs(history),
+            version=self._version,
+            session_id=self._session_id,
+            owner=self.owner,
+            duration_ms=round(result.duration * 1000, 3),
+        )
+        if committed.lost:
+            context = await store.load_context(cid, owner=self.owner)
+            return self._restore(context, history, state)
+        self._version = committed.version
+        if committed.session is not None:
+            self._session_id = committed.session.id
         return None
 
     async def flush(self) -> None:
@@ -225,6 +217,72 @@ class StoredConversation:
                 field="id",
                 conversation_id=self.conversation_id,
             )
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """What ``commit_result`` did: the conversation's version after it, the session a summary
+    started (``None`` when it made none), and ``lost``: another writer changed the conversation
+    first, nothing was stored and the caller must read the store again."""
+
+    version: int
+    session: SessionInfo | None = None
+    lost: bool = False
+
+
+async def commit_result(
+    store: Store,
+    conversation_id: str,
+    result: CompactionResult,
+    seqs: Sequence[int | None],
+    *,
+    version: int,
+    session_id: str,
+    owner: str | None = None,
+    duration_ms: float,
+    on_prune_error: Callable[[StoreError], None] | None = None,
+) -> Committed:
+    """The one commit path of a compaction's result, for every runtime: its summary through the
+    store's single writer (``Store.commit_planned``, compare-and-swap on ``version``, read in
+    session ``session_id``), then its prune: the stored prune boundary moves forward, with the
+    pruned form of each newly pruned message, so that a restart sends the same bytes. ``seqs``:
+    the stored sequence number of each history index of the result (``None``: not stored).
+
+    The version is adopted after the prune only when no other writer changed the conversation
+    in between: otherwise the next commit loses its compare-and-swap and re-reads the store, as
+    the single writer requires. ``on_prune_error``: given, a prune the store refused is reported
+    to it instead of raised (the summary, if any, is committed by then).
+    """
+    from abridged.runtime.history import compaction_record, seq_at  # noqa: PLC0415
+
+    session: SessionInfo | None = None
+    if result.status == "compacted" and result.state.summary is not None:
+        record = compaction_record(result, seqs, duration_ms=duration_ms)
+        outcome = await store.commit_planned(
+            conversation_id, record, version=version, session_id=session_id, owner=owner
+        )
+        if outcome.status != "committed" or outcome.attempts > 1:
+            return Committed(version, lost=True)
+        assert outcome.version is not None and outcome.session is not None
+        version, session = outcome.version, outcome.session
+    before, after = result.plan.state, result.state
+    fresh = {
+        s: m
+        for i, m in after.pruned.items()
+        if i not in before.pruned and (s := seqs[i]) is not None
+    }
+    if result.changed and (after.prune_boundary > before.prune_boundary or fresh):
+        seq = seq_at(seqs, after.prune_boundary)
+        try:
+            info = await store.set_prune_boundary(conversation_id, seq, pruned=fresh, owner=owner)
+        except StoreError as exc:
+            if on_prune_error is None:
+                raise
+            on_prune_error(exc)
+            return Committed(version, session)
+        if info.version == version + 1:
+            version = info.version
+    return Committed(version, session)
 
 
 def _seqs(history: Sequence[Message]) -> list[int | None]:
