@@ -415,21 +415,21 @@ class Compacting(ConversationCore):
             f"{format_token_size(window)}: the budget now uses it"
         )
 
-    async def compact_now(self, focus: str | None = None) -> CompactionResult | None:
+    async def compact_now(self, instructions: str | None = None) -> CompactionResult | None:
         """Compact at once (what ``/compact`` runs; call it between turns): ``None`` when
         there was nothing to plan."""
         await self._settle_compaction()
-        plan = await self._aplan(manual=True, focus=focus)
+        plan = await self._aplan(manual=True, focus=instructions)
         if plan is None:
             return None
         return await self._spawn(plan)
 
-    async def preview_compaction(self, focus: str | None = None) -> CompactionPlan | None:
+    async def preview_compaction(self, instructions: str | None = None) -> CompactionPlan | None:
         """What ``compact_now`` would do, planned but not carried out (nothing is summarized,
         stored or changed): the plan's ``tokens_before``, ``base_tokens_after`` (the context
         after it, without the new summary) and ``summary_max_tokens`` give the before/after
         breakdown. ``None`` when there is nothing to plan."""
-        return await self._aplan(manual=True, focus=focus)
+        return await self._aplan(manual=True, focus=instructions)
 
     async def preview_tokens_after(self, plan: CompactionPlan) -> int:
         """The context's size after ``plan``, its summary made for real by the extractive

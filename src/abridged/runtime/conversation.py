@@ -248,16 +248,17 @@ class Conversation(TurnLoop):
             yield event
         yield await asyncio.shield(item.future)
 
-    def request_compaction(self, focus: str | None = None) -> None:
+    def request_compaction(self, instructions: str | None = None) -> None:
         """Ask for a compaction (from a hook or a tool): it runs when the current turn ends, or
         at once (in the background) when no turn is in progress."""
-        self._manual_request = (focus,)
+        self._manual_request = (instructions,)
         if not self._turn_active and (self._worker is None or self._worker.done()):
             self._worker = asyncio.ensure_future(self._work())
 
-    async def compact(self, focus: str | None = None) -> TurnResult:
-        """Compact now (``/compact``), after the turn in progress if any."""
-        return await self.send("/compact" + (f" {focus}" if focus else ""))
+    async def compact(self, instructions: str | None = None) -> TurnResult:
+        """Compact now (``/compact``), after the turn in progress if any, with optional focus
+        ``instructions`` for the summary (the words of ``ContextManager.compact``)."""
+        return await self.send("/compact" + (f" {instructions}" if instructions else ""))
 
     async def wait_idle(self) -> None:
         """Wait until nothing is queued, no turn runs and no compaction runs."""

@@ -68,17 +68,18 @@ class ToolContext:
     """What a tool may know of the call it serves (pass it by annotating a parameter).
 
     ``conversation`` is the ``Conversation`` running the tool (``None`` outside one); a tool may
-    call ``request_compaction(focus)``: the compaction runs when the turn ends.
+    call ``request_compaction(instructions)``: the compaction runs when the turn ends.
     """
 
     call_id: str
     tool: str
     conversation: Any = None
 
-    def request_compaction(self, focus: str | None = None) -> None:
-        """Ask for a compaction when the current turn ends (with optional focus)."""
+    def request_compaction(self, instructions: str | None = None) -> None:
+        """Ask for a compaction when the current turn ends (with optional focus
+        ``instructions``)."""
         if self.conversation is not None:
-            self.conversation.request_compaction(focus)
+            self.conversation.request_compaction(instructions)
 
 
 _JSON_TYPES: dict[Any, str] = {
