@@ -74,3 +74,23 @@ async def test_summary_call_is_tried_three_times_then_falls_back(
     ctx = await cm.acompact(messages=history)
     assert ctx.state.summary is not None
     assert len(server.requests) == 3
+
+
+async def test_changed_settings_reach_the_summary_calls(
+    store: Store, server: ProviderServer
+) -> None:
+    """``update_settings(max_retries=...)`` applies to the summarizer's calls too: one layer,
+    one setting."""
+    server.set_replies(rate_limited)
+    convo = await Conversation.open(
+        store,
+        default_model("openai", server),
+        settings=ConversationSettings(max_retries=2, retry_delay=0),
+        context_window=16_384,
+        max_output_tokens=4_096,
+    )
+    convo.update_settings(max_retries=0)
+    summarizer = convo._summarizers(convo.budget())
+    model = getattr(summarizer, "model", None)
+    assert model is not None and model.retries == 0
+    await convo.close()

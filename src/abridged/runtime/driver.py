@@ -198,6 +198,13 @@ class SummarizerFactory:
         )
         self._made: dict[tuple[int, int, int], Summarizer] = {}
 
+    def set_retries(self, retries: int, delay: float) -> None:
+        """Retry later summary calls ``retries`` times from ``delay`` seconds (a conversation's
+        settings changed)."""
+        if (retries, delay) != (self.retries, self.retry_delay):
+            self.retries, self.retry_delay = retries, delay
+            self._made.clear()
+
     def __call__(self, budget: Budget) -> Summarizer:
         given = self.given
         if isinstance(given, Summarizer):

@@ -197,6 +197,7 @@ class ConversationCore:
         if not isinstance(value, ConversationSettings):
             raise SettingError("settings", value, "a ConversationSettings")
         self._settings = value
+        self._summarizers.set_retries(value.max_retries, value.retry_delay)
         if value.tool_timeout is not None:
             self.tools.timeout = value.tool_timeout
 
