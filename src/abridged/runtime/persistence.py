@@ -9,9 +9,10 @@ a ``StoredConversation``:
   after the system prompt is stored message ``i + 1``: the history is append-only once stored.
   With ``behind`` they are held back and written by ``flush`` (or first thing at the next
   store operation), for a caller that sends the context before storing it.
-- **compactions** go through the store's one commit path (``Store.commit_planned``: compare and
-  swap on the version read; the loser re-reads, skips if covered, retries once); **prunes** store
-  the prune boundary with the pruned form of each message.
+- **compactions and prunes** go through one commit function, ``commit_result``: the summary
+  through the store's single writer (``Store.commit_planned``: compare and swap on the version
+  read; the loser re-reads, skips if covered, retries once), then the prune boundary with the
+  pruned form of each message. The replay (``abridged.runtime.replay``) commits through it too.
 - **state**: on the first call, and whenever another writer changed the conversation (its version
   moved), the engine state is rebuilt from the store (``restore_state``): summary, cut, carried
   messages, prune boundary, pruned forms. The context sent is then the one sent before, byte for
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from abridged.core.model import Message
@@ -33,9 +35,9 @@ from abridged.engine.context import CompactionState
 from abridged.errors import MessageValidationError
 
 if TYPE_CHECKING:
-    from abridged.store import Context, ConversationInfo, Store
+    from abridged.store import Context, ConversationInfo, NewMessage, Store
 
-__all__ = ["StoredConversation"]
+__all__ = ["Committed", "StoredConversation", "commit_result"]
 
 
 class StoredConversation:
@@ -132,7 +134,7 @@ class StoredConversation:
             if not (adopt.compacted or adopt.pruned or state.compacted or state.pruned):
                 adopt = None  # nothing compacted or pruned on either side: nothing to adopt
         if len(body) > stored:
-            new, conversation_id = list(body[stored:]), cid
+            new, conversation_id = self._entries(body[stored:]), cid
             if behind and adopt is None:
                 self._pending = lambda: store.append_many(conversation_id, new, owner=self.owner)
             else:
@@ -141,41 +143,38 @@ class StoredConversation:
         self._last_id = body[-1].id if body else None
         return adopt
 
+    def _entries(self, messages: Sequence[Message]) -> list[NewMessage]:
+        """The messages to append, each reply with the model that wrote it."""
+        from abridged.store import NewMessage  # noqa: PLC0415
+
+        model = self.model
+        return [NewMessage(m, model=model if m.role == "assistant" else None) for m in messages]
+
     async def commit(
         self, result: CompactionResult, history: Sequence[Message], state: CompactionState
     ) -> CompactionState | None:
-        """Store ``result`` (its summary through the one commit path, its prune with the pruned
-        forms). The state to adopt instead of the result's when another writer changed the
-        conversation first (re-read from the store), else ``None``."""
-        from abridged.runtime.history import compaction_record, seq_at  # noqa: PLC0415
-
+        """Store ``result`` through the one commit path (``commit_result``). The state to adopt
+        instead of the result's when another writer changed the conversation first (re-read
+        from the store), else ``None``."""
         await self._settle()
         store, cid = self.store, self.conversation_id
         if cid is None or not self._attached:
             return None
-        seqs = _seqs(history)
-        if result.status == "compacted" and result.state.summary is not None:
-            record = compaction_record(result, seqs, duration_ms=round(result.duration * 1000, 3))
-            outcome = await store.commit_planned(
-                cid, record, version=self._version, session_id=self._session_id, owner=self.owner
-            )
-            if outcome.status != "committed" or outcome.attempts > 1:
-                context = await store.load_context(cid, owner=self.owner)
-                return self._restore(context, history, state)
-            assert outcome.version is not None and outcome.session is not None
-            self._version, self._session_id = outcome.version, outcome.session.id
-        before = result.plan.state
-        after = result.state
-        fresh = {
-            s: m
-            for i, m in after.pruned.items()
-            if i not in before.pruned and (s := seqs[i]) is not None
-        }
-        if result.changed and (after.prune_boundary > before.prune_boundary or fresh):
-            seq = seq_at(seqs, after.prune_boundary)
-            info = await store.set_prune_boundary(cid, seq, pruned=fresh, owner=self.owner)
-            if info.version == self._version + 1:
-                self._version = info.version
+        committed = await commit_result(
+            store,
+            cid,
+            result,
+            _seqs(history),
+            version=self._version,
+            session_id=self._session_id,
+            owner=self.owner,
+        )
+        if committed is None:
+            context = await store.load_context(cid, owner=self.owner)
+            return self._restore(context, history, state)
+        self._version = committed.version
+        if committed.session_id is not None:
+            self._session_id = committed.session_id
         return None
 
     async def flush(self) -> None:
@@ -225,6 +224,60 @@ class StoredConversation:
                 field="id",
                 conversation_id=self.conversation_id,
             )
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """What ``commit_result`` stored: the conversation's version to plan on next, and the
+    session a compaction started (``None`` when it made no summary)."""
+
+    version: int
+    session_id: str | None = None
+
+
+async def commit_result(
+    store: Store,
+    conversation_id: str,
+    result: CompactionResult,
+    seqs: Sequence[int | None],
+    *,
+    version: int,
+    session_id: str,
+    owner: str | None = None,
+) -> Committed | None:
+    """The one commit path of what a compaction did, planned on ``version`` in session
+    ``session_id`` over a history whose message ``i`` is stored message ``seqs[i]``: its summary
+    through the single writer (``Store.commit_planned``), then the prune boundary with the
+    pruned form of each message it newly pruned, so that a restart sends the same bytes.
+
+    ``None`` when another writer changed the conversation first (the compare-and-swap lost, or
+    won only on the retry): nothing more is stored, and the caller re-reads the store. The
+    version moves on a prune only when no other writer came in between (otherwise the next
+    commit loses its compare-and-swap and re-reads, as the single writer requires)."""
+    from abridged.runtime.history import compaction_record, seq_at  # noqa: PLC0415
+
+    started: str | None = None
+    if result.status == "compacted" and result.state.summary is not None:
+        record = compaction_record(result, seqs, duration_ms=round(result.duration * 1000, 3))
+        outcome = await store.commit_planned(
+            conversation_id, record, version=version, session_id=session_id, owner=owner
+        )
+        if outcome.status != "committed" or outcome.attempts > 1:
+            return None
+        assert outcome.version is not None and outcome.session is not None
+        version, started = outcome.version, outcome.session.id
+    before, after = result.plan.state, result.state
+    fresh = {
+        s: m
+        for i, m in after.pruned.items()
+        if i not in before.pruned and (s := seqs[i]) is not None
+    }
+    if result.changed and (after.prune_boundary > before.prune_boundary or fresh):
+        seq = seq_at(seqs, after.prune_boundary)
+        info = await store.set_prune_boundary(conversation_id, seq, pruned=fresh, owner=owner)
+        if info.version == version + 1:
+            version = info.version
+    return Committed(version, started)
 
 
 def _seqs(history: Sequence[Message]) -> list[int | None]:
