@@ -35,7 +35,7 @@ from abridged.engine.context import CompactionState
 from abridged.errors import MessageValidationError
 
 if TYPE_CHECKING:
-    from abridged.store import Context, ConversationInfo, NewMessage, Store
+    from abridged.store import Context, ConversationInfo, NewMessage, SessionInfo, Store
 
 __all__ = ["Committed", "StoredConversation", "commit_result"]
 
@@ -173,8 +173,8 @@ class StoredConversation:
             context = await store.load_context(cid, owner=self.owner)
             return self._restore(context, history, state)
         self._version = committed.version
-        if committed.session_id is not None:
-            self._session_id = committed.session_id
+        if committed.session is not None:
+            self._session_id = committed.session.id
         return None
 
     async def flush(self) -> None:
@@ -232,7 +232,7 @@ class Committed:
     session a compaction started (``None`` when it made no summary)."""
 
     version: int
-    session_id: str | None = None
+    session: SessionInfo | None = None
 
 
 async def commit_result(
@@ -244,6 +244,7 @@ async def commit_result(
     version: int,
     session_id: str,
     owner: str | None = None,
+    duration_ms: float | None = None,
 ) -> Committed | None:
     """The one commit path of what a compaction did, planned on ``version`` in session
     ``session_id`` over a history whose message ``i`` is stored message ``seqs[i]``: its summary
@@ -253,19 +254,22 @@ async def commit_result(
     ``None`` when another writer changed the conversation first (the compare-and-swap lost, or
     won only on the retry): nothing more is stored, and the caller re-reads the store. The
     version moves on a prune only when no other writer came in between (otherwise the next
-    commit loses its compare-and-swap and re-reads, as the single writer requires)."""
+    commit loses its compare-and-swap and re-reads, as the single writer requires).
+    ``duration_ms``: the compaction's time as recorded (default: the engine's own measure)."""
     from abridged.runtime.history import compaction_record, seq_at  # noqa: PLC0415
 
-    started: str | None = None
+    started: SessionInfo | None = None
     if result.status == "compacted" and result.state.summary is not None:
-        record = compaction_record(result, seqs, duration_ms=round(result.duration * 1000, 3))
+        if duration_ms is None:
+            duration_ms = round(result.duration * 1000, 3)
+        record = compaction_record(result, seqs, duration_ms=duration_ms)
         outcome = await store.commit_planned(
             conversation_id, record, version=version, session_id=session_id, owner=owner
         )
         if outcome.status != "committed" or outcome.attempts > 1:
             return None
         assert outcome.version is not None and outcome.session is not None
-        version, started = outcome.version, outcome.session.id
+        version, started = outcome.version, outcome.session
     before, after = result.plan.state, result.state
     fresh = {
         s: m
