@@ -31,10 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from abridged.cli.common import Knobs  # noqa: E402
-from abridged.cli.replay import run_replay_async  # noqa: E402
-from abridged.core.budget import format_token_size  # noqa: E402
+from abridged.core.budget import format_token_size, parse_token_size  # noqa: E402
 from abridged.formats.transcripts import load_transcripts  # noqa: E402
+from abridged.runtime.replay import ReplayOptions, replay_transcripts  # noqa: E402
 from results import add_output_options, save_section  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "swebench-gemini3" / "trajectories.jsonl"
@@ -58,11 +57,9 @@ def main() -> int:
     if args.limit is not None:
         transcripts = transcripts[: args.limit]
     loaded = time.perf_counter()
-    data = asyncio.run(
-        run_replay_async(
-            transcripts, db=None, knobs=Knobs(), window=args.window, path=str(args.data)
-        )
-    )
+    options = ReplayOptions(window=parse_token_size(args.window, name="window"))
+    report = asyncio.run(replay_transcripts(transcripts, options, path=str(args.data)))
+    data = report.to_json()
     finished = time.perf_counter()
     load_s, replay_s, total_s = loaded - started, finished - loaded, finished - started
     totals = data["totals"]

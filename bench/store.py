@@ -102,7 +102,7 @@ async def build(store: Store, size: int, session: int, keep: int) -> str:
         await store.commit_compaction(
             convo.id,
             CompactionRecord(cut, StoredSummary(f"summary up to {cut} " + "x" * 2000)),
-            expected_version=context.version,
+            version=context.version,
         )
     return convo.id
 

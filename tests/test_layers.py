@@ -24,6 +24,14 @@ LAYER = {
     "integrations": 5,
     "testing": 5,
 }
+# The surfaces are separate top layers: none imports another (the service never reaches into
+# the CLI, an integration into the service). The one crossing: the commands that start another
+# surface, each named here by module, so that a new crossing fails.
+SURFACES = {"cli", "server", "integrations", "testing"}
+SURFACE_CROSSINGS = {
+    "cli/serve.py": {"server"},  # ``abridged serve`` and ``abridged proxy`` run the service
+    "cli/demo.py": {"testing"},  # ``abridged demo`` runs the local test provider
+}
 # Edges translate between the outside world and the core: they do not import each other's
 # package or the engine. One exception: a provider adapter is a translation edge built on the
 # wire formats, so ``providers`` may import ``formats`` (never the other way round).
@@ -82,6 +90,9 @@ def test_module_imports_respect_layers(path: Path) -> None:
         target = parts[1]
         assert target in LAYER, f"{path} imports {name}, which is in no layer"
         assert LAYER[target] <= LAYER[layer], f"{path} ({layer}) imports upward: {name}"
+        if layer in SURFACES and target in SURFACES and target != layer:
+            crossing = SURFACE_CROSSINGS.get(str(path.relative_to(PACKAGE)), set())
+            assert target in crossing, f"surface {layer} imports another surface: {name}"
         if layer in EDGES and target in EDGES and (layer, target) not in EDGE_IMPORTS_ALLOWED:
             assert target == layer, f"edge {layer} imports another edge: {name}"
         if layer in EDGES:

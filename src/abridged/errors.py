@@ -74,6 +74,19 @@ class FormatError(AbridgedError, ValueError):
         self.index = index
         self.expected = expected
 
+    def describe(self) -> str:
+        """One line for people: ``path, line 3: invalid JSON (expected one JSON object per
+        line)``."""
+        message = self.message
+        if self.line is not None and not message.startswith(f"line {self.line}"):
+            message = f"line {self.line}: {message}"
+        text = f"{self.path or 'input'}, {message}" if self.line is not None else message
+        if self.line is None:
+            text = f"{self.path or 'input'}: {message}"
+        if self.expected:
+            text += f" (expected {self.expected})"
+        return text
+
 
 class SettingError(AbridgedError, ValueError):
     """A setting is outside its valid range: names the setting, its value and the range."""

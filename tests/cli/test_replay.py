@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from abridged.cli.app import app
-from abridged.cli.common import Knobs, load
+from abridged.cli.common import Knobs, limits_for, load
 from abridged.cli.replay import run_replay_async
 from abridged.engine.summarize.prompts import SECTIONS
 from abridged.testing import ProviderServer, RecordedRequest
@@ -86,7 +86,7 @@ def test_every_context_fits_the_input_budget_at_any_window(window: int) -> None:
     transcripts = load(EXAMPLE, None)
     data = asyncio.run(
         run_replay_async(transcripts, db=None, knobs=Knobs(), window=str(window), path="x")
-    )
+    ).to_json()
     budget = data["sessions"][0]["budget"]
     assert all(s["context_tokens"] <= budget["input_budget"] for s in data["steps"])
     assert data["totals"]["overflows"] == 0
@@ -99,7 +99,7 @@ def test_settings_change_the_replay() -> None:
     def run(**knobs: Any) -> dict[str, Any]:
         data = asyncio.run(
             run_replay_async(transcripts, db=None, knobs=Knobs(**knobs), window="16k", path="x")
-        )
+        ).to_json()
         totals: dict[str, Any] = data["totals"]
         return totals
 
@@ -375,3 +375,63 @@ def test_progress_lines_say_how_far_a_piped_replay_got(cli: Run, tmp_path: Path)
     assert "2 calls" in lines[0] and "0 overflows" in lines[0]
     quiet = cli("replay", three, "--window", "16k", "--json")
     assert not [line for line in quiet.stderr.splitlines() if line.startswith("session ")]
+
+
+def test_a_replay_kept_with_db_reopens_sending_the_same_bytes(cli: Run, tmp_path: Path) -> None:
+    """``--db`` keeps the replay as a conversation: reopened from that database, it sends the
+    very request the replay's last call sent (its prune boundary and pruned outputs stored)."""
+    from abridged.core.model import Message
+    from abridged.formats.openai_chat import messages_to_openai
+    from abridged.runtime import ContextManager
+    from abridged.store import Store
+
+    # the example without its recorded usage: the estimator's calibration against the
+    # provider's reports is not stored, so a reopened conversation counts as a fresh one
+    record = json.loads(EXAMPLE.read_text(encoding="utf-8").splitlines()[0])
+    record["messages"] = [{k: v for k, v in m.items() if k != "usage"} for m in record["messages"]]
+
+    def write(messages: list[dict[str, Any]]) -> Path:
+        path = tmp_path / f"session-{len(messages)}.jsonl"
+        path.write_text(json.dumps({**record, "messages": messages}) + "\n", encoding="utf-8")
+        return path
+
+    (transcript,) = load(write(record["messages"]), None)
+    model = str(transcript.meta["model"])
+    limits = limits_for(model, "16k", None)
+
+    def manager(**store: Any) -> ContextManager:
+        knobs = Knobs()
+        return ContextManager(
+            limits,
+            model=model,
+            budget=knobs.budget(),
+            settings=knobs.compaction_settings(),
+            **store,
+        )
+
+    # the last call of the replay whose context holds pruned outputs: the transcript is cut
+    # there, so that the stored conversation ends where that call did
+    steps = list(manager().replay(transcript.messages))
+    last = max((s for s in steps if s.state.pruned), key=lambda s: s.index)
+    sent = json.dumps(messages_to_openai(last.context))
+
+    db = tmp_path / "kept.db"
+    cut = write(record["messages"][: last.index])
+    data = _json(cli("replay", cut, "--window", "16k", "--db", db, "--json"))
+    (session,) = data["sessions"]
+    assert data["totals"]["calls"] == steps.index(last) + 1
+    assert data["totals"]["prunes"] >= 1
+
+    async def reopen() -> str:
+        store = Store(str(db))
+        try:
+            cid = session["conversation_id"]
+            info = await store.open_conversation(cid)
+            history = [Message.system(str(info.settings["system"]))]
+            history += [m.message for m in await store.stored_messages(cid)]
+            prepared = await manager(store=store, conversation_id=cid).aprepare(history)
+            return json.dumps(messages_to_openai(prepared.messages))
+        finally:
+            await store.close()
+
+    assert asyncio.run(reopen()) == sent

@@ -6,9 +6,9 @@ import json
 import re
 from html import escape
 from pathlib import Path
-from typing import Any
 
-from abridged.cli.report import render_report
+from abridged.runtime.replay.report import render_report
+from abridged.runtime.replay.schema import ReplayReport
 from tests.cli.conftest import EXAMPLE, Run
 
 
@@ -54,67 +54,117 @@ def test_the_report_is_self_contained_with_plot_and_summaries(cli: Run, tmp_path
     assert "report written to" in out.stderr
 
 
-def _data(summary: str, steps: int = 3) -> dict[str, Any]:
-    return {
-        "file": "x.jsonl",
-        "format": "openai-chat",
-        "summarizer": "extractive",
-        "steps": [
-            {
-                "session": "s<1>",
-                "call": n,
-                "context_tokens": 1000 * n,
-                "context_messages": 2 * n,
-                "action": "compact" if n == steps else "send",
-                "pruned": False,
-                "tokens_before": 9000 if n == steps else None,
-                "tokens_after": 1000 * n if n == steps else None,
-                "cached_tokens": 0,
-                "cost": None,
-            }
-            for n in range(1, steps + 1)
-        ],
-        "sessions": [
-            {
-                "id": "s<1>",
-                "model": "m",
-                "limits": {"context_window": 16_384, "max_output": 4_096},
-                "budget": {
-                    "input_budget": 11_264,
-                    "trigger": 9_011,
-                    "target": 5_632,
-                    "keep_recent": 2_816,
-                },
-                "compactions": [
-                    {
-                        "call": steps,
-                        "trigger": "tokens",
-                        "tokens_before": 9000,
-                        "tokens_after": 3000,
-                        "summarizer": "extractive",
-                        "truncated": False,
-                        "summary": summary,
-                    }
-                ],
-                "totals": {
-                    "calls": steps,
-                    "prunes": 0,
-                    "compactions": 1,
-                    "max_context_tokens": 3000,
-                    "overflows": 0,
-                },
-            }
-        ],
-        "totals": {
-            "calls": steps,
-            "prunes": 0,
-            "compactions": 1,
-            "max_context_tokens": 3000,
-            "overflows": 0,
-            "cache_hit": 0.0,
-            "cost": None,
-        },
+def _data(summary: str, steps: int = 3) -> ReplayReport:
+    totals = {
+        "calls": steps,
+        "turns": 1,
+        "messages": 2 * steps,
+        "prunes": 0,
+        "compactions": 1,
+        "recoveries": 0,
+        "max_context_tokens": 3000,
+        "overflows": 0,
+        "over_budget": 0,
+        "input_tokens": 6000,
+        "cached_tokens": 0,
+        "cache_hit": 0.0,
+        "output_tokens": 0,
+        "cost": None,
+        "recorded_input_tokens": None,
+        "seconds": 0.1,
+        "stopped": 0,
+        "hidden_prefix": 0,
     }
+    return ReplayReport.model_validate(
+        {
+            "file": "x.jsonl",
+            "format": "openai-chat",
+            "summarizer": "extractive",
+            "db": None,
+            "settings": {},
+            "steps": [
+                {
+                    "session": "s<1>",
+                    "call": n,
+                    "index": 2 * n,
+                    "context_tokens": 1000 * n,
+                    "context_messages": 2 * n,
+                    "action": "compact" if n == steps else "send",
+                    "pruned": False,
+                    "tokens_before": 9000 if n == steps else None,
+                    "tokens_after": 1000 * n if n == steps else None,
+                    "cached_tokens": 0,
+                    "output_tokens": 0,
+                    "cost": None,
+                    "recorded_context_tokens": None,
+                    "over_budget": False,
+                    "over_window": False,
+                    "events": [],
+                }
+                for n in range(1, steps + 1)
+            ],
+            "sessions": [
+                {
+                    "id": "s<1>",
+                    "format": "openai-chat",
+                    "model": "m",
+                    "limits": {
+                        "context_window": 16_384,
+                        "max_output": 4_096,
+                        "source": "override",
+                        "known": False,
+                        "pricing": None,
+                    },
+                    "budget": {
+                        "input_budget": 11_264,
+                        "trigger": 9_011,
+                        "target": 5_632,
+                        "keep_recent": 2_816,
+                        "summary_max": 2_252,
+                        "output_reserve": 4_096,
+                    },
+                    "conversation_id": "c",
+                    "stored": {
+                        "conversation_id": "c",
+                        "messages": 2 * steps,
+                        "sessions": 2,
+                        "compactions": 1,
+                        "context_messages": 2,
+                        "carry_from": 3,
+                        "consistent": True,
+                    },
+                    "stopped": None,
+                    "compactions": [
+                        {
+                            "call": steps,
+                            "trigger": "tokens",
+                            "emergency": None,
+                            "tokens_before": 9000,
+                            "tokens_after": 3000,
+                            "messages_before": 6,
+                            "messages_after": 3,
+                            "first_kept": 4,
+                            "summarizer": "extractive",
+                            "truncated": False,
+                            "fallback_reason": None,
+                            "summary_usage": None,
+                            "seconds": 0.01,
+                            "summary": summary,
+                        }
+                    ],
+                    "totals": totals,
+                }
+            ],
+            "totals": {
+                **totals,
+                "sessions": 1,
+                "unpriced": ["m"],
+                "calls_per_second": None,
+                "turns_per_second": None,
+                "stored_consistent": True,
+            },
+        }
+    )
 
 
 def test_transcript_text_is_escaped() -> None:

@@ -129,7 +129,7 @@ async def _single_writer(url: str, cuts: list[int], order: list[int], appends: i
                 await store.commit_compaction(
                     convo.id,
                     CompactionRecord(cuts[i], StoredSummary(f"writer {i}")),
-                    expected_version=contexts[i].version,
+                    version=contexts[i].version,
                 )
                 won.append(i)
             except ConflictError:

@@ -19,7 +19,7 @@ from .helpers import SlowSummary, fake_summary, texts, turn
 async def _compact(store: Store, cid: str, cut: int, text: str = "S") -> None:
     version = (await store.open_conversation(cid)).version
     await store.commit_compaction(
-        cid, CompactionRecord(cut_seq=cut, summary=StoredSummary(text)), expected_version=version
+        cid, CompactionRecord(cut_seq=cut, summary=StoredSummary(text)), version=version
     )
 
 
@@ -39,7 +39,7 @@ async def test_compaction_child_starts_from_summary_and_carries_the_tail(store: 
             duration_ms=12.0,
             summarizer="cheap-model",
         ),
-        expected_version=before.version,
+        version=before.version,
     )
     assert (child.reason, child.parent_id, child.carry_from) == (
         "compaction",
@@ -101,11 +101,11 @@ async def test_cut_outside_the_lineage_is_refused(store: Store) -> None:
     for cut in (0, 7):
         with pytest.raises(StoreError, match="cut"):
             await store.commit_compaction(
-                convo.id, CompactionRecord(cut, StoredSummary("x")), expected_version=version
+                convo.id, CompactionRecord(cut, StoredSummary("x")), version=version
             )
     with pytest.raises(StoreError, match="summary"):
         await store.commit_compaction(
-            convo.id, CompactionRecord(3, StoredSummary("  ")), expected_version=version
+            convo.id, CompactionRecord(3, StoredSummary("  ")), version=version
         )
     assert (await store.open_conversation(convo.id)).version == version
     await store.new_session(convo.id)
@@ -113,7 +113,7 @@ async def test_cut_outside_the_lineage_is_refused(store: Store) -> None:
     version = (await store.open_conversation(convo.id)).version
     with pytest.raises(StoreError, match="lineage"):
         await store.commit_compaction(
-            convo.id, CompactionRecord(2, StoredSummary("x")), expected_version=version
+            convo.id, CompactionRecord(2, StoredSummary("x")), version=version
         )
 
 
@@ -332,7 +332,7 @@ async def test_edit_under_a_summary_marks_resummarisation(store: Store) -> None:
     await store.commit_compaction(
         convo.id,
         CompactionRecord(cut_seq=3, summary=StoredSummary("redo"), resummarized_from=1),
-        expected_version=conv.version,
+        version=conv.version,
     )
     context = await store.load_context(convo.id)
     assert context.conversation.resummarize_from is None
@@ -355,7 +355,7 @@ async def test_summary_with_lone_surrogates_is_stored_and_read_back_equal(store:
     await store.commit_compaction(
         convo.id,
         CompactionRecord(cut_seq=10, summary=StoredSummary(text, {"sections": 1}), file_ops={}),
-        expected_version=version,
+        version=version,
     )
     context = await store.load_context(convo.id)
     assert context.summary is not None

@@ -27,11 +27,11 @@ async def test_two_commits_on_one_version_one_wins(store: Store) -> None:
     await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 11)])
     version = (await store.load_context(convo.id)).version
     await store.commit_compaction(
-        convo.id, CompactionRecord(6, StoredSummary("winner")), expected_version=version
+        convo.id, CompactionRecord(6, StoredSummary("winner")), version=version
     )
     with pytest.raises(ConflictError) as info:
         await store.commit_compaction(
-            convo.id, CompactionRecord(4, StoredSummary("loser")), expected_version=version
+            convo.id, CompactionRecord(4, StoredSummary("loser")), version=version
         )
     assert info.value.context["expected_version"] == version
     assert info.value.context["found_version"] == version + 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,19 +65,6 @@ def fail(error: CliError) -> int:
     return error.code
 
 
-def describe_format_error(exc: FormatError) -> str:
-    """``path, line 3: invalid JSON (expected one JSON object per line)``."""
-    message = exc.message
-    if exc.line is not None and not message.startswith(f"line {exc.line}"):
-        message = f"line {exc.line}: {message}"
-    text = f"{exc.path or 'input'}, {message}" if exc.line is not None else message
-    if exc.line is None:
-        text = f"{exc.path or 'input'}: {message}"
-    if exc.expected:
-        text += f" (expected {exc.expected})"
-    return text
-
-
 def load(path: Path, format: str | None, session: int | None = None) -> list[Transcript]:
     """The transcripts of ``path`` (the ``session``-th only when given), or ``CliError``."""
     from abridged.formats.transcripts import (  # noqa: PLC0415
@@ -114,7 +101,7 @@ def load(path: Path, format: str | None, session: int | None = None) -> list[Tra
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except FormatError as exc:
-        raise CliError(describe_format_error(exc)) from exc
+        raise CliError(exc.describe()) from exc
     except CliError:
         raise
     except AbridgedError as exc:
@@ -269,28 +256,6 @@ def join(items: Sequence[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def summary_notes(compaction: Mapping[str, Any], summarizer: str) -> str:
-    """What a compaction's summary line adds to "summary by X" in the views: the fallback and
-    its reason when the model's summary was replaced, and, for a model summary, the time it took
-    and its usage, or that the provider reported none (llama.cpp streams send none)."""
-    notes = []
-    reason = compaction.get("fallback_reason")
-    if reason and compaction.get("summarizer") == summarizer:  # the model's, a part lost
-        notes.append(f"partly: {reason}")
-    elif reason:
-        notes.append(f"fallback from {summarizer}: {reason}")
-    if summarizer != "extractive":
-        seconds = compaction.get("seconds")
-        if seconds is not None:
-            notes.append(f"{seconds:.1f} s")
-        usage = compaction.get("summary_usage")
-        if usage:
-            notes.append(f"usage {usage['input']:,} in, {usage['output']:,} out")
-        else:
-            notes.append("usage not reported")
-    return f"; {'; '.join(notes)}" if notes else ""
 
 
 def make_summarizer(

@@ -108,34 +108,6 @@ def _totals_dict(t: SessionTotals | None) -> dict[str, int] | None:
     }
 
 
-def _summary_dict(summary: Any) -> dict[str, Any] | None:
-    if summary is None:
-        return None
-    return {
-        "id": summary.id,
-        "text": summary.text,
-        "covers_to_seq": summary.covers_to_seq,
-        "meta": dict(summary.meta),
-    }
-
-
-def _session_dict(s: SessionInfo) -> dict[str, Any]:
-    return {
-        "id": s.id,
-        "number": s.number,
-        "parent_id": s.parent_id,
-        "reason": s.reason,
-        "carry_from": s.carry_from,
-        "start_seq": s.start_seq,
-        "current": s.is_current,
-        "created_at": s.created_at.isoformat(),
-        "finalized_at": s.finalized_at.isoformat() if s.finalized_at else None,
-        "totals": _totals_dict(s.totals),
-        "start_summary": _summary_dict(s.start_summary),
-        "final_summary": _summary_dict(s.final_summary),
-    }
-
-
 def _conversation_dict(c: ConversationInfo) -> dict[str, Any]:
     return {
         "id": c.id,
@@ -295,25 +267,13 @@ def run_show(
     else:
         sessions_shown = sessions
     if as_json:
+        from abridged.runtime.views import CompactionView, SessionView  # noqa: PLC0415
+
         out = {
             "conversation": _conversation_dict(conv),
-            "sessions": [_session_dict(s) for s in sessions_shown],
+            "sessions": [SessionView.of(s).model_dump(mode="json") for s in sessions_shown],
             "totals": _totals_dict(_totals(sessions)),
-            "compactions": [
-                {
-                    "id": c.id,
-                    "session_id": c.session_id,
-                    "child_session_id": c.child_session_id,
-                    "trigger": c.record.trigger,
-                    "tokens_before": c.record.tokens_before,
-                    "tokens_after": c.record.tokens_after,
-                    "cut_seq": c.record.cut_seq,
-                    "summarizer": c.record.summarizer,
-                    "duration_ms": c.record.duration_ms,
-                    "created_at": c.created_at.isoformat(),
-                }
-                for c in compactions
-            ],
+            "compactions": [CompactionView.of(c).model_dump(mode="json") for c in compactions],
         }
         sys.stdout.write(json.dumps(out) + "\n")
         return 0

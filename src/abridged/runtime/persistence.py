@@ -12,7 +12,8 @@ a ``StoredConversation``:
 - **compactions** go through the store's one commit path (``Store.commit_planned``: compare and
   swap on the version read; the loser re-reads, skips if covered, retries once); **prunes** store
   the prune boundary with the pruned form of each message. Both are ``commit_result``, the one
-  commit path of every runtime (a ``Conversation``'s compactions go through it too).
+  commit path of every runtime (a ``Conversation``'s compactions and the replay's,
+  ``abridged.runtime.replay``, go through it too).
 - **state**: on the first call, and whenever another writer changed the conversation (its version
   moved), the engine state is rebuilt from the store (``restore_state``): summary, cut, carried
   messages, prune boundary, pruned forms. The context sent is then the one sent before, byte for

@@ -8,14 +8,20 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 
+# a session and a compaction are shown by the CLI too: one model each, the runtime's
+from abridged.runtime.views import CompactionView as CompactionOut
+from abridged.runtime.views import SessionView as SessionOut
+
 __all__ = [
     "CompactRequest",
     "CompactResponse",
+    "CompactionOut",
     "ContextResponse",
     "ConversationCreate",
     "ConversationOut",
     "MessageOut",
     "SendMessage",
+    "SessionOut",
     "SettingsPatch",
 ]
 
@@ -177,42 +183,12 @@ class MessageOut(BaseModel):
     created_at: datetime
 
 
-class CompactionOut(BaseModel):
-    """A committed compaction: where it cut and the summary it made."""
-
-    id: str
-    trigger: str
-    cut_seq: int
-    tokens_before: int
-    tokens_after: int
-    summary: str
-    summarizer: str | None
-    duration_ms: float
-    created_at: datetime
-
-
 class TimelineOut(BaseModel):
     """A conversation's messages and compactions (``cut_seq`` places a compaction before the
     message of that sequence number)."""
 
     messages: list[MessageOut]
     compactions: list[CompactionOut]
-
-
-class SessionOut(BaseModel):
-    """A session of a conversation."""
-
-    id: str
-    number: int
-    reason: str
-    current: bool
-    parent_id: str | None
-    summary: str | None
-    messages: int
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    created_at: datetime
 
 
 class ResumeRequest(_Strict):

@@ -39,10 +39,10 @@ class CompactionOps(SessionOps):
         conversation_id: str,
         record: CompactionRecord,
         *,
-        expected_version: int,
+        version: int,
         owner: str | None = None,
     ) -> SessionInfo:
-        """Commit a compaction planned on the context read at ``expected_version``, in one
+        """Commit a compaction planned on the context read at ``version``, in one
         transaction: store the summary once, finalise the current session (final summary,
         embedding, totals), start its child from the summary carrying messages from
         ``record.cut_seq`` on, record the compaction, and make the child current.
@@ -58,7 +58,7 @@ class CompactionOps(SessionOps):
         vector, embedder = await self._vector(record.summary.text)
 
         async def body(conn: AsyncConnection, conv: RowMapping) -> SessionInfo:
-            locked = await queries.cas(conn, conversation_id, expected_version)
+            locked = await queries.cas(conn, conversation_id, version)
             next_seq = int(locked["next_seq"])
             cut = record.cut_seq
             parent = await queries.session_row(conn, conversation_id, locked["current_session_id"])
@@ -196,7 +196,7 @@ class CompactionOps(SessionOps):
         """The one commit path of a compaction (see ``compact`` and ``commit_planned``)."""
         try:
             session = await self.commit_compaction(
-                conversation_id, record, expected_version=version, owner=owner
+                conversation_id, record, version=version, owner=owner
             )
             return CompactionOutcome(
                 "committed", attempts=1, session=session, record=record, version=version + 1
@@ -220,7 +220,7 @@ class CompactionOps(SessionOps):
             )
         try:
             session = await self.commit_compaction(
-                conversation_id, record, expected_version=context.version, owner=owner
+                conversation_id, record, version=context.version, owner=owner
             )
         except ConflictError as exc:
             raise ContentionError(

@@ -149,20 +149,7 @@ async def list_messages(
     done = await svc.store.compactions(conversation_id, owner=tenant)
     return TimelineOut(
         messages=[message_out(s, pricing) for s in stored[-limit:]],
-        compactions=[
-            CompactionOut(
-                id=c.id,
-                trigger=c.record.trigger,
-                cut_seq=c.record.cut_seq,
-                tokens_before=c.record.tokens_before,
-                tokens_after=c.record.tokens_after,
-                summary=c.record.summary.text,
-                summarizer=c.record.summarizer,
-                duration_ms=c.record.duration_ms,
-                created_at=c.created_at,
-            )
-            for c in done
-        ],
+        compactions=[CompactionOut.of(c) for c in done],
     )
 
 

@@ -36,10 +36,10 @@ async def replay_transcript(
 ) -> Any:
     """Replay the transcript in the request body (any format ``abridged replay`` reads) with
     the extractive summarizer in a throwaway store; nothing is kept."""
-    from abridged.cli.common import Knobs, describe_format_error  # noqa: PLC0415
-    from abridged.cli.replay import run_replay_async  # noqa: PLC0415
-    from abridged.cli.report import render_report  # noqa: PLC0415
+    from abridged.core.budget import parse_token_size  # noqa: PLC0415
     from abridged.formats.transcripts import FORMATS, load_transcripts  # noqa: PLC0415
+    from abridged.runtime.replay import ReplayOptions, replay_transcripts  # noqa: PLC0415
+    from abridged.runtime.replay.report import render_report  # noqa: PLC0415
 
     if format is not None and format not in FORMATS:
         raise HTTPException(422, f"format {format!r}: expected one of {', '.join(FORMATS)}")
@@ -52,7 +52,7 @@ async def replay_transcript(
         try:
             transcripts = load_transcripts(path, format)
         except FormatError as exc:
-            raise HTTPException(422, describe_format_error(exc)) from exc
+            raise HTTPException(422, exc.describe()) from exc
         if session is not None:
             if session > len(transcripts):
                 raise HTTPException(
@@ -62,11 +62,29 @@ async def replay_transcript(
         if not transcripts:
             raise HTTPException(422, "the file holds no session")
         # CPU-bound (the extractive summarizer): its own loop in a thread, never the service's
-        data = await asyncio.to_thread(
-            asyncio.run, run_replay_async(transcripts, db=None, knobs=Knobs(), window=window)
+        options = ReplayOptions(window=parse_token_size(window, name="window"))
+        report = await asyncio.to_thread(
+            asyncio.run,
+            replay_transcripts(transcripts, options, settings=_shown_settings(window)),
         )
     if output == "html":
         from fastapi.responses import HTMLResponse  # noqa: PLC0415
 
-        return HTMLResponse(render_report(data))
-    return data
+        return HTMLResponse(render_report(report))
+    return report.to_json()
+
+
+def _shown_settings(window: str) -> dict[str, Any]:
+    """The settings the report shows, as ``abridged replay --window`` shows its defaults."""
+    return {
+        "summary_window": None,
+        "summary_temperature": None,
+        "window": window,
+        "max_output": None,
+        "trigger": None,
+        "target": None,
+        "keep_recent": None,
+        "summary_max": None,
+        "prune": True,
+        "compaction": True,
+    }

@@ -20,21 +20,7 @@ Svc = Annotated[Service, Depends(service_of)]
 
 def session_out(info: SessionInfo) -> SessionOut:
     """The API form of a session."""
-    summary = info.final_summary or info.start_summary
-    totals = info.totals
-    return SessionOut(
-        id=info.id,
-        number=info.number,
-        reason=info.reason,
-        current=info.is_current,
-        parent_id=info.parent_id,
-        summary=summary.text if summary is not None else None,
-        messages=totals.messages if totals is not None else 0,
-        input_tokens=totals.input if totals is not None else 0,
-        output_tokens=totals.output if totals is not None else 0,
-        cache_read_tokens=totals.cache_read if totals is not None else 0,
-        created_at=info.created_at,
-    )
+    return SessionOut.of(info)
 
 
 @router.get("/{conversation_id}/sessions", response_model=list[SessionOut])

@@ -1,0 +1,38 @@
+"""One shape per thing shown: a session and a compaction read from the store are the same JSON
+in ``abridged sessions show --json`` and in the HTTP API (``abridged.runtime.views``)."""
+
+from __future__ import annotations
+
+import json
+
+from abridged.runtime.views import CompactionView, SessionView
+from tests.cli.conftest import run_cli
+from tests.server.conftest import RunningService
+
+
+def test_sessions_and_compactions_have_one_shape_in_the_cli_and_the_api(
+    service: RunningService,
+) -> None:
+    client = service.client()
+    cid = client.post("/v1/conversations", json={}).json()["id"]
+    for turn in range(3):
+        sent = client.post(
+            f"/v1/conversations/{cid}/messages?stream=false", json={"content": f"turn {turn}"}
+        )
+        assert sent.status_code == 200, sent.text
+    done = client.post(f"/v1/conversations/{cid}/compact", json={"confirm": True})
+    assert done.status_code == 200, done.text
+    api_sessions = client.get(f"/v1/conversations/{cid}/sessions").json()
+    api_compactions = client.get(f"/v1/conversations/{cid}/messages").json()["compactions"]
+    out = run_cli("sessions", "show", cid, "--db", service.db_url, "--json")
+    assert out.returncode == 0, out.stderr
+    shown = json.loads(out.stdout)
+    assert len(shown["sessions"]) == len(api_sessions) >= 2
+    assert len(shown["compactions"]) == len(api_compactions) >= 1
+    # the same fields and values, field for field
+    assert shown["sessions"] == api_sessions
+    assert shown["compactions"] == api_compactions
+    for session in api_sessions:
+        SessionView.model_validate(session)
+    for compaction in api_compactions:
+        CompactionView.model_validate(compaction)
