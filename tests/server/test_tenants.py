@@ -4,17 +4,21 @@ and changes nothing; no key or a wrong key answers 401; no secret is echoed or s
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from abridged.testing import Reply
-from tests.server.conftest import RunningService
+from tests.server.conftest import RunningService, make_keys
 
 #: Routes that need no key: they say nothing about any tenant.
 PUBLIC = {
@@ -157,7 +161,7 @@ def _plain(value: Any, cid: str) -> Any:
     if isinstance(value, list):
         return [_plain(v, cid) for v in value]
     if isinstance(value, str):
-        value = value.replace(cid, "ID")
+        value = value.replace(cid, "ID") if cid else value
         return _CALL.sub("CALL", _HEX.sub("HEX", _STAMP.sub("STAMP", value)))
     return value
 
@@ -286,3 +290,76 @@ def test_a_turn_of_one_tenant_does_not_hold_another_tenants_conversation_of_that
     for client in (acme, globex):
         timeline = client.get("/v1/conversations/same/messages").json()["messages"]
         assert [m["id"] for m in timeline if m["role"] == "user"] == ["client-msg"]
+
+
+# -- property: what a tenant sees never depends on what another tenant did ------------------------
+
+_NAMES = ("c1", "c2")
+_OPS = st.tuples(
+    st.sampled_from(["create", "send", "get", "timeline", "export", "preview", "delete", "list"]),
+    st.sampled_from(_NAMES),
+)
+
+
+def _op(client: httpx.Client, op: tuple[str, str], step: int) -> Any:
+    kind, name = op
+    base = f"/v1/conversations/{name}"
+    if kind == "create":
+        answer = client.post("/v1/conversations", json={"id": name, "title": name})
+    elif kind == "send":
+        body = {"content": f"say {step}", "id": f"msg-{step}"}
+        answer = client.post(f"{base}/messages", params={"stream": "false"}, json=body)
+    elif kind == "get":
+        answer = client.get(base)
+    elif kind == "timeline":
+        answer = client.get(f"{base}/messages")
+    elif kind == "export":
+        answer = client.get(f"{base}/export")
+    elif kind == "preview":
+        answer = client.post(f"{base}/compact", json={"dry_run": True})
+    elif kind == "delete":
+        answer = client.delete(base, params={"confirm": "true"})
+    else:
+        answer = client.get("/v1/conversations")
+    return _answer(answer, "")
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    mine=st.lists(_OPS, min_size=1, max_size=6),
+    theirs=st.lists(_OPS, max_size=6),
+    a_first=st.lists(st.booleans(), min_size=6, max_size=6),
+)
+def test_what_a_tenant_sees_never_depends_on_another_tenant(
+    service: RunningService,
+    mine: list[tuple[str, str]],
+    theirs: list[tuple[str, str]],
+    a_first: list[bool],
+) -> None:
+    """Tenant B runs ``mine`` with tenant A's ``theirs`` interleaved, on the same ids; tenant
+    B2 runs ``mine`` alone. Every answer B gets equals B2's."""
+    service.provider.set_replies(lambda r: Reply(f"Noted {len(r.messages)} messages."))
+    tag = uuid.uuid4().hex[:8]
+    keys = asyncio.run(make_keys(service.db_url, (f"a-{tag}", f"b-{tag}", f"b2-{tag}")))
+    a, b, b2 = (
+        httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {k}"})
+        for k in keys.values()
+    )
+    try:
+        pending = list(theirs)
+        seen_b = []
+        for step, (op, first) in enumerate(zip(mine, a_first, strict=False)):
+            if first and pending:
+                _op(a, pending.pop(0), 100 + step)
+            seen_b.append(_op(b, op, step))
+        for step, op in enumerate(pending):
+            _op(a, op, 200 + step)
+        seen_b2 = [_op(b2, op, step) for step, op in enumerate(mine[: len(seen_b)])]
+        assert seen_b == seen_b2
+    finally:
+        for client in (a, b, b2):
+            client.close()
