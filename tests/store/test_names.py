@@ -5,6 +5,7 @@ every conversation reachable by its owner under the same id. On SQLite and Postg
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -92,6 +93,31 @@ async def test_idempotent_appends_and_turn_leases_hold_per_owner(store: Store) -
     assert await store.acquire_turn(b.id, "worker-b", owner="globex") is not None
     assert await store.acquire_turn(b.id, "worker-c", owner="globex") is None  # b's own fence
     assert await store.release_turn(b.id, "worker-b")
+
+
+async def test_concurrent_creates_of_one_name_make_one_conversation_per_owner(
+    db_url: str,
+) -> None:
+    """Three stores (connections) each create "race" for acme and for globex at once: each
+    owner ends with exactly one, the others get ``ConflictError`` (the client's 409, never the
+    database's refusal as an outage)."""
+    stores = [Store(db_url) for _ in range(3)]
+    try:
+        for s in stores:
+            await s.open()
+        attempts = [
+            s.create_conversation(name="race", owner=owner)
+            for s in stores
+            for owner in ("acme", "globex")
+        ]
+        outcomes = await asyncio.gather(*attempts, return_exceptions=True)
+        made = [o for o in outcomes if not isinstance(o, BaseException)]
+        refused = [o for o in outcomes if isinstance(o, BaseException)]
+        assert sorted(o.owner or "" for o in made) == ["acme", "globex"]
+        assert len(refused) == 4 and all(isinstance(e, ConflictError) for e in refused), refused
+    finally:
+        for s in stores:
+            await s.close()
 
 
 async def test_an_owner_cannot_reach_another_owners_key(store: Store) -> None:
