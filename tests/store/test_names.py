@@ -11,16 +11,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from alembic import command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
-from sqlalchemy.engine import Connection
 
 from abridged.core.model import Message
 from abridged.errors import ConflictError, NotFoundError, StoreError
-from abridged.store import Store, migrate, upgrade
+from abridged.store import Store, upgrade
 from abridged.store.conversations import scoped_key
+
+from .helpers import downgrade_to
 
 
 async def test_two_owners_each_have_their_own_conversation_of_one_name(store: Store) -> None:
@@ -219,13 +219,8 @@ async def test_conversations_from_before_0007_stay_reachable_under_their_ids(
     store = Store(empty_url)
     await store.open()
 
-    def to_0006(conn: Connection) -> None:
-        config = migrate._config()
-        config.attributes["connection"] = conn
-        command.downgrade(config, "0006")
-
     async with store.engine.begin() as conn:
-        await conn.run_sync(to_0006)
+        await conn.run_sync(downgrade_to("0006"))
         # rows as the 0006 schema holds them (this version's store cannot write that schema)
         for cid, owner in (("shared", "acme"), ("g-1", "globex"), ("lib", None)):
             await conn.execute(
