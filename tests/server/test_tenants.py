@@ -363,3 +363,37 @@ def test_what_a_tenant_sees_never_depends_on_another_tenant(
     finally:
         for client in (a, b, b2):
             client.close()
+
+
+def test_errors_name_the_conversation_by_the_tenants_id_never_the_stored_one(
+    service: RunningService,
+) -> None:
+    """A 409 for a busy turn names the conversation as the tenant does: the storage id behind
+    it (derived from the tenant and the id) never shows."""
+    from abridged.store.conversations import scoped_key
+
+    globex = service.client("globex")
+    assert globex.post("/v1/conversations", json={"id": "busy"}).status_code == 201
+    stored = scoped_key("globex", "busy")
+    service.provider.latency = 0.25
+    try:
+        running = threading.Thread(
+            target=lambda: globex.post(
+                "/v1/conversations/busy/messages?stream=false", json={"content": "go"}
+            )
+        )
+        running.start()
+        deadline = time.monotonic() + 10
+        while not service.provider.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        busy = globex.post(
+            "/v1/conversations/busy/messages",
+            params={"stream": "false", "queue": "false"},
+            json={"content": "not now"},
+        )
+        running.join(60)
+    finally:
+        service.provider.latency = 0.0
+    assert busy.status_code == 409, busy.text
+    assert busy.json()["conversation_id"] == "busy" and "'busy'" in busy.json()["detail"]
+    assert stored not in busy.text
