@@ -119,3 +119,28 @@ def test_default_database_and_missing_ones(tmp_path: Path) -> None:
     assert bad.exit_code == 1 and "no database at" in bad.stderr
     bad = invoke("sessions", "export", "x", "--db", tmp_path / "env.db", "--format", "xml")
     assert bad.exit_code == 2 and "--format 'xml'" in bad.stderr
+
+
+def test_show_finds_a_tenants_conversation_by_the_tenants_id(tmp_path: Path) -> None:
+    """The service keeps a tenant's conversation under a key of its own; ``--owner`` with the
+    tenant's id finds it (two tenants' conversations of one id stay apart)."""
+    import asyncio
+
+    from abridged.core.model import Message
+    from abridged.store import Store
+
+    db = tmp_path / "service.db"
+
+    async def fill() -> None:
+        async with Store(db) as store:
+            for tenant in ("acme", "globex"):
+                info = await store.create_conversation(name="c1", owner=tenant)
+                await store.append(info.id, Message.user(f"{tenant} speaks"), owner=tenant)
+
+    asyncio.run(fill())
+    for tenant in ("acme", "globex"):
+        out = run_cli("sessions", "export", "c1", "--owner", tenant, "--db", db)
+        assert out.returncode == 0, out.stderr
+        assert f"{tenant} speaks" in out.stdout
+        other = "globex" if tenant == "acme" else "acme"
+        assert f"{other} speaks" not in out.stdout

@@ -14,7 +14,7 @@ import pytest
 
 from abridged.core.budget import BudgetSettings, compute_budget
 from abridged.core.model import Message, ToolCall, Usage, assign_ids
-from abridged.core.protocols import SummaryRequest
+from abridged.core.protocols import Summary, SummaryRequest
 from abridged.core.tokens import estimate_message_tokens
 from abridged.core.turns import is_user_message
 from abridged.core.validate import is_paired
@@ -629,3 +629,27 @@ def test_rebase_refuses_a_history_that_does_not_continue_the_planned_one() -> No
     other = assign_ids([Message.system("sys")] + [Message.user(f"u{i}") for i in range(60)])
     with pytest.raises(MessageValidationError):
         rebase(result, other, result.plan.state)
+
+
+def test_a_custom_summarizers_own_fallback_reason_is_redacted() -> None:
+    """A custom summarizer that falls back inside itself and says why in ``fallback_reason``,
+    quoting its provider's error with the key in it: neither the result nor the event carries
+    the key."""
+    key = "sk-" + "proj-" + "Qw3" * 12
+
+    class OwnFallback:
+        name = "own"
+
+        async def summarize(self, request: SummaryRequest) -> Summary:
+            return Summary(
+                "## User intent and requests\n- keep going",
+                "own",
+                fallback_reason=f"AuthenticationError: Incorrect API key provided: {key}",
+            )
+
+    result = run(plan_for(chat(30, 1_200)), OwnFallback())
+    assert result.status == "compacted"
+    assert result.fallback_reason is not None and "AuthenticationError" in result.fallback_reason
+    assert key not in result.fallback_reason
+    fallbacks = [e for e in result.events if isinstance(e, SummarizerFallback)]
+    assert fallbacks and all(key not in e.reason for e in fallbacks)

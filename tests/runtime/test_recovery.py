@@ -452,3 +452,29 @@ async def test_an_exact_count_over_the_budget_compacts_before_sending(
     assert any(e.event.kind == "compaction_started" for e in ended)  # type: ignore[union-attr]
     sent = [r for r in server.requests if r.api == "anthropic"][-1]
     assert "Summary of the earlier part" in str(sent.body)
+
+
+# -- damaged rows are said, not silent ----------------------------------------------------------
+
+
+async def test_damaged_rows_found_on_load_are_a_notice_of_the_next_turn(store: Store) -> None:
+    """A stored message that cannot be read is sent as a placeholder (the store's
+    ``Context.damaged``); the conversation says so in a notice of its next turn, naming where
+    (sequence numbers), never the row's content."""
+    from tests.store.test_corrupt_rows import damage
+
+    first = await Conversation.open(store, ScriptedModel(["one", "two"]), system="s")
+    await first.send("remember the code 4417")
+    await first.send("and the colour teal")
+    await damage(store, "messages", "parts", "[1", conversation_id=first.id, seq=1)
+    again = await Conversation.open(
+        store, ScriptedModel(["three"]), system="s", conversation_id=first.id
+    )
+    result = await again.send("what did I say?")
+    notices = [e.text for e in result.events if isinstance(e, Notice)]
+    said = [n for n in notices if "could not be read" in n]
+    assert said == [
+        "1 stored message(s) could not be read (seq 1): each is sent to the model as a "
+        "placeholder, and the conversation goes on"
+    ]
+    assert result.text == "three"

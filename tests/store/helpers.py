@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+from sqlalchemy.engine import Connection
 
 from abridged.core.model import Message, ToolCall, Usage
 from abridged.store import CompactionRecord, Compactor, Context, FinalizeRequest, StoredSummary
@@ -66,3 +68,19 @@ def keep_last(n: int, *, text: str = "summary") -> Compactor:
         )
 
     return compactor
+
+
+def downgrade_to(revision: str) -> Callable[[Connection], None]:
+    """A body for ``AsyncConnection.run_sync`` that takes the schema back to ``revision``, as
+    an older abridged left it (for tests of an upgrade over existing rows)."""
+
+    def body(conn: Connection) -> None:
+        from alembic import command
+
+        from abridged.store import migrate
+
+        config = migrate._config()
+        config.attributes["connection"] = conn
+        command.downgrade(config, revision)
+
+    return body

@@ -10,10 +10,11 @@ import asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
-from sqlalchemy.engine import Connection
 
 from abridged.core.model import Message
 from abridged.store import Store, upgrade
+
+from .helpers import downgrade_to
 
 ROUNDS = 12
 SENDERS = 3
@@ -122,23 +123,14 @@ async def test_any_appends_store_each_id_once_in_order(
 async def test_duplicates_stored_before_0006_survive_the_upgrade(empty_url: str) -> None:
     """A database where an id was stored twice (the race before this revision): the upgrade
     keeps both rows, and an append of that id returns the earliest."""
-    from alembic import command
-
-    from abridged.store import migrate
-
     store = Store(empty_url)
     await store.open()
     convo = await store.create_conversation()
     await store.append(convo.id, Message.user("first copy", id="dup"))
     await store.append(convo.id, Message.user("other", id="other"))
 
-    def to_0005(conn: Connection) -> None:
-        config = migrate._config()
-        config.attributes["connection"] = conn
-        command.downgrade(config, "0005")
-
     async with store.engine.begin() as conn:
-        await conn.run_sync(to_0005)
+        await conn.run_sync(downgrade_to("0005"))
         await conn.execute(
             text(
                 "INSERT INTO messages (conversation_id, session_id, seq, version, message_id,"

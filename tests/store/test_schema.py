@@ -18,6 +18,8 @@ from abridged.store.connect import ENV_VAR, resolve_url
 from abridged.store.migrate import HEAD
 from abridged.store.schema import Base
 
+from .helpers import downgrade_to
+
 
 async def test_migrations_build_exactly_the_models(store: Store) -> None:
     def diff(conn: Connection) -> list[object]:
@@ -125,7 +127,7 @@ async def test_foreign_tables_without_revision_are_refused(empty_url: str) -> No
 
 
 def test_head_revision_is_the_first_migration() -> None:
-    assert head_revision() == HEAD == "0006"
+    assert head_revision() == HEAD == "0007"
 
 
 async def test_sqlite_pragmas(tmp_path: Path) -> None:
@@ -181,21 +183,12 @@ async def test_a_database_at_the_first_revision_is_upgraded_keeping_its_rows(
     empty_url: str,
 ) -> None:
     """A real upgrade 0001 -> head: the new table appears, the stored conversation stays."""
-    from alembic import command
-
-    from abridged.store import migrate
-
     store = Store(empty_url)
     await store.open()  # head; go back to 0001 as an older abridged would have left it
     convo = await store.create_conversation()
 
-    def downgrade(conn: Connection) -> None:
-        config = migrate._config()
-        config.attributes["connection"] = conn
-        command.downgrade(config, "0001")
-
     async with store.engine.begin() as conn:
-        await conn.run_sync(downgrade)
+        await conn.run_sync(downgrade_to("0001"))
         assert not await conn.run_sync(lambda c: inspect(c).has_table("pruned_outputs"))
     await store.close()
     assert await upgrade(empty_url) == "upgraded"

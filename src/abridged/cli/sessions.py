@@ -39,7 +39,7 @@ from abridged.cli.common import (
 )
 from abridged.core.budget import format_token_size
 from abridged.core.model import Message, message_to_dict
-from abridged.errors import AbridgedError, NotFoundError, SchemaVersionError
+from abridged.errors import AbridgedError, NotFoundError, OwnershipError, SchemaVersionError
 from abridged.store import ConversationInfo, SessionInfo, SessionTotals, Store
 
 T = TypeVar("T")
@@ -111,6 +111,7 @@ def _totals_dict(t: SessionTotals | None) -> dict[str, int] | None:
 def _conversation_dict(c: ConversationInfo) -> dict[str, Any]:
     return {
         "id": c.id,
+        "name": c.name,
         "owner": c.owner,
         "model": c.model,
         "version": c.version,
@@ -163,11 +164,18 @@ class _Db:
 
 
 async def _find(store: Store, ident: str, owner: str | None) -> tuple[ConversationInfo, str | None]:
-    """The conversation named by ``ident``, or the one holding the session ``ident``."""
+    """The conversation named by ``ident`` (its key, or with ``owner`` the owner's id for it,
+    as a tenant of the service names it), or the one holding the session ``ident``."""
     try:
         return await store.open_conversation(ident, owner=owner), None
-    except NotFoundError:
+    except (NotFoundError, OwnershipError):
         pass
+    if owner is not None:
+        try:
+            key = await store.conversation_key(ident, owner=owner)
+            return await store.open_conversation(key, owner=owner), None
+        except NotFoundError:
+            pass
     found: list[tuple[ConversationInfo, str]] = []
     for conv in await store.list_conversations(owner=owner):
         for s in await store.list_sessions(conv.id):

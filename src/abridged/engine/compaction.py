@@ -394,7 +394,10 @@ async def _make_summary(
         summary = outcome.summary
         if summary is not None and summary.usage is not None:
             usage = summary.usage if usage is None else usage + summary.usage
-        reason = outcome.reason or (summary.fallback_reason if summary is not None else None)
+        # a summarizer's own reason (a custom one's fallback, its exception text) may quote a
+        # key from a provider's error: redacted like the reasons made here
+        own = summary.fallback_reason if summary is not None else None
+        reason = outcome.reason or (redact(own)[:300] if own is not None else None)
         if reason is not None:
             emit(
                 SummarizerFallback(

@@ -31,12 +31,14 @@ from abridged.core.model import Message
 from abridged.core.protocols import FileOps
 from abridged.engine.compaction import CompactionResult
 from abridged.engine.context import CompactionState
+from abridged.errors import CorruptRowError
 from abridged.store import CompactionRecord, Context, Store, StoredMessage, StoredSummary
 
 __all__ = [
     "COMMAND_KINDS",
     "Loaded",
     "compaction_record",
+    "damaged_notice",
     "is_command",
     "load_history",
     "restore_state",
@@ -198,4 +200,16 @@ def compaction_record(
         file_ops=ops,
         duration_ms=duration_ms,
         summarizer=result.summarizer,
+    )
+
+
+def damaged_notice(damaged: Sequence[CorruptRowError]) -> str:
+    """The notice of stored messages that could not be read (``Context.damaged``): where they
+    are, by sequence number; never the row's content nor the store's key of the conversation."""
+    seqs = [e.context.get("seq") for e in damaged]
+    where = ", ".join(str(s) for s in seqs[:10] if s is not None) or "unknown"
+    more = f" and {len(seqs) - 10} more" if len(seqs) > 10 else ""
+    return (
+        f"{len(damaged)} stored message(s) could not be read (seq {where}{more}): each is sent "
+        "to the model as a placeholder, and the conversation goes on"
     )

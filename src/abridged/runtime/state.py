@@ -50,7 +50,7 @@ from abridged.errors import AbridgedError, SettingError
 from abridged.runtime.caller_formats import token_upper_bound
 from abridged.runtime.driver import SummarizerFactory, calibrated_budget
 from abridged.runtime.events import ConversationEvent, Notice
-from abridged.runtime.history import load_history
+from abridged.runtime.history import damaged_notice, load_history
 from abridged.runtime.ledger import Ledger
 from abridged.runtime.queue import Inbound, Inbox
 from abridged.runtime.settings import ConversationSettings
@@ -395,6 +395,8 @@ class ConversationCore:
         )
         self._history, self._seqs, self._state = loaded.history, loaded.seqs, loaded.state
         self._version = loaded.context.version
+        if loaded.context.damaged:  # sent as placeholders: said, never silent
+            self._notice(damaged_notice(loaded.context.damaged))
         self.session = loaded.context.session
         self._ledger = self._new_ledger()
         self._sized_for = None

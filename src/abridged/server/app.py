@@ -35,6 +35,7 @@ from abridged.server.metrics import ServiceMetrics
 from abridged.server.process import YOUNG_THRESHOLD, shorten_gil_switch, tune_gc_for_serving
 from abridged.server.routes import calls, conversations, messages, page, replay, sessions, system
 from abridged.server.runner import ConversationPool, TurnRunner
+from abridged.server.scope import public
 from abridged.server.service import Service
 from abridged.store import Store
 from abridged.store.codec import ID_FORMAT
@@ -116,27 +117,31 @@ def _bad_id(exc: AbridgedError) -> bool:
     return isinstance(exc, FormatError) and exc.format == ID_FORMAT
 
 
-def _error_response(exc: AbridgedError) -> JSONResponse:
-    """Library errors as HTTP answers; another tenant's conversation reads as a missing one."""
+def _error_response(
+    exc: AbridgedError, public: Callable[[Any], Any] = lambda value: value
+) -> JSONResponse:
+    """Library errors as HTTP answers; another tenant's conversation reads as a missing one.
+    ``public`` turns the store's key of the request's conversation back into the tenant's
+    name for it (``abridged.server.scope.public``)."""
     if isinstance(exc, NotFoundError | OwnershipError):
         cid = getattr(exc, "context", {}).get("conversation_id")
-        return JSONResponse({"detail": "no such conversation", "conversation_id": cid}, 404)
+        return JSONResponse(public({"detail": "no such conversation", "conversation_id": cid}), 404)
     if isinstance(exc, TurnBusyError | ConflictError):
         # the client's conflict (a taken id, a busy turn, a lost race): not logged as an error
-        return JSONResponse({"detail": str(exc), **_context(exc)}, 409)
+        return JSONResponse(public({"detail": str(exc), **_context(exc)}), 409)
     if isinstance(exc, CorruptRowError):
         # damage, not absence (never 404) and not an outage to retry (never 503)
         log.error("damaged stored data: %s", exc)
-        return JSONResponse({"detail": str(exc), **_context(exc)}, 500)
+        return JSONResponse(public({"detail": str(exc), **_context(exc)}), 500)
     if isinstance(exc, SettingError | MessageValidationError) or _bad_id(exc):
-        return JSONResponse({"detail": str(exc), **_context(exc)}, 422)
+        return JSONResponse(public({"detail": str(exc), **_context(exc)}), 422)
     if isinstance(exc, ProviderError):
-        return JSONResponse({"detail": str(exc)}, 502)
+        return JSONResponse(public({"detail": str(exc)}), 502)
     if isinstance(exc, SchemaVersionError | StoreError):
         log.error("store error: %s", exc)
-        return JSONResponse({"detail": str(exc)}, 503)
+        return JSONResponse(public({"detail": str(exc)}), 503)
     log.error("error: %s", exc)
-    return JSONResponse({"detail": str(exc)}, 500)
+    return JSONResponse(public({"detail": str(exc)}), 500)
 
 
 def service_model(spec: str) -> ChatModel:
@@ -186,7 +191,7 @@ def create_app(config: ServiceConfig | None = None, *, store: Store | None = Non
 
     @app.exception_handler(AbridgedError)
     async def abridged_error(request: Request, exc: AbridgedError) -> JSONResponse:
-        return _error_response(exc)
+        return _error_response(exc, lambda value: public(request, value))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -434,6 +434,7 @@ def conversation_info(row: Mapping[Any, Any]) -> ConversationInfo:
             resummarize_from=_opt_int(row["resummarize_from"]),
             created_at=stamp(row["created_at"]),
             updated_at=stamp(row["updated_at"]),
+            name=_str(row["name"] if row["name"] is not None else row["id"]),
         )
     except DECODE_ERRORS as exc:
         raise CorruptRowError(

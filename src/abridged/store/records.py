@@ -147,7 +147,11 @@ class SessionInfo:
 
 @dataclass(frozen=True, slots=True)
 class ConversationInfo:
-    """A conversation's row: owner, model, settings and the single writer's state."""
+    """A conversation's row: owner, model, settings and the single writer's state.
+
+    ``id`` is the storage key every store operation takes; ``name`` is the id its owner calls
+    it by (the same unless it was made with ``create_conversation(name=...)``, as the HTTP
+    service does for its tenants' conversations)."""
 
     id: str
     owner: str | None
@@ -160,6 +164,7 @@ class ConversationInfo:
     resummarize_from: int | None
     created_at: datetime
     updated_at: datetime
+    name: str
 
 
 @dataclass(frozen=True, slots=True)

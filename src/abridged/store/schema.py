@@ -43,9 +43,20 @@ class ConversationRow(Base):
     """One conversation; ``version`` is the single writer's compare-and-swap counter."""
 
     __tablename__ = "conversations"
+    __table_args__ = (
+        # an owner's names are its own: two tenants may each have a conversation named "c1"
+        # (under two keys); NULL owners never collide, on both databases
+        Index("uq_conversations_owner_name", "owner", "name", unique=True),
+    )
 
+    #: the storage key every other table refers to (never shown to a tenant: see ``name``)
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     owner: Mapped[str | None] = mapped_column(String(255), index=True)
+    # The id the owner calls the conversation by; the key itself for a conversation made
+    # without a name and for every row from before migration 0007. Written on every insert;
+    # NULL-able in the database only because SQLite cannot add a NOT NULL column to a table
+    # other tables refer to without rebuilding it.
+    name: Mapped[str | None] = mapped_column(String(64))
     model: Mapped[str | None] = mapped_column(String(255))
     settings: Mapped[str] = mapped_column(Text, default="{}")
     version: Mapped[int] = mapped_column(Integer, default=0)

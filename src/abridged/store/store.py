@@ -16,7 +16,7 @@ class Store(SearchOps, LeaseOps, KeyOps):
     >>> context = await store.load_context(convo.id)  # doctest: +SKIP
 
     Operations are grouped by what they act on: conversations (``create_conversation``,
-    ``open_conversation``, ``list_conversations``, ``update_settings``,
+    ``conversation_key``, ``open_conversation``, ``list_conversations``, ``update_settings``,
     ``delete_conversation``), messages (``append``, ``append_many``, ``deliver``,
     ``edit_message``, ``get_message``, ``find_message``, ``stored_messages``, ``load_context``,
     ``history``), sessions (``new_session``, ``resume``, ``list_sessions``, ``get_session``,
@@ -26,7 +26,9 @@ class Store(SearchOps, LeaseOps, KeyOps):
     service's API keys (``create_api_key``, ``tenant_for_key``, ``list_api_keys``,
     ``revoke_api_key``). Every operation that names a conversation takes ``owner=``: when
     given, a conversation of another owner raises ``OwnershipError`` and nothing is read or
-    changed.
+    changed. Conversation ids are global; ``create_conversation(name=..., owner=...)`` makes
+    one under a name of the owner's own (as the HTTP service does for its tenants) and
+    ``conversation_key(name, owner=...)`` finds its id again.
     """
 
     async def __aenter__(self) -> Store:

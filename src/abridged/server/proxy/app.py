@@ -501,6 +501,10 @@ async def _meter(request: Request, conversation_id: str) -> Response:
         info = await store.open_conversation(conversation_id)
     except NotFoundError:
         return HTMLResponse("<h1>No such conversation</h1>", 404)
+    if not isinstance(info.settings.get("proxy"), dict):
+        # the service's conversations in a shared database are its tenants': this page, open
+        # to anyone, must not tell which of their ids exist
+        return HTMLResponse("<h1>No such conversation</h1>", 404)
     fork = info.settings.get("fork")
     current = fork if isinstance(fork, str) and fork else conversation_id
     done = await store.compactions(current)

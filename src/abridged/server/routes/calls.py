@@ -11,6 +11,7 @@ from abridged.runtime.conversation import Conversation
 from abridged.runtime.inspection import CallInspection, inspect_call
 from abridged.server.auth import require_tenant
 from abridged.server.schemas import CallDetail, CallOut, SentMessageOut
+from abridged.server.scope import ConversationKey
 from abridged.server.service import Service, service_of
 
 router = APIRouter(prefix="/v1/conversations", tags=["calls"])
@@ -58,7 +59,7 @@ def _call_out(call: CallInspection, tools: int) -> CallOut:
 
 @router.get("/{conversation_id}/calls", response_model=list[CallOut])
 async def list_calls(
-    conversation_id: str,
+    conversation_id: ConversationKey,
     tenant: Tenant,
     svc: Svc,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -73,7 +74,7 @@ async def list_calls(
 
 
 @router.get("/{conversation_id}/calls/{index}", response_model=CallDetail)
-async def get_call(conversation_id: str, index: int, tenant: Tenant, svc: Svc) -> Any:
+async def get_call(conversation_id: ConversationKey, index: int, tenant: Tenant, svc: Svc) -> Any:
     """One call: every message it sent, with its part of the layout, tokens and whether it was
     inside the cached prefix."""
     convo = await _conversation(svc, tenant, conversation_id)

@@ -27,6 +27,7 @@ from abridged.server.schemas import (
     ConversationUpdate,
     SettingsPatch,
 )
+from abridged.server.scope import ConversationKey, new_key
 from abridged.server.service import Service, service_of
 from abridged.store import ConversationInfo
 
@@ -40,12 +41,13 @@ CONFIRM_SHARE = 0.5
 
 
 def conversation_out(info: ConversationInfo) -> ConversationOut:
-    """The API form of a conversation."""
+    """The API form of a conversation (its id is the name its tenant gave it, never the
+    store's key)."""
     settings = dict(info.settings)
     system = settings.get("system")
     title = settings.get("title")
     return ConversationOut(
-        id=info.id,
+        id=info.name,
         title=title if isinstance(title, str) else None,
         model=info.model,
         system=system if isinstance(system, str) else None,
@@ -74,8 +76,15 @@ async def create_conversation(body: ConversationCreate, tenant: Tenant, svc: Svc
         settings["system"] = body.system
     if body.title:
         settings["title"] = body.title
+    # the id is the tenant's own (``abridged.server.scope``): 409 only for one of its own ids
+    # (without one, a fresh random id is both the key and the name)
+    name = body.id
     info = await svc.store.create_conversation(
-        body.id, owner=tenant, model=model, settings=settings
+        new_key(svc, name) if name else None,
+        name=name,
+        owner=tenant,
+        model=model,
+        settings=settings,
     )
     return conversation_out(info)
 
@@ -99,14 +108,14 @@ async def list_conversations(
 
 
 @router.get("/{conversation_id}", response_model=ConversationOut)
-async def get_conversation(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+async def get_conversation(conversation_id: ConversationKey, tenant: Tenant, svc: Svc) -> Any:
     """One conversation."""
     return conversation_out(await svc.store.open_conversation(conversation_id, owner=tenant))
 
 
 @router.patch("/{conversation_id}", response_model=ConversationOut)
 async def update_conversation(
-    conversation_id: str, body: ConversationUpdate, tenant: Tenant, svc: Svc
+    conversation_id: ConversationKey, body: ConversationUpdate, tenant: Tenant, svc: Svc
 ) -> Any:
     """Rename a conversation or change its system prompt (from the next turn on)."""
     info = await svc.store.open_conversation(conversation_id, owner=tenant)
@@ -123,7 +132,7 @@ async def update_conversation(
 
 @router.delete("/{conversation_id}", status_code=204)
 async def delete_conversation(
-    conversation_id: str,
+    conversation_id: ConversationKey,
     tenant: Tenant,
     svc: Svc,
     confirm: Annotated[bool, Query(description="must be true: the delete is real")] = False,
@@ -145,7 +154,7 @@ async def _noop(convo: Conversation) -> None:
 
 
 @router.get("/{conversation_id}/settings", response_model=SettingsPatch)
-async def get_settings(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+async def get_settings(conversation_id: ConversationKey, tenant: Tenant, svc: Svc) -> Any:
     """The conversation's settings (defaults filled in)."""
     info = await svc.store.open_conversation(conversation_id, owner=tenant)
     return conversation_out(info).settings
@@ -153,7 +162,7 @@ async def get_settings(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
 
 @router.patch("/{conversation_id}/settings", response_model=SettingsPatch)
 async def update_settings(
-    conversation_id: str, body: SettingsPatch, tenant: Tenant, svc: Svc
+    conversation_id: ConversationKey, body: SettingsPatch, tenant: Tenant, svc: Svc
 ) -> Any:
     """Change settings (validated together: a target above the trigger gets a 422)."""
     info = await svc.store.open_conversation(conversation_id, owner=tenant)
@@ -189,7 +198,7 @@ def _export_messages(
 
 @router.get("/{conversation_id}/export")
 async def export_conversation(
-    conversation_id: str,
+    conversation_id: ConversationKey,
     tenant: Tenant,
     svc: Svc,
     format: Annotated[Literal["abridged", "openai", "anthropic"], Query()] = "abridged",
@@ -203,7 +212,7 @@ async def export_conversation(
         [s.message for s in stored], system if isinstance(system, str) else None, format
     )
     # JSON leaves as UTF-8: a lone surrogate kept in the store is sent as U+FFFD
-    return encodable({"conversation_id": conversation_id, "format": format, **_as_dict(body)})
+    return encodable({"conversation_id": info.name, "format": format, **_as_dict(body)})
 
 
 def _as_dict(body: dict[str, Any] | list[dict[str, Any]]) -> dict[str, Any]:
@@ -239,7 +248,7 @@ def context_response(overview: ContextOverview) -> ContextResponse:
 
 
 @router.get("/{conversation_id}/context", response_model=ContextResponse)
-async def get_context(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+async def get_context(conversation_id: ConversationKey, tenant: Tenant, svc: Svc) -> Any:
     """The context the next call would send: window, budget, trigger, tokens by part."""
     info = await svc.store.open_conversation(conversation_id, owner=tenant)
     convo = await svc.pool.checkout(tenant, info)
@@ -297,7 +306,7 @@ def _preview(
 
 @router.post("/{conversation_id}/compact", response_model=CompactResponse)
 async def compact_conversation(
-    conversation_id: str, body: CompactRequest, tenant: Tenant, svc: Svc
+    conversation_id: ConversationKey, body: CompactRequest, tenant: Tenant, svc: Svc
 ) -> Any:
     """Compact now, after the running turn. A dry run plans only and returns the before/after
     breakdown; when more than half of the context would be summarized away the compaction
@@ -349,7 +358,7 @@ async def compact_conversation(
 
 
 @router.post("/{conversation_id}/prune", response_model=CompactResponse)
-async def prune_conversation(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+async def prune_conversation(conversation_id: ConversationKey, tenant: Tenant, svc: Svc) -> Any:
     """Prune stale tool output now (no summary)."""
     await svc.store.open_conversation(conversation_id, owner=tenant)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
 from abridged.core.model import message_to_dict
@@ -18,6 +18,7 @@ from abridged.server.auth import require_tenant
 from abridged.server.events import EventStream, encode_sse
 from abridged.server.runner import TurnHandle, user_message
 from abridged.server.schemas import CompactionOut, MessageOut, SendMessage, TimelineOut
+from abridged.server.scope import ConversationKey, public
 from abridged.server.service import Service, service_of
 from abridged.store import StoredMessage
 
@@ -27,9 +28,17 @@ Tenant = Annotated[str, Depends(require_tenant)]
 Svc = Annotated[Service, Depends(service_of)]
 
 
-async def _sse(handle: TurnHandle) -> AsyncIterator[tuple[bytes, bool]]:
+async def _sse(handle: TurnHandle, request: Request) -> AsyncIterator[tuple[bytes, bool]]:
     async for batch in handle.batches():
-        yield b"".join(encode_sse(name, payload) for name, payload in batch), handle.finished
+        yield (
+            b"".join(encode_sse(name, _named(request, name, payload)) for name, payload in batch),
+            handle.finished,
+        )
+
+
+def _named(request: Request, event: str, payload: Any) -> Any:
+    """An error event names the conversation as the tenant does, never by the store's key."""
+    return public(request, payload) if event == "error" else payload
 
 
 @router.post(
@@ -45,7 +54,8 @@ async def _sse(handle: TurnHandle) -> AsyncIterator[tuple[bytes, bool]]:
     },
 )
 async def send_message(
-    conversation_id: str,
+    conversation_id: ConversationKey,
+    request: Request,
     body: SendMessage,
     tenant: Tenant,
     svc: Svc,
@@ -65,11 +75,12 @@ async def send_message(
     )
     if stream:
         return EventStream(
-            _sse(handle), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+            _sse(handle, request), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         )
     events = [(name, payload) async for name, payload in handle.stream()]
     if handle.error is not None:
-        return JSONResponse(handle.error, status_code=int(handle.error.get("status", 500)))
+        error = public(request, handle.error)
+        return JSONResponse(error, status_code=int(handle.error.get("status", 500)))
     answered = next((p for n, p in events if n == "answered"), None)
     meter = next((p for n, p in reversed(events) if n == "meter"), None)
     notices = [p for n, p in events if n == "notice"]
@@ -133,7 +144,7 @@ def _pricing(model: str | None) -> Pricing | None:
 
 @router.get("/{conversation_id}/messages", response_model=TimelineOut)
 async def list_messages(
-    conversation_id: str,
+    conversation_id: ConversationKey,
     tenant: Tenant,
     svc: Svc,
     limit: Annotated[int, Query(ge=1, le=10_000, description="the newest N messages")] = 1000,
@@ -154,7 +165,7 @@ async def list_messages(
 
 
 @router.post("/{conversation_id}/abort")
-async def abort_turn(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+async def abort_turn(conversation_id: ConversationKey, tenant: Tenant, svc: Svc) -> Any:
     """Abort the running turn (what was received is stored; unfinished tool calls get error
     results). ``aborted: false`` when no turn runs in the worker that got this request."""
     await svc.store.open_conversation(conversation_id, owner=tenant)

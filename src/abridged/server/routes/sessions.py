@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from abridged.runtime.conversation import Conversation
 from abridged.server.auth import require_tenant
 from abridged.server.schemas import CommandResponse, ResumeRequest, SessionOut
+from abridged.server.scope import ConversationKey
 from abridged.server.service import Service, service_of
 from abridged.store import SessionInfo
 
@@ -24,14 +25,14 @@ def session_out(info: SessionInfo) -> SessionOut:
 
 
 @router.get("/{conversation_id}/sessions", response_model=list[SessionOut])
-async def list_sessions(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+async def list_sessions(conversation_id: ConversationKey, tenant: Tenant, svc: Svc) -> Any:
     """Every session of the conversation, oldest first."""
     return [session_out(s) for s in await svc.store.list_sessions(conversation_id, owner=tenant)]
 
 
 @router.get("/{conversation_id}/sessions/search", response_model=list[SessionOut])
 async def search_sessions(
-    conversation_id: str,
+    conversation_id: ConversationKey,
     tenant: Tenant,
     svc: Svc,
     q: Annotated[str, Query(min_length=1, max_length=500)],
@@ -44,7 +45,9 @@ async def search_sessions(
 
 
 @router.get("/{conversation_id}/sessions/{session_id}", response_model=SessionOut)
-async def get_session(conversation_id: str, session_id: str, tenant: Tenant, svc: Svc) -> Any:
+async def get_session(
+    conversation_id: ConversationKey, session_id: str, tenant: Tenant, svc: Svc
+) -> Any:
     """One session."""
     return session_out(await svc.store.get_session(conversation_id, session_id, owner=tenant))
 
@@ -63,20 +66,20 @@ async def _command(svc: Service, tenant: str, conversation_id: str, line: str) -
 
 
 @router.post("/{conversation_id}/sessions/new", response_model=CommandResponse)
-async def new_session(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+async def new_session(conversation_id: ConversationKey, tenant: Tenant, svc: Svc) -> Any:
     """Start a new session from the current one's summary (made in the background)."""
     return await _command(svc, tenant, conversation_id, "/new")
 
 
 @router.post("/{conversation_id}/sessions/clear", response_model=CommandResponse)
-async def clear_session(conversation_id: str, tenant: Tenant, svc: Svc) -> Any:
+async def clear_session(conversation_id: ConversationKey, tenant: Tenant, svc: Svc) -> Any:
     """Start an empty session (the old one can be resumed)."""
     return await _command(svc, tenant, conversation_id, "/clear")
 
 
 @router.post("/{conversation_id}/sessions/resume", response_model=CommandResponse)
 async def resume_session(
-    conversation_id: str, body: ResumeRequest, tenant: Tenant, svc: Svc
+    conversation_id: ConversationKey, body: ResumeRequest, tenant: Tenant, svc: Svc
 ) -> Any:
     """Make an earlier session current again (by id, id prefix, #number or search words)."""
     line = "/resume " + " ".join(body.session.split())
