@@ -202,9 +202,9 @@ def compute_budget(
 
     >>> b = compute_budget(128_000, 16_384)
     >>> b.output_reserve, b.safety_margin, b.input_budget, b.trigger, b.target
-    (16384, 2560, 109056, 87244, 54528)
+    (16384, 2560, 109056, 92697, 49075)
     >>> b.keep_recent, b.summary_max
-    (20000, 4000)
+    (16358, 4000)
     """
     settings = settings if settings is not None else BudgetSettings()
     if not _is_int(context_window) or context_window < MIN_CONTEXT_WINDOW:

@@ -124,7 +124,7 @@ def prune_settings(settings: CompactionSettings, budget: Budget) -> PruneSetting
     >>> from abridged.core.budget import compute_budget
     >>> p = prune_settings(CompactionSettings(), compute_budget(16_384, 4_096))
     >>> p.protect_recent_tokens, p.min_savings_tokens
-    (2816, 563)
+    (1689, 563)
     """
     if settings.prune is not None:
         return settings.prune
@@ -193,9 +193,11 @@ def choose_trigger(
     >>> from abridged.core.budget import compute_budget
     >>> b = compute_budget(16_384, 4_096)
     >>> s = CompactionSettings()
-    >>> choose_trigger(9_100, 40, b, s, backoff=Backoff(), calls=3)
+    >>> b.trigger
+    9574
+    >>> choose_trigger(9_700, 40, b, s, backoff=Backoff(), calls=3)
     'tokens'
-    >>> choose_trigger(9_100, 40, b, s, backoff=Backoff(1, 5), calls=3) is None
+    >>> choose_trigger(9_700, 40, b, s, backoff=Backoff(1, 5), calls=3) is None
     True
     >>> choose_trigger(12_000, 40, b, s, backoff=Backoff(1, 5), calls=3)
     'overflow'
@@ -255,8 +257,8 @@ def trigger_reason(
     """Why the trigger fired, for people.
 
     >>> from abridged.core.budget import compute_budget
-    >>> trigger_reason("tokens", 9_300, 40, compute_budget(16_384, 4_096), CompactionSettings())
-    'context 9.1k >= trigger 8.8k'
+    >>> trigger_reason("tokens", 9_700, 40, compute_budget(16_384, 4_096), CompactionSettings())
+    'context 9.5k >= trigger 9.3k'
     """
     size = format_token_size(context_tokens)
     if trigger == "tokens":
