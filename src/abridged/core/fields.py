@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import types
 import typing
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeAlias, Union, get_args, get_origin
 
 from annotated_types import Ge, Gt, Interval, Le, Lt
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import ConfigDict, PlainValidator, TypeAdapter, ValidationError
 
 from abridged.errors import SettingError
 
@@ -58,7 +59,23 @@ Flag: TypeAlias = bool
 
 @functools.cache
 def _adapter(annotation: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(annotation, config=STRICT)
+    return TypeAdapter(_instances(annotation), config=STRICT)
+
+
+def _instances(annotation: Any) -> Any:
+    """``annotation`` with each dataclass in it checked by ``isinstance`` alone (a settings
+    object nested in another was checked when it was made)."""
+    if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
+        return Annotated[object, PlainValidator(functools.partial(_instance, annotation))]
+    if get_origin(annotation) in (Union, types.UnionType):
+        return functools.reduce(operator.or_, [_instances(a) for a in get_args(annotation)])
+    return annotation
+
+
+def _instance(cls: type, value: object) -> object:
+    if not isinstance(value, cls):
+        raise ValueError(f"not a {cls.__name__}")
+    return value
 
 
 _HINTS: dict[type, tuple[tuple[str, Any], ...]] = {}
@@ -161,6 +178,8 @@ def describe(annotation: Any) -> str:
         return "one of " + ", ".join(str(a) for a in args)
     if _is_mapping(annotation):
         return f"a mapping of {describe(args[0])} to {describe(args[1])}" if args else "a mapping"
+    if annotation is Any:
+        return "any value"
     return {bool: "True or False", int: "an integer", float: "a number", str: "a string"}.get(
         annotation, f"a {getattr(annotation, '__name__', annotation)}"
     )
