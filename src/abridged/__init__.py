@@ -33,9 +33,13 @@ provider SDK.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# The library's log (``abridged.engine.tracing``) is silent until the application listens.
+logging.getLogger("abridged").addHandler(logging.NullHandler())
 
 _EXPORTS: dict[str, str] = {
     # messages
