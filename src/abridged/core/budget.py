@@ -38,8 +38,8 @@ from abridged.core.fields import (
     NonNegative,
     Positive,
     Ratio,
+    ValueCheck,
     check_fields,
-    check_value,
 )
 from abridged.errors import ContextOverflowError, SettingError
 
@@ -86,6 +86,9 @@ def _is_int(value: object) -> TypeGuard[int]:
 
 
 TARGET_NAMES = ("target_ratio", "trigger_ratio")
+_check_window = ValueCheck(Window)
+_check_output = ValueCheck(Positive | None)
+_check_count = ValueCheck(NonNegative)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,10 +201,10 @@ def compute_budget(
     (16358, 4000)
     """
     settings = settings if settings is not None else BudgetSettings()
-    check_value("context_window", context_window, Window)
-    check_value("max_output_tokens", max_output_tokens, Positive | None)
-    check_value("system_tokens", system_tokens, NonNegative)
-    check_value("tools_tokens", tools_tokens, NonNegative)
+    _check_window("context_window", context_window)
+    _check_output("max_output_tokens", max_output_tokens)
+    _check_count("system_tokens", system_tokens)
+    _check_count("tools_tokens", tools_tokens)
 
     known = [v for v in (settings.max_output_tokens, max_output_tokens) if v is not None]
     max_output = min(known) if known else DEFAULT_MAX_OUTPUT_TOKENS

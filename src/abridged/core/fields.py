@@ -24,11 +24,12 @@ import functools
 import operator
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, TypeAlias, Union, get_args, get_origin
 
 from annotated_types import Ge, Gt, Interval, Le, Lt
 from pydantic import ConfigDict, PlainValidator, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
 
 from abridged.errors import SettingError
 
@@ -38,6 +39,7 @@ __all__ = [
     "Positive",
     "Ratio",
     "Share",
+    "ValueCheck",
     "check_fields",
     "check_value",
     "describe",
@@ -78,50 +80,84 @@ def _instance(cls: type, value: object) -> object:
     return value
 
 
-_HINTS: dict[type, tuple[tuple[str, Any], ...]] = {}
+class ValueCheck:
+    """A check of one value against ``annotation``, built once (a hot path calls it often).
 
+    >>> ValueCheck(Positive)("max_steps", 0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    abridged.errors.SettingError: setting max_steps=0 is invalid: expected an integer >= 1 ...
+    """
 
-def _hints(cls: type) -> tuple[tuple[str, Any], ...]:
-    """The init fields of dataclass ``cls`` with their resolved annotations (kept per class)."""
-    found = _HINTS.get(cls)
-    if found is None:
-        hints = typing.get_type_hints(cls, include_extras=True)
-        found = tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls) if f.init)
-        _HINTS[cls] = found
-    return found
+    __slots__ = ("_annotation", "_validate")
+
+    def __init__(self, annotation: Any) -> None:
+        self._annotation = annotation
+        self._validate = _adapter(annotation).validate_python
+
+    def __call__(self, name: str, value: object) -> None:
+        try:
+            self._validate(value)
+        except ValidationError as exc:
+            raise _element_error(name, value, self._annotation, exc.errors()[0]["loc"]) from None
 
 
 def check_value(name: str, value: object, annotation: Any) -> None:
     """Raise ``SettingError(name, value, <range of annotation>)`` unless ``value`` fits."""
+    ValueCheck(annotation)(name, value)
+
+
+class _FieldsCheck:
+    """The check of every init field of one dataclass: one pydantic call over all of them."""
+
+    __slots__ = ("annotations", "names", "validate")
+
+    def __init__(self, cls: type) -> None:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        self.names = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+        self.annotations = {name: hints[name] for name in self.names}
+        make: Any = TypedDict  # the functional form, with a name known only now
+        shape = make(
+            f"{cls.__name__}Fields", {n: _instances(a) for n, a in self.annotations.items()}
+        )
+        shape.__pydantic_config__ = STRICT  # a TypedDict carries its own config
+        self.validate: Callable[[object], object] = TypeAdapter(shape).validate_python
+
+
+_CHECKS: dict[type, _FieldsCheck] = {}
+
+
+def check_fields(settings: object) -> None:
+    """Check every field of the dataclass instance ``settings`` against its annotation."""
+    cls = type(settings)
+    check = _CHECKS.get(cls)
+    if check is None:
+        check = _CHECKS[cls] = _FieldsCheck(cls)
     try:
-        _adapter(annotation).validate_python(value)
+        check.validate({name: getattr(settings, name) for name in check.names})
     except ValidationError as exc:
-        raise _element_error(name, value, annotation, exc) from None
+        loc = exc.errors()[0]["loc"]
+        name = str(loc[0])
+        value = getattr(settings, name)
+        raise _element_error(name, value, check.annotations[name], loc[1:]) from None
 
 
-def _element_error(name: str, value: object, annotation: Any, exc: ValidationError) -> SettingError:
+def _element_error(
+    name: str, value: object, annotation: Any, loc: tuple[int | str, ...]
+) -> SettingError:
     """The error naming the offending entry of a mapping (``tool_policy['bash']``), else the
     whole value."""
     mapping = next((a for a in (annotation, *get_args(annotation)) if _is_mapping(a)), None)
-    error = exc.errors()[0]
-    loc = error["loc"]
     if mapping is None or not loc or not isinstance(value, Mapping):
         return SettingError(name, value, describe(annotation))
     key_type, value_type = get_args(mapping) or (Any, Any)
     if len(loc) > 1 and loc[1] == "[key]":
         return SettingError(f"{name} key", loc[0], describe(key_type))
-    return SettingError(f"{name}[{loc[0]!r}]", error["input"], describe(value_type))
+    return SettingError(f"{name}[{loc[0]!r}]", value.get(loc[0]), describe(value_type))
 
 
 def _is_mapping(annotation: Any) -> bool:
     origin = get_origin(annotation)
     return isinstance(origin, type) and issubclass(origin, Mapping)
-
-
-def check_fields(settings: object) -> None:
-    """Check every field of the dataclass instance ``settings`` against its annotation."""
-    for name, annotation in _hints(type(settings)):
-        check_value(name, getattr(settings, name), annotation)
 
 
 # -- the range, for people ------------------------------------------------------------------------
