@@ -135,6 +135,12 @@ def test_knobs_go_on_top_of_the_engine_settings_and_change_nothing_else() -> Non
     assert cm.settings.prune == PruneSettings(mode="keep_none")
 
 
+def test_the_engine_settings_alone_are_kept_as_given() -> None:
+    budget, settings = BudgetSettings(trigger_ratio=0.7), CompactionSettings(headroom_steps=2)
+    cm = ContextManager(context_window=WINDOW, budget=budget, settings=settings)
+    assert cm.settings is settings and cm._budget_settings is budget
+
+
 def test_a_settings_object_with_a_budget_too_is_refused() -> None:
     with pytest.raises(SettingError, match="budget"):
         ContextManager(

@@ -225,6 +225,8 @@ def resolve_settings(
         return flat.nested()
     compaction = settings if settings is not None else CompactionSettings()
     base_budget = budget if budget is not None else BudgetSettings()
+    if not knobs:
+        return base_budget, compaction  # the engine's own settings, as given
     flat = replace(Settings.of(base_budget, compaction), **knobs)
     return flat.nested(base_budget, compaction, only=knobs)
 
