@@ -44,6 +44,7 @@ PUBLIC = [
     "Reasoning",
     "ReasoningDelta",
     "Retrying",
+    "Settings",
     "Store",
     "SummarizerFallback",
     "Text",

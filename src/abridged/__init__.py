@@ -12,8 +12,9 @@ Everything a user needs is importable from here, one name per use::
 - a durable chat: ``Conversation`` with ``ConversationSettings``, a ``Store`` (``Store(url)``
   opens SQLite or PostgreSQL, creating the schema on first use), tools (``@tool``, ``Tool``) and a
   ``ChatModel`` (``chat_model_from_string("openai/gpt-4.1")``);
-- settings: ``BudgetSettings`` (window shares, switches), ``CompactionSettings`` (pruning, pins,
-  backoff), ``PruneSettings``;
+- settings: ``Settings`` (every compaction knob, flat: ``ContextManager(model, **knobs)``), and
+  the engine's forms ``BudgetSettings`` (window shares, switches), ``CompactionSettings``
+  (pruning, pins, backoff), ``PruneSettings``;
 - hooks: ``CompactionHooks`` (``before_compact`` returns a ``BeforeCompact``, ``after_compact``
   gets a ``CompactionResult``, ``on_event`` gets each ``Event``);
 - summarizers: ``ExtractiveSummarizer`` (default, no model), ``LLMSummarizer``;
@@ -33,9 +34,13 @@ provider SDK.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# The library's log (``abridged.engine.tracing``) is silent until the application listens.
+logging.getLogger("abridged").addHandler(logging.NullHandler())
 
 _EXPORTS: dict[str, str] = {
     # messages
@@ -55,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     # a durable chat
     "Conversation": "abridged.runtime.conversation",
     "ConversationSettings": "abridged.runtime.settings",
+    "Settings": "abridged.runtime.settings",
     "Store": "abridged.store",
     "Tool": "abridged.runtime.tools",
     "tool": "abridged.runtime.tools",
@@ -132,7 +138,7 @@ if TYPE_CHECKING:
     from abridged.runtime.context_manager import ContextManager, Prepared
     from abridged.runtime.conversation import Conversation
     from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
-    from abridged.runtime.settings import ConversationSettings
+    from abridged.runtime.settings import ConversationSettings, Settings
     from abridged.runtime.tools import Tool, tool
     from abridged.store import Store
 
@@ -166,6 +172,7 @@ __all__ = [
     "Reasoning",
     "ReasoningDelta",
     "Retrying",
+    "Settings",
     "Store",
     "SummarizerFallback",
     "Text",

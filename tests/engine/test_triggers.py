@@ -69,8 +69,12 @@ def test_prune_settings_follow_the_budget_unless_given() -> None:
     assert derived.min_savings_tokens == BUDGET.input_budget // 20
     big = compute_budget(200_000, 32_000)
     assert prune_settings(SETTINGS, big).min_savings_tokens == 4_096
-    explicit = PruneSettings(protect_recent_steps=9)
+    explicit = PruneSettings(protect_recent_tokens=900, min_savings_tokens=50, min_result_tokens=9)
     assert prune_settings(CompactionSettings(prune=explicit), BUDGET) is explicit
+    # a knob given alone leaves the thresholds sized to the budget (issue 29's trap)
+    steps = prune_settings(CompactionSettings(prune=PruneSettings(protect_recent_steps=9)), BUDGET)
+    assert steps.protect_recent_steps == 9
+    assert steps.protect_recent_tokens == derived.protect_recent_tokens
 
 
 def test_reasons_name_the_thresholds() -> None:

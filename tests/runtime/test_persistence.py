@@ -19,8 +19,14 @@ from abridged.store import Store
 from tests.runtime.test_context_manager import make, openai_session, openai_step
 
 # prunes small savings near the tail too, so that a state holds a summary and pruned outputs
+# the small outputs (700 characters) stay under min_result_tokens: kept until a summary
 EAGER_PRUNE = CompactionSettings(
-    prune=PruneSettings(protect_recent_tokens=1_000, protect_recent_steps=1, min_savings_tokens=300)
+    prune=PruneSettings(
+        protect_recent_tokens=1_000,
+        protect_recent_steps=1,
+        min_savings_tokens=300,
+        min_result_tokens=256,
+    )
 )
 
 

@@ -29,12 +29,25 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TypeGuard
+from typing import Annotated, TypeAlias, TypeGuard
 
+from annotated_types import Ge
+
+from abridged.core.fields import (
+    Flag,
+    NonNegative,
+    Positive,
+    Ratio,
+    ValueCheck,
+    check_fields,
+)
 from abridged.errors import ContextOverflowError, SettingError
 
 MIN_CONTEXT_WINDOW = 1_024
 """The smallest context window accepted."""
+
+Window: TypeAlias = Annotated[int, Ge(MIN_CONTEXT_WINDOW)]
+"""A context window: an integer >= ``MIN_CONTEXT_WINDOW``."""
 
 MIN_INPUT_BUDGET = 256
 """The smallest input budget accepted (window minus output reserve and safety margin)."""
@@ -72,25 +85,10 @@ def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_ratio(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SettingError(name, value, "a number in (0, 1]")
-    ratio = float(value)
-    if not (0.0 < ratio <= 1.0):  # also rejects NaN
-        raise SettingError(name, value, "a number in (0, 1]")
-    return ratio
-
-
-def _check_optional_int(name: str, value: object, minimum: int) -> None:
-    if value is None:
-        return
-    if not _is_int(value) or value < minimum:
-        raise SettingError(name, value, f"None or an integer >= {minimum}")
-
-
-def _check_bool(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise SettingError(name, value, "True or False")
+TARGET_NAMES = ("target_ratio", "trigger_ratio")
+_check_window = ValueCheck(Window)
+_check_output = ValueCheck(Positive | None)
+_check_count = ValueCheck(NonNegative)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,28 +117,24 @@ class BudgetSettings:
     The window-dependent ranges (safety margin, keep, summary) are checked by ``compute_budget``.
     """
 
-    enabled: bool = True
-    overflow_recovery: bool = True
-    trigger_ratio: float = DEFAULT_TRIGGER_RATIO
-    target_ratio: float = DEFAULT_TARGET_RATIO
-    safety_margin: int | None = None
-    keep_recent_tokens: int | None = None
-    summary_max_tokens: int | None = None
-    max_output_tokens: int | None = None
+    enabled: Flag = True
+    overflow_recovery: Flag = True
+    trigger_ratio: Ratio = DEFAULT_TRIGGER_RATIO
+    target_ratio: Ratio = DEFAULT_TARGET_RATIO
+    safety_margin: NonNegative | None = None
+    keep_recent_tokens: Positive | None = None
+    summary_max_tokens: Positive | None = None
+    max_output_tokens: Positive | None = None
 
     def __post_init__(self) -> None:
-        _check_bool("enabled", self.enabled)
-        _check_bool("overflow_recovery", self.overflow_recovery)
-        trigger = _check_ratio("trigger_ratio", self.trigger_ratio)
-        target = _check_ratio("target_ratio", self.target_ratio)
-        if target >= trigger:
-            raise SettingError(
-                "target_ratio", self.target_ratio, f"a number in (0, trigger_ratio={trigger})"
-            )
-        _check_optional_int("safety_margin", self.safety_margin, 0)
-        _check_optional_int("keep_recent_tokens", self.keep_recent_tokens, 1)
-        _check_optional_int("summary_max_tokens", self.summary_max_tokens, 1)
-        _check_optional_int("max_output_tokens", self.max_output_tokens, 1)
+        check_fields(self)
+        check_target(self.target_ratio, self.trigger_ratio)
+
+
+def check_target(target: float, trigger: float, *, names: tuple[str, str] = TARGET_NAMES) -> None:
+    """The target must be below the trigger (a compaction must end below where it started)."""
+    if target >= trigger:
+        raise SettingError(names[0], target, f"a number in (0, {names[1]}={trigger})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,17 +196,15 @@ def compute_budget(
 
     >>> b = compute_budget(128_000, 16_384)
     >>> b.output_reserve, b.safety_margin, b.input_budget, b.trigger, b.target
-    (16384, 2560, 109056, 87244, 54528)
+    (16384, 2560, 109056, 92697, 49075)
     >>> b.keep_recent, b.summary_max
-    (20000, 4000)
+    (16358, 4000)
     """
     settings = settings if settings is not None else BudgetSettings()
-    if not _is_int(context_window) or context_window < MIN_CONTEXT_WINDOW:
-        raise SettingError("context_window", context_window, f"an integer >= {MIN_CONTEXT_WINDOW}")
-    _check_optional_int("max_output_tokens", max_output_tokens, 1)
-    for name, value in (("system_tokens", system_tokens), ("tools_tokens", tools_tokens)):
-        if not _is_int(value) or value < 0:
-            raise SettingError(name, value, "an integer >= 0")
+    _check_window("context_window", context_window)
+    _check_output("max_output_tokens", max_output_tokens)
+    _check_count("system_tokens", system_tokens)
+    _check_count("tools_tokens", tools_tokens)
 
     known = [v for v in (settings.max_output_tokens, max_output_tokens) if v is not None]
     max_output = min(known) if known else DEFAULT_MAX_OUTPUT_TOKENS

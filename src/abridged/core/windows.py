@@ -39,8 +39,11 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Generic, Literal, TypeAlias, TypeVar
+from typing import Annotated, Generic, Literal, TypeAlias, TypeVar
 
+from annotated_types import Gt, Interval
+
+from abridged.core.fields import Positive, check_fields, check_value
 from abridged.errors import SettingError
 
 LimitsSource: TypeAlias = Literal["override", "probe", "registry", "default"]
@@ -53,17 +56,17 @@ MAX_TOKENS = 100_000_000
 DEFAULT_CONTEXT_WINDOW = 8_192
 DEFAULT_MAX_OUTPUT = 4_096
 
-_WINDOW_RANGE = f"an integer from {MIN_CONTEXT_WINDOW:,} to {MAX_TOKENS:,}"
+Tokens: TypeAlias = Annotated[int, Interval(ge=1, le=MAX_TOKENS)]
+"""A window or output size: an integer from 1 to ``MAX_TOKENS``."""
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+Seconds: TypeAlias = Annotated[float, Gt(0)]
+"""A duration in seconds, > 0."""
 
 
-def _check_tokens(name: str, value: object, low: int, high: int, valid: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+def _at_most(name: str, value: int, limit: int, valid: str) -> None:
+    if value > limit:
         raise SettingError(name, value, valid)
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +109,11 @@ class ModelLimits:
     answered. ``notes`` say what was tried and why (probe failures, capped values).
     """
 
-    context_window: int
-    max_output: int
+    context_window: Tokens
+    max_output: Tokens
     source: LimitsSource
     known: bool
-    max_input: int | None = None
+    max_input: Tokens | None = None
     output_source: LimitsSource | None = None
     pricing: Pricing | None = None
     model: str = ""
@@ -118,32 +121,11 @@ class ModelLimits:
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
-        if self.source not in SOURCES:
-            raise SettingError("source", self.source, f"one of {', '.join(SOURCES)}")
-        if self.output_source is not None and self.output_source not in SOURCES:
-            raise SettingError("output_source", self.output_source, f"one of {', '.join(SOURCES)}")
-        _check_tokens(
-            "context_window",
-            self.context_window,
-            1,
-            MAX_TOKENS,
-            f"an integer from 1 to {MAX_TOKENS:,}",
-        )
-        _check_tokens(
-            "max_output",
-            self.max_output,
-            1,
-            self.context_window,
-            f"an integer from 1 to the context window ({self.context_window:,})",
-        )
+        check_fields(self)
+        window = f"an integer from 1 to the context window ({self.context_window:,})"
+        _at_most("max_output", self.max_output, self.context_window, window)
         if self.max_input is not None:
-            _check_tokens(
-                "max_input",
-                self.max_input,
-                1,
-                self.context_window,
-                f"an integer from 1 to the context window ({self.context_window:,})",
-            )
+            _at_most("max_input", self.max_input, self.context_window, window)
         if self.known != (self.source != "default"):
             raise SettingError(
                 "known", self.known, "False exactly when source is 'default'", source=self.source
@@ -169,22 +151,14 @@ class LimitsOverride:
     raises :class:`~abridged.errors.SettingError` naming the setting, its value and the range.
     """
 
-    context_window: int | None = None
-    max_output: int | None = None
+    context_window: Annotated[int, Interval(ge=MIN_CONTEXT_WINDOW, le=MAX_TOKENS)] | None = None
+    max_output: Tokens | None = None
 
     def __post_init__(self) -> None:
-        if self.context_window is not None:
-            _check_tokens(
-                "context_window", self.context_window, MIN_CONTEXT_WINDOW, MAX_TOKENS, _WINDOW_RANGE
-            )
-        if self.max_output is not None:
-            high = self.context_window if self.context_window is not None else MAX_TOKENS
-            valid = (
-                f"an integer from 1 to context_window ({high:,})"
-                if self.context_window is not None
-                else f"an integer from 1 to {MAX_TOKENS:,}"
-            )
-            _check_tokens("max_output", self.max_output, 1, high, valid)
+        check_fields(self)
+        if self.max_output is not None and self.context_window is not None:
+            valid = f"an integer from 1 to context_window ({self.context_window:,})"
+            _at_most("max_output", self.max_output, self.context_window, valid)
 
     @property
     def is_empty(self) -> bool:
@@ -200,17 +174,14 @@ class ProbedLimits:
     (``max_model_len``, ``context_length``, ...), ``url`` the endpoint (without credentials).
     """
 
-    context_window: int
-    max_output: int | None = None
+    context_window: Tokens
+    max_output: Tokens | None = None
     model_id: str = ""
     field: str = ""
     url: str = ""
 
     def __post_init__(self) -> None:
-        valid = f"an integer from 1 to {MAX_TOKENS:,}"
-        _check_tokens("context_window", self.context_window, 1, MAX_TOKENS, valid)
-        if self.max_output is not None:
-            _check_tokens("max_output", self.max_output, 1, MAX_TOKENS, valid)
+        check_fields(self)
 
 
 # --- names -------------------------------------------------------------------------------------
@@ -454,10 +425,8 @@ class TTLCache(Generic[K, V]):
     """
 
     def __init__(self, ttl: float, *, max_entries: int = 256) -> None:
-        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not ttl > 0:
-            raise SettingError("ttl", ttl, "a number of seconds greater than 0")
-        if not _is_int(max_entries) or max_entries < 1:
-            raise SettingError("max_entries", max_entries, "an integer of at least 1")
+        check_value("ttl", ttl, Seconds)
+        check_value("max_entries", max_entries, Positive)
         self.ttl = float(ttl)
         self.max_entries = max_entries
         self._entries: dict[K, _Entry[V]] = {}
@@ -477,8 +446,8 @@ class TTLCache(Generic[K, V]):
         if value is None:
             raise SettingError("value", value, "a value other than None")
         life = self.ttl if ttl is None else ttl
-        if isinstance(life, bool) or not isinstance(life, int | float) or not life > 0:
-            raise SettingError("ttl", life, "a number of seconds greater than 0")
+        if ttl is not None:
+            check_value("ttl", life, Seconds)
         self._entries.pop(key, None)
         if len(self._entries) >= self.max_entries:
             self.purge(now=now)

@@ -552,7 +552,7 @@ class _Planner:
             plan = replace(plan, pruned=items)
             replaced = apply_prune(view.messages, plan)
             saved = sum(self.tokens[i] - self.count(replaced[i]) for i in plan.indexes)
-            if saved < settings.min_savings_tokens and not plan.forced:
+            if saved < (settings.min_savings_tokens or 0) and not plan.forced:
                 return None
             plan = replace(plan, tokens_after=plan.tokens_before - saved)
         return plan

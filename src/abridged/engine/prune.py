@@ -37,11 +37,12 @@ the message's text parts, and the message is pruned as a whole.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, get_args
 
 from abridged.core.budget import format_token_size
+from abridged.core.fields import NonNegative, Positive, check_fields
 from abridged.core.model import Message, Part, Text, ToolResult
 from abridged.core.turns import TokenCount, cut_points, head_length, step_spans
 from abridged.errors import MessageValidationError, SettingError
@@ -62,58 +63,67 @@ class PruneSettings:
       docstring.
     - ``tool_policy`` (default empty): tool name -> ``prune`` | ``summarize`` | ``keep``.
     - ``default_policy`` (default ``"prune"``): the policy of tools not in ``tool_policy``.
-    - ``protect_recent_tokens`` (default 20,000; integer >= 0): the newest messages holding this
-      many tokens are never pruned.
+    - ``protect_recent_tokens`` (default ``None``: the budget's ``keep_recent``; integer >= 0):
+      the newest messages holding this many tokens are never pruned.
     - ``protect_recent_steps`` (default 3; integer >= 0): nor are the last this many steps.
-    - ``min_savings_tokens`` (default 4,096; integer >= 0): a prune freeing less is skipped.
-    - ``min_result_tokens`` (default 256; integer >= 0): in ``auto``, smaller results stay.
+    - ``min_savings_tokens`` (default ``None``: 5% of the input budget, at most 4,096; integer
+      >= 0): a prune freeing less is skipped.
+    - ``min_result_tokens`` (default ``None``: ``keep_recent / 8``, at most 256; integer >= 0):
+      in ``auto``, smaller results stay.
     - ``hard_limit_tokens`` (default ``None``; integer >= 1): in ``keep_all``, messages above this
       many tokens are force-pruned. ``None`` means no hard limit (the engine passes the input
       budget).
+
+    A threshold left at ``None`` is sized to the budget by ``abridged.engine.triggers.
+    prune_settings`` whatever else is given, so setting a tool policy never changes how much is
+    protected. Used without a budget (``plan_prune`` alone), ``None`` means the fixed
+    ``UNSIZED`` values (20,000, 4,096 and 256).
     """
 
     mode: PruneMode = "auto"
     tool_policy: Mapping[str, ToolPolicy] = field(default_factory=lambda: _EMPTY_POLICY)
     default_policy: ToolPolicy = "prune"
-    protect_recent_tokens: int = 20_000
-    protect_recent_steps: int = 3
-    min_savings_tokens: int = 4_096
-    min_result_tokens: int = 256
-    hard_limit_tokens: int | None = None
+    protect_recent_tokens: NonNegative | None = None
+    protect_recent_steps: NonNegative = 3
+    min_savings_tokens: NonNegative | None = None
+    min_result_tokens: NonNegative | None = None
+    hard_limit_tokens: Positive | None = None
 
     def __post_init__(self) -> None:
-        if self.mode not in PRUNE_MODES:
-            raise SettingError("mode", self.mode, "one of " + ", ".join(PRUNE_MODES))
-        if self.default_policy not in TOOL_POLICIES:
-            raise SettingError(
-                "default_policy", self.default_policy, "one of " + ", ".join(TOOL_POLICIES)
-            )
-        if not isinstance(self.tool_policy, Mapping):
-            raise SettingError("tool_policy", self.tool_policy, "a mapping of tool name to policy")
-        for name, policy in self.tool_policy.items():
-            if not isinstance(name, str) or policy not in TOOL_POLICIES:
-                raise SettingError(
-                    f"tool_policy[{name!r}]", policy, "one of " + ", ".join(TOOL_POLICIES)
-                )
+        check_fields(self)
         object.__setattr__(self, "tool_policy", MappingProxyType(dict(self.tool_policy)))
-        for name in (
-            "protect_recent_tokens",
-            "protect_recent_steps",
-            "min_savings_tokens",
-            "min_result_tokens",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise SettingError(name, value, "an integer >= 0")
-        limit = self.hard_limit_tokens
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
-        ):
-            raise SettingError("hard_limit_tokens", limit, "None or an integer >= 1")
 
     def policy_for(self, tool: str) -> ToolPolicy:
         """The policy of ``tool``."""
         return self.tool_policy.get(tool, self.default_policy)
+
+    @property
+    def sized(self) -> bool:
+        """Whether every threshold is set (none left to size)."""
+        return None not in (
+            self.protect_recent_tokens,
+            self.min_savings_tokens,
+            self.min_result_tokens,
+        )
+
+    def fill(self, protect_recent: int, min_savings: int, min_result: int) -> PruneSettings:
+        """These settings with each threshold left at ``None`` set to the value given."""
+        if self.sized:
+            return self
+        return replace(
+            self,
+            protect_recent_tokens=_given(self.protect_recent_tokens, protect_recent),
+            min_savings_tokens=_given(self.min_savings_tokens, min_savings),
+            min_result_tokens=_given(self.min_result_tokens, min_result),
+        )
+
+
+#: The thresholds ``plan_prune`` uses for those left unset when no budget sized them.
+UNSIZED = (20_000, 4_096, 256)
+
+
+def _given(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,18 +241,28 @@ def _replace(message: Message, items: Sequence[PrunedOutput]) -> Message:
     return message.replace(parts=tuple(parts), meta=meta)
 
 
+def _thresholds(settings: PruneSettings) -> tuple[int, int, int]:
+    """``protect_recent_tokens``, ``min_savings_tokens`` and ``min_result_tokens`` in force."""
+    protect, savings, result = UNSIZED
+    return (
+        _given(settings.protect_recent_tokens, protect),
+        _given(settings.min_savings_tokens, savings),
+        _given(settings.min_result_tokens, result),
+    )
+
+
 def _protect_start(
-    messages: Sequence[Message], tokens: Sequence[int], settings: PruneSettings
+    messages: Sequence[Message], tokens: Sequence[int], settings: PruneSettings, recent: int
 ) -> int:
     """First protected index: a step or user-message boundary covering the recent window."""
     n = len(messages)
     start = n
-    if settings.protect_recent_tokens > 0:
+    if recent > 0:
         total = 0
         start = 0
         for index in range(n - 1, -1, -1):
             total += tokens[index]
-            if total >= settings.protect_recent_tokens:
+            if total >= recent:
                 start = index
                 break
     if settings.protect_recent_steps > 0:
@@ -274,9 +294,10 @@ def plan_prune(
     n = len(messages)
     if isinstance(boundary, bool) or not isinstance(boundary, int) or not 0 <= boundary <= n:
         raise SettingError("boundary", boundary, f"an integer in [0, {n}]")
+    protect_recent, min_savings, min_result = _thresholds(settings)
     tokens = [count_tokens(m) for m in messages]
     before = sum(tokens)
-    protect = max(boundary, _protect_start(messages, tokens, settings))
+    protect = max(boundary, _protect_start(messages, tokens, settings, protect_recent))
     forced = (
         settings.mode == "keep_all"
         and settings.hard_limit_tokens is not None
@@ -322,7 +343,7 @@ def plan_prune(
                 if (item := _plan_result(index, result, call_names, count_tokens)) is not None
             ]
         if settings.mode == "auto" and not forced:
-            planned_items = [i for i in planned_items if i.tokens >= settings.min_result_tokens]
+            planned_items = [i for i in planned_items if i.tokens >= min_result]
         if not planned_items:
             continue
         replaced = _replace(message, planned_items)
@@ -337,10 +358,10 @@ def plan_prune(
         skipped = "mode keep_all (under the hard limit)"
     elif not items:
         skipped = "nothing to prune"
-    elif not forced and saved < settings.min_savings_tokens:
+    elif not forced and saved < min_savings:
         skipped = (
             f"frees {format_token_size(saved)} tokens, under min_savings_tokens "
-            f"{format_token_size(settings.min_savings_tokens)}"
+            f"{format_token_size(min_savings)}"
         )
     return PrunePlan(
         pruned=() if skipped else tuple(items),

@@ -24,29 +24,22 @@ loop impossible: two automatic compactions in a row without shrinking the contex
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, get_args
+from dataclasses import dataclass
+from typing import Annotated, Literal, TypeAlias, get_args
+
+from annotated_types import Ge
 
 from abridged.core.budget import Budget, format_token_size
+from abridged.core.fields import Flag, NonNegative, Positive, Ratio, check_fields
 from abridged.core.model import Message
 from abridged.core.turns import DEFAULT_MIN_SPLIT_TURN_MESSAGES, TokenCount
 from abridged.engine.prune import PruneSettings
-from abridged.errors import SettingError
 
 Trigger: TypeAlias = Literal["tokens", "headroom", "messages", "manual", "overflow"]
 TRIGGERS: tuple[Trigger, ...] = get_args(Trigger)
 
 #: The smallest summary worth making on the emergency path (tokens).
 MIN_EMERGENCY_SUMMARY_TOKENS = 64
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _check_int(name: str, value: object, minimum: int) -> None:
-    if not _is_int(value) or value < minimum:  # type: ignore[operator]
-        raise SettingError(name, value, f"an integer >= {minimum}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,40 +75,22 @@ class CompactionSettings:
     """
 
     prune: PruneSettings | None = None
-    prune_enabled: bool = True
-    max_messages: int | None = None
-    pin_first_task: bool = True
-    pin_first_task_max_tokens: int = 4_096
-    min_split_turn_messages: int = DEFAULT_MIN_SPLIT_TURN_MESSAGES
-    backoff_max_calls: int = 64
-    emergency_keep_share: float = field(default=0.25)
-    headroom_steps: int = 8
+    prune_enabled: Flag = True
+    max_messages: Annotated[int, Ge(4)] | None = None
+    pin_first_task: Flag = True
+    pin_first_task_max_tokens: NonNegative = 4_096
+    min_split_turn_messages: Positive = DEFAULT_MIN_SPLIT_TURN_MESSAGES
+    backoff_max_calls: Positive = 64
+    emergency_keep_share: Ratio = 0.25
+    headroom_steps: NonNegative = 8
 
     def __post_init__(self) -> None:
-        if self.prune is not None and not isinstance(self.prune, PruneSettings):
-            raise SettingError("prune", self.prune, "None or a PruneSettings")
-        for name in ("prune_enabled", "pin_first_task"):
-            if not isinstance(getattr(self, name), bool):
-                raise SettingError(name, getattr(self, name), "True or False")
-        if self.max_messages is not None and (
-            not _is_int(self.max_messages) or self.max_messages < 4
-        ):
-            raise SettingError("max_messages", self.max_messages, "None or an integer >= 4")
-        _check_int("pin_first_task_max_tokens", self.pin_first_task_max_tokens, 0)
-        _check_int("min_split_turn_messages", self.min_split_turn_messages, 1)
-        _check_int("backoff_max_calls", self.backoff_max_calls, 1)
-        _check_int("headroom_steps", self.headroom_steps, 0)
-        share = self.emergency_keep_share
-        if (
-            isinstance(share, bool)
-            or not isinstance(share, int | float)
-            or not 0.0 < float(share) <= 1.0
-        ):
-            raise SettingError("emergency_keep_share", share, "a number in (0, 1]")
+        check_fields(self)
 
 
 def prune_settings(settings: CompactionSettings, budget: Budget) -> PruneSettings:
-    """The prune settings in force: the explicit ones, or defaults sized to the budget.
+    """The prune settings in force: the explicit ones, each threshold left unset sized to the
+    budget (a tool policy alone never changes how much is protected).
 
     The defaults protect the ``keep_recent`` newest tokens (what a cut would keep anyway) and
     skip a prune that frees less than 5% of the input budget (at most 4,096 tokens): on a small
@@ -124,14 +99,13 @@ def prune_settings(settings: CompactionSettings, budget: Budget) -> PruneSetting
     >>> from abridged.core.budget import compute_budget
     >>> p = prune_settings(CompactionSettings(), compute_budget(16_384, 4_096))
     >>> p.protect_recent_tokens, p.min_savings_tokens
-    (2816, 563)
+    (1689, 563)
     """
-    if settings.prune is not None:
-        return settings.prune
-    return PruneSettings(
-        protect_recent_tokens=budget.keep_recent,
-        min_savings_tokens=min(4_096, budget.input_budget // 20),
-        min_result_tokens=min(256, max(1, budget.keep_recent // 8)),
+    given = settings.prune if settings.prune is not None else PruneSettings()
+    return given.fill(
+        protect_recent=budget.keep_recent,
+        min_savings=min(4_096, budget.input_budget // 20),
+        min_result=min(256, max(1, budget.keep_recent // 8)),
     )
 
 
@@ -193,9 +167,11 @@ def choose_trigger(
     >>> from abridged.core.budget import compute_budget
     >>> b = compute_budget(16_384, 4_096)
     >>> s = CompactionSettings()
-    >>> choose_trigger(9_100, 40, b, s, backoff=Backoff(), calls=3)
+    >>> b.trigger
+    9574
+    >>> choose_trigger(9_700, 40, b, s, backoff=Backoff(), calls=3)
     'tokens'
-    >>> choose_trigger(9_100, 40, b, s, backoff=Backoff(1, 5), calls=3) is None
+    >>> choose_trigger(9_700, 40, b, s, backoff=Backoff(1, 5), calls=3) is None
     True
     >>> choose_trigger(12_000, 40, b, s, backoff=Backoff(1, 5), calls=3)
     'overflow'
@@ -255,8 +231,8 @@ def trigger_reason(
     """Why the trigger fired, for people.
 
     >>> from abridged.core.budget import compute_budget
-    >>> trigger_reason("tokens", 9_300, 40, compute_budget(16_384, 4_096), CompactionSettings())
-    'context 9.1k >= trigger 8.8k'
+    >>> trigger_reason("tokens", 9_700, 40, compute_budget(16_384, 4_096), CompactionSettings())
+    'context 9.5k >= trigger 9.3k'
     """
     size = format_token_size(context_tokens)
     if trigger == "tokens":

@@ -13,6 +13,7 @@ _EXPORTS: dict[str, str] = {
     "ContextManager": "abridged.runtime.context_manager",
     "Prepared": "abridged.runtime.context_manager",
     "ReplayStep": "abridged.runtime.context_manager",
+    "Settings": "abridged.runtime.settings",
     # The Conversation runtime (agent loop, commands, recovery, tools, sub-agents).
     "Status": "abridged.runtime.commands",
     "CallRecord": "abridged.runtime.conversation",
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from abridged.runtime.context_manager import ContextManager, Prepared, ReplayStep
     from abridged.runtime.conversation import CallRecord, Conversation, ConversationSettings
     from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
+    from abridged.runtime.settings import Settings
     from abridged.runtime.subagent import subagent_tool
     from abridged.runtime.tools import Tool, ToolContext, ToolRegistry, tool
 
@@ -47,6 +49,7 @@ __all__ = [
     "Prepared",
     "ReplayStep",
     "Retrying",
+    "Settings",
     "Status",
     "Tool",
     "ToolContext",

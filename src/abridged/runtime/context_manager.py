@@ -50,7 +50,7 @@ from collections.abc import (
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from abridged.core.budget import Budget, BudgetSettings, compute_budget
+from abridged.core.budget import Budget, BudgetSettings
 from abridged.core.model import Message, Usage
 from abridged.core.protocols import ChatModel, Summarizer, ToolSpec
 from abridged.core.tokens import TokenCounter, estimate_tools_tokens
@@ -81,6 +81,7 @@ from abridged.runtime.driver import (
 from abridged.runtime.ledger import Ledger
 from abridged.runtime.output import OutputCache
 from abridged.runtime.persistence import StoredConversation
+from abridged.runtime.settings import Settings, check_budget, resolve_settings, resolve_window
 from abridged.runtime.sizing import Sizer, known_output_tokens
 from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
 
@@ -187,13 +188,18 @@ class ReplayStep:
 class ContextManager:
     """Keeps one conversation's context within the model's window (see the module docstring).
 
-    - Limits: ``limits`` (a ``ModelLimits``), or ``context_window`` and ``max_output_tokens``
-      (each overrides the one from ``limits``); ``model`` names the model (calibration prior).
+    - The model, first: its name (``ContextManager("openai/gpt-4.1")``: the window and the
+      maximum output come from the bundled registry, ``abridged.providers.registry``) or its
+      ``ModelLimits``. ``context_window`` and ``max_output_tokens`` override them;
+      ``limits=``/``model=`` say the same by keyword. ``SettingError`` when no window is known.
     - ``format``: ``"auto"`` (detected from the list), ``"openai"``, ``"responses"`` (OpenAI
       Responses input items), ``"anthropic"`` or ``"abridged"``. ``tools``: the tool
       definitions, any format (``prepare`` may change them).
-    - ``budget`` (``BudgetSettings``: trigger, target, keep, summary ceiling, switches) and
-      ``settings`` (``CompactionSettings``: pruning, pins, backoff); both validated.
+    - The compaction knobs, flat, by keyword (``trigger=0.85, keep_recent=20_000,
+      prune={"read_file": "keep"}``: every name of ``abridged.runtime.Settings``, listed with
+      defaults and ranges in the README), or ``settings=Settings(...)``. A knob left out keeps
+      its default, sized to the window. The engine's forms work too: ``budget``
+      (``BudgetSettings``) and ``settings`` (``CompactionSettings``), with the knobs on top.
     - ``summarizer``: a ``Summarizer``, or a ``ChatModel`` to summarize with (an
       ``LLMSummarizer`` sized to this budget, with the extractive fallback; when the model's
       ``name`` is ``model``, the summary request is the context itself plus an instruction, so
@@ -223,15 +229,17 @@ class ContextManager:
 
     def __init__(
         self,
-        limits: ModelLimits | None = None,
+        spec: str | ModelLimits | None = None,
+        /,
         *,
+        limits: ModelLimits | None = None,
         context_window: int | None = None,
         max_output_tokens: int | None = None,
         model: str | None = None,
         format: str = "auto",
         tools: Sequence[Any] | None = None,
         budget: BudgetSettings | None = None,
-        settings: CompactionSettings | None = None,
+        settings: Settings | CompactionSettings | None = None,
         summarizer: Summarizer | ChatModel | None = None,
         summary_window: int | None = None,
         summary_options: Mapping[str, Any] | None = None,
@@ -243,30 +251,21 @@ class ContextManager:
         store: Store | None = None,
         conversation_id: str | None = None,
         owner: str | None = None,
+        **knobs: Any,
     ) -> None:
-        if limits is not None and not isinstance(limits, ModelLimits):
-            raise SettingError("limits", limits, "a ModelLimits or None")
-        window = context_window if context_window is not None else None
-        if window is None and limits is not None:
-            window = limits.context_window
-        if window is None:
-            raise SettingError(
-                "context_window", None, "an integer >= 1024 (or pass limits=ModelLimits(...))"
-            )
-        output = max_output_tokens
-        if output is None and limits is not None:
-            output = limits.max_output
-        if budget is not None and not isinstance(budget, BudgetSettings):
-            raise SettingError("budget", budget, "a BudgetSettings or None")
-        if settings is not None and not isinstance(settings, CompactionSettings):
-            raise SettingError("settings", settings, "a CompactionSettings or None")
+        window, output, limits, model = resolve_window(
+            spec,
+            limits=limits,
+            model=model,
+            context_window=context_window,
+            max_output_tokens=max_output_tokens,
+        )
         if verify not in VERIFY_MODES:
             raise SettingError("verify", verify, '"auto", "spot" or "full"')
-        self._budget_settings = budget if budget is not None else BudgetSettings()
-        self.settings = settings if settings is not None else CompactionSettings()
+        self._budget_settings, self.settings = resolve_settings(settings, budget, knobs)
         self._window = window
         self._max_output = output
-        compute_budget(window, output, self._budget_settings)  # validates now
+        check_budget(window, output, self._budget_settings, knobs)  # validates now
         self._fixed_format = check_format(format)
         self._verify: Verify = verify
         if counter is None:
