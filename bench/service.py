@@ -338,7 +338,10 @@ class StreamsClient:
         import aiohttp
 
         self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0),
+            # idle connections closed before the server's keep-alive (uvicorn: 5 s) ends them:
+            # at 3 s a call a stream waits up to a turn (9 s) before its first one, and a
+            # connection the server closed meanwhile fails the send ("connection reset")
+            connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=3),
             timeout=aiohttp.ClientTimeout(total=300, connect=30),
         )
         return self
