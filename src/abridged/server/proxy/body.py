@@ -99,8 +99,9 @@ class _Known:
     items: list[Any]  # the history's items
 
 
-class _UnreadError(Exception):
-    """The body is not in the shape the incremental read takes: read it whole."""
+#: Raised (``ValueError``) inside ``BodyReader`` when a body is not in the shape its incremental
+#: read takes: the body is then read whole by ``parse_json``.
+_UNREAD = "not in the shape of an incremental read"
 
 
 def _skip(s: str, i: int) -> int:
@@ -110,18 +111,18 @@ def _skip(s: str, i: int) -> int:
 
 
 def _expect(s: str, i: int, char: str) -> int:
-    """The index after ``char`` (whitespace skipped); ``_UnreadError`` if it is not next."""
+    """The index after ``char`` (whitespace skipped); ``ValueError`` if it is not next."""
     i = _skip(s, i)
     if i >= len(s) or s[i] != char:
-        raise _UnreadError
+        raise ValueError(_UNREAD)
     return i + 1
 
 
 def _value(s: str, i: int) -> tuple[Any, int]:
     try:
         return _DECODER.raw_decode(s, _skip(s, i))
-    except (ValueError, RecursionError):
-        raise _UnreadError from None
+    except RecursionError:
+        raise ValueError(_UNREAD) from None
 
 
 class BodyReader:
@@ -158,7 +159,7 @@ class BodyReader:
                     while len(self._known) > self.entries:
                         self._known.popitem(last=False)
                 return body, None
-            except (_UnreadError, UnicodeDecodeError):
+            except ValueError:  # the text is no UTF-8, or not in the shape read here
                 self._known.pop(scope, None)
         return parse_json(raw, self.max_depth)
 
@@ -180,17 +181,17 @@ class BodyReader:
             while True:
                 i = _skip(s, i)
                 if i >= len(s) or s[i] != '"':
-                    raise _UnreadError
+                    raise ValueError(_UNREAD)
                 key, i = _value(s, i)
                 if key in body:
-                    raise _UnreadError  # a repeated member: json.loads keeps the last one
+                    raise ValueError(_UNREAD)  # a repeated member: json.loads keeps the last one
                 i = _skip(s, _expect(s, i, ":"))
                 if key == history and i < len(s) and s[i] == "[":
                     i += 1
                     break
                 body[key], i = _value(s, i)
                 if too_deep(body[key], limit - 1):
-                    raise _UnreadError
+                    raise ValueError(_UNREAD)
                 i = _skip(s, i)
                 if i < len(s) and s[i] == "}":
                     return self._end(s, i + 1, body, None)
@@ -205,11 +206,11 @@ class BodyReader:
                 i = _expect(s, i, ",")
             item, i = _value(s, i)
             if isinstance(item, dict | list) and too_deep(item, limit - 2):
-                raise _UnreadError
+                raise ValueError(_UNREAD)
             items.append(item)
         new = _Known(s[:i], head, items)
         if history in body:
-            raise _UnreadError
+            raise ValueError(_UNREAD)
         body[history] = list(items)
         i += 1
         # the members after the history
@@ -220,19 +221,19 @@ class BodyReader:
             i = _expect(s, i, ",")
             i = _skip(s, i)
             if i >= len(s) or s[i] != '"':
-                raise _UnreadError
+                raise ValueError(_UNREAD)
             key, i = _value(s, i)
             if key in body:
-                raise _UnreadError
+                raise ValueError(_UNREAD)
             i = _expect(s, i, ":")
             body[key], i = _value(s, i)
             if too_deep(body[key], limit - 1):
-                raise _UnreadError
+                raise ValueError(_UNREAD)
 
     @staticmethod
     def _end(
         s: str, i: int, body: dict[str, Any], new: _Known | None
     ) -> tuple[dict[str, Any], _Known | None]:
         if _skip(s, i) != len(s):
-            raise _UnreadError  # more after the object: not JSON
+            raise ValueError(_UNREAD)  # more after the object: not JSON
         return body, new
