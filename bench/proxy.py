@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/proxy.py [--requests N] [--streams N] [--data PATH] [--limit N] [--json]
                                     [--no-results] [--results PATH]
+    .venv/bin/python bench/proxy.py --traffic agent [--requests N] [--seed N] [--json] ...
 
 1. **Added latency.** The same small requests (nothing to compact: the proxy sends the very
    bytes it got) go to the local provider (``abridged.testing.ProviderServer``) direct and
@@ -21,6 +22,17 @@
    provider cache rule. Target: the cache-read share through the proxy within 1 point of the
    library's.
 
+3. **Agent traffic** (``--traffic agent``, alone): a tool-heavy history (a system prompt, the
+   task, 20 steps) that grows by a tool call and its ~600-token result (numbered lines of words
+   drawn with ``--seed``) each request, sent as the same JSON bytes by httpx direct and through
+   the proxy alternately (five warm-up pairs not counted), window 400,000 so that nothing is
+   pruned or compacted (each request goes upstream byte for byte; the table says how many
+   did). Figures: added latency p50 / p99 (proxied minus direct of its pair; target p50 <= 2 ms)
+   and the proxy process's CPU per request (user and system, every thread, clock ticks summed
+   over the requests: the robust figure on a shared machine). Its table goes to the
+   ``## proxy, agent traffic`` section; with ``--json`` the last line is its figures
+   (``added_latency_p50_ms``, ``added_latency_p99_ms``, ``proxy_cpu_ms_per_request``, ...).
+
 The table goes to stdout and to the ``## proxy`` section of ``bench/RESULTS.md``; with
 ``--json`` the last line is one JSON object (``added_latency_p50_ms``, ``added_latency_p99_ms``,
 ``first_chunk_added_p50_ms``, ``cache_read_share_proxy``, ``cache_read_share_library``).
@@ -32,6 +44,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import signal
 import socket
 import statistics
@@ -54,6 +67,16 @@ from abridged.formats.transcripts import Transcript, load_transcripts  # noqa: E
 from results import add_output_options, save_section  # noqa: E402
 
 SECTION = "## proxy"
+AGENT_SECTION = "## proxy, agent traffic"
+AGENT_WINDOW = 400_000
+AGENT_START_STEPS = 20
+AGENT_RESULT_TOKENS = 600
+_WORDS = (
+    "def return self export nightly job rows batch config path open read write parse value "
+    "error retry count limit schema table column index query cursor commit yield import "
+    "logging status result payload timeout window token record field type"
+)
+AGENT_WORDS = tuple(_WORDS.split())
 TARGET_P50_MS = 2.0
 TARGET_FIRST_CHUNK_MS = 10.0
 STREAM_WORDS = "one two three four five six seven eight"
@@ -69,6 +92,13 @@ def _free_port() -> int:
 @contextmanager
 def proxy_process(upstream: str, window: int, max_output: int) -> Iterator[str]:
     """``abridged proxy`` in a subprocess on a throwaway SQLite file; yields its base URL."""
+    with proxy_with_pid(upstream, window, max_output) as (base, _):
+        yield base
+
+
+@contextmanager
+def proxy_with_pid(upstream: str, window: int, max_output: int) -> Iterator[tuple[str, int]]:
+    """``proxy_process``, yielding its base URL and its process id."""
     import httpx
 
     port = _free_port()
@@ -92,7 +122,7 @@ def proxy_process(upstream: str, window: int, max_output: int) -> Iterator[str]:
                 if time.monotonic() > deadline:
                     raise RuntimeError("the proxy did not start")
                 time.sleep(0.05)
-            yield base
+            yield base, proc.pid
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)
@@ -180,6 +210,145 @@ def added_latency(requests: int, streams: int) -> dict[str, Any]:
         "added_latency_p50_ms": round(statistics.median(added), 3),
         "added_latency_p99_ms": round(_percentile(added, 0.99), 3),
     }
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user and system, every thread) a process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tool_output(rng: random.Random, tokens: int) -> str:
+    """About ``tokens`` tokens of a tool's output: numbered lines of code-like words."""
+    lines, size, n = [], 0, 0
+    while size < tokens * 4:  # ~4 characters a token
+        n += 1
+        words = " ".join(rng.choice(AGENT_WORDS) for _ in range(rng.randint(4, 12)))
+        line = f"{n:4d}  {words}"
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines)
+
+
+def agent_history(rng: random.Random, steps: int) -> list[dict[str, Any]]:
+    """An agent's history after ``steps`` tool calls: a system prompt, the task, then each
+    step an assistant tool call and its ~``AGENT_RESULT_TOKENS``-token result."""
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a coding agent. Use the tools to do the task."},
+        {"role": "user", "content": "Find why the nightly export fails and fix it."},
+    ]
+    for step in range(steps):
+        history += agent_step(rng, step)
+    return history
+
+
+def agent_step(rng: random.Random, step: int) -> list[dict[str, Any]]:
+    """One step of an agent: a tool call and its result (OpenAI Chat Completions messages)."""
+    call = f"call_{step:05d}"
+    path = f"src/{rng.choice(AGENT_WORDS)}/{rng.choice(AGENT_WORDS)}.py"
+    return [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call,
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": json.dumps({"path": path})},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": call, "content": tool_output(rng, AGENT_RESULT_TOKENS)},
+    ]
+
+
+def agent_traffic(requests: int, seed: int) -> dict[str, Any]:
+    """Agent traffic, direct and through the proxy alternately (see the docstring)."""
+    import httpx
+
+    from abridged.testing import ProviderServer, Reply
+
+    rng = random.Random(seed)
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "description": "Read a file of the repository.",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+            },
+        }
+    ]
+    with ProviderServer(context_window=AGENT_WINDOW, max_output=1_024) as server:
+        server.set_replies(lambda r: Reply(tool_calls=[("read_file", {"path": "src/next.py"})]))
+        with proxy_with_pid(server.base_url, AGENT_WINDOW, 1_024) as (base, pid):
+            headers = {"authorization": "Bearer k", "content-type": "application/json"}
+            times: dict[str, list[float]] = {"direct": [], "proxy": []}
+            history = agent_history(rng, AGENT_START_STEPS)
+            cpu = 0.0
+            unchanged = 0
+            with httpx.Client(timeout=120) as client:
+                for i in range(requests + 5):  # five warm-up pairs, not counted
+                    history += agent_step(rng, AGENT_START_STEPS + i)
+                    body = {"model": "bench", "messages": history, "tools": tools}
+                    content = json.dumps(body).encode()
+                    for name, url in (("direct", server.base_url), ("proxy", base)):
+                        before = process_cpu(pid) if name == "proxy" else 0.0
+                        started = time.perf_counter()
+                        reply = client.post(url + "/v1/chat/completions", content=content,
+                                            headers=headers)  # fmt: skip
+                        elapsed = (time.perf_counter() - started) * 1000
+                        if reply.status_code != 200:
+                            raise RuntimeError(f"{name}: HTTP {reply.status_code} {reply.text}")
+                        if i >= 5:
+                            times[name].append(elapsed)
+                            if name == "proxy":
+                                cpu += process_cpu(pid) - before
+                    sent = server.requests[-2:]
+                    unchanged += i >= 5 and sent[0].raw_body == sent[1].raw_body
+    added = [p - d for p, d in zip(times["proxy"], times["direct"], strict=True)]
+    return {
+        "requests": requests,
+        "seed": seed,
+        "history_messages_first": 2 + 2 * (AGENT_START_STEPS + 6),
+        "history_messages_last": len(history),
+        "body_kib_last": round(len(content) / 1024, 1),
+        "direct_p50_ms": round(statistics.median(times["direct"]), 2),
+        "proxy_p50_ms": round(statistics.median(times["proxy"]), 2),
+        "added_latency_p50_ms": round(statistics.median(added), 3),
+        "added_latency_p99_ms": round(_percentile(added, 0.99), 3),
+        "proxy_cpu_ms_per_request": round(cpu / requests * 1000, 2),
+        "sent_unchanged": unchanged,
+    }
+
+
+def render_agent(result: dict[str, Any]) -> str:
+    a = result["agent"]
+    lines = [
+        AGENT_SECTION,
+        "",
+        f"`{result['command']}` ({result['seconds']:.0f} s; {result['load']})",
+        "",
+        f"Agent traffic: a tool-heavy history growing by a tool call and a "
+        f"~{AGENT_RESULT_TOKENS}-token result per request, from {a['history_messages_first']} "
+        f"to {a['history_messages_last']} messages ({a['body_kib_last']} KiB the last body), "
+        "sent as JSON bytes by httpx, direct and through `abridged proxy` (SQLite, window "
+        f"{AGENT_WINDOW:,}: nothing is pruned or compacted, each request goes upstream "
+        "unchanged) alternately; the proxy's CPU is its process's (user and system, clock "
+        "ticks of 10 ms summed over the requests).",
+        "",
+        "| figure | value | target |",
+        "| --- | ---: | ---: |",
+        f"| direct request p50 | {a['direct_p50_ms']:.2f} ms | |",
+        f"| through the proxy p50 | {a['proxy_p50_ms']:.2f} ms | |",
+        f"| added latency p50 ({a['requests']} pairs) | {a['added_latency_p50_ms']:.2f} ms "
+        f"| <= {TARGET_P50_MS} ms |",
+        f"| added latency p99 | {a['added_latency_p99_ms']:.2f} ms | |",
+        f"| proxy CPU per request | {a['proxy_cpu_ms_per_request']:.2f} ms | |",
+        f"| requests sent upstream byte for byte as the client sent them | "
+        f"{a['sent_unchanged']} of {a['requests']} | |",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _proxy_replay(base: str, server: Any, transcript: Transcript) -> cache.Run:
@@ -298,8 +467,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--streams", type=int, default=20, help="stream pairs (default 20)")
     parser.add_argument("--data", type=Path, default=cache.DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=10, help="sessions to replay (default 10)")
+    parser.add_argument(
+        "--traffic",
+        choices=("small", "agent"),
+        default="small",
+        help="small: the added latency, streams and cache parts (default); agent: agent traffic",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="agent traffic's seed (default 1)")
     add_output_options(parser)
     args = parser.parse_args(argv)
+    if args.traffic == "agent":
+        return agent_main(args)
     if args.requests < 1 or args.limit < 1 or args.streams < 1:
         parser.error("--requests, --streams and --limit must be >= 1")
     started = time.perf_counter()
@@ -335,6 +513,29 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 }
             )
         )
+    return result
+
+
+def agent_main(args: argparse.Namespace) -> dict[str, Any]:
+    """``--traffic agent``: measure, print, write the section."""
+    if args.requests < 1:
+        raise SystemExit("--requests must be >= 1")
+    started = time.perf_counter()
+    load = os.getloadavg()[0]
+    agent = agent_traffic(args.requests, args.seed)
+    result = {
+        "command": f"python bench/proxy.py --traffic agent --requests {args.requests} "
+        f"--seed {args.seed}",
+        "seconds": time.perf_counter() - started,
+        "load": f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
+        f"{os.cpu_count()} CPUs",
+        "agent": agent,
+    }
+    table = render_agent(result)
+    print(table)
+    save_section(args, table)
+    if args.json:
+        print(json.dumps(agent))
     return result
 
 

@@ -4,6 +4,8 @@ worker holds.
     .venv/bin/python bench/service.py [--turns 30] [--latency-ms 20] [--levels 10,25,50,100,200,400]
                                       [--stream-latency-ms 1000] [--stream-turns 3] [--json]
                                       [--no-results] [--results PATH]
+    .venv/bin/python bench/service.py --workers 2 --pace 3s [--levels 100,200,400,600]
+                                      [--stream-turns 3] [--json] ...
 
 The model is ``abridged.testing.ProviderServer`` in a process of its own (Chat Completions,
 streamed), answering a scripted conversation: every user message gets two tool calls
@@ -34,6 +36,16 @@ line of the table, ``worker_cpu_ms_per_turn``) would cap the level, not what HTT
 turn's added latency is its time minus the direct time of the same turn index on that model
 (measured alone, just before the level); a level is held when no turn failed and the p99
 added latency is under 50 ms. Levels stop at the first one missed. Target: >= 200 streams.
+
+**Capacity** (``--workers N --pace 3s``, alone): the concurrent-streams part on ``abridged
+serve --workers N`` on PostgreSQL (a throwaway cluster with durable commits), the model
+``--pace`` a call (default 3 s: an agent's pace, a turn about 9 s), levels ``--levels``
+(default 100,200,400,600). Per level: the streams held (no failure, p99 added < 50 ms), turns
+a second, the workers' CPU per turn (every worker process, user and system: the robust figure
+on a shared machine), turns a second per core (1000 / that) and how many cores the workers
+kept busy. Its table goes to the ``## service capacity`` section; with ``--json`` the last
+line is its figures (``concurrent_streams``, ``levels``). Target: >= 400 streams at 3 s a call
+with ``--workers 2``. The exit code is 1 when it is missed.
 
 The table goes to stdout and to the ``## service`` section of ``bench/RESULTS.md``; with
 ``--json`` the last line is one JSON object: ``added_latency_p50_ms``,
@@ -68,6 +80,9 @@ sys.path.insert(0, str(ROOT / "src"))
 from results import add_output_options, save_section  # noqa: E402
 
 SECTION = "## service"
+CAPACITY_SECTION = "## service capacity"
+TARGET_CAPACITY_STREAMS = 400
+DEFAULT_CAPACITY_LEVELS = (100, 200, 400, 600)
 WINDOW = 131_072
 MAX_OUTPUT = 1_024
 TOOLS = "abridged.testing.tools:TOOLS"
@@ -175,12 +190,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_service(db: Path, models: list[str], log_path: Path) -> Process:
-    """``abridged serve`` with one worker on ``db``; waits until it is ready."""
+def start_service(
+    db: Path | str, models: list[str], log_path: Path, *, workers: int = 1
+) -> Process:
+    """``abridged serve`` with ``workers`` workers on ``db`` (a SQLite file or a database
+    URL); waits until it is ready."""
     import httpx
 
     port = free_port()
     command = [sys.executable, "-m", "abridged", "serve", "--port", str(port), "--db", str(db)]
+    if workers > 1:
+        command += ["--workers", str(workers)]
     for model in models:
         command += ["--model", model]
     command += ["--window", str(WINDOW), "--max-output", str(MAX_OUTPUT), "--tools", TOOLS]
@@ -318,7 +338,10 @@ class StreamsClient:
         import aiohttp
 
         self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0),
+            # idle connections closed before the server's keep-alive (uvicorn: 5 s) ends them:
+            # at 3 s a call a stream waits up to a turn (9 s) before its first one, and a
+            # connection the server closed meanwhile fails the send ("connection reset")
+            connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=3),
             timeout=aiohttp.ClientTimeout(total=300, connect=30),
         )
         return self
@@ -366,6 +389,30 @@ def process_cpu(pid: int) -> float:
     """CPU seconds (user and system, every thread) a process has used."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> set[int]:
+    """The child processes of ``pid`` (``abridged serve``'s workers)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found.update(int(p) for p in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def workers_cpu(pid: int) -> float:
+    """CPU seconds the worker processes of ``abridged serve`` (``pid``) have used: its
+    children with more than one worker, else the process itself."""
+    pids = children(pid) or {pid}
+    total = 0.0
+    for p in pids:
+        try:
+            total += process_cpu(p)
+        except OSError:  # a helper process that ended
+            continue
+    return total
 
 
 @dataclass
@@ -474,6 +521,170 @@ async def direct_baseline(db: Path, model: str, turns: int) -> list[float]:
         return [await direct.turn(i) for i in range(turns)]
     finally:
         await direct.close()
+
+
+# -- capacity: many workers on PostgreSQL, at an agent's pace ------------------------------
+
+
+def _pace(text: str) -> float:
+    """A model call's seconds: ``3s``, ``1500ms`` or a number of seconds."""
+    value = text.strip().lower()
+    try:
+        if value.endswith("ms"):
+            seconds = float(value[:-2]) / 1000
+        else:
+            seconds = float(value.removesuffix("s"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"pace: like 3s or 1500ms, got {text!r}") from exc
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError("pace: more than 0")
+    return seconds
+
+
+def measure_capacity(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """``--workers N --pace S``: concurrent streams on N workers on PostgreSQL at S seconds a
+    model call (see the module docstring)."""
+    from abridged.store import upgrade
+    from abridged.store.testing import PostgresCluster, find_bin_dir
+
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        raise SystemExit("PostgreSQL binaries not found (/usr/lib/postgresql/*/bin)")
+    os.environ.setdefault(ENV_KEY, "bench")
+    cluster = PostgresCluster(bin_dir, fast=False)  # durable commits, as in production
+    cluster.start()
+    provider: Process | None = None
+    service: Process | None = None
+    levels: list[Level] = []
+    load_start = os.getloadavg()
+    try:
+        cluster.sql("CREATE DATABASE bench_service")
+        url = cluster.database_url("bench_service")
+        asyncio.run(upgrade(url))
+        provider = start_provider(args.pace * 1000)
+        model = provider.url + "/v1#gpt-test"
+        service = start_service(url, [model], work / "serve.log", workers=args.workers)
+        for n in args.levels:
+            baseline = asyncio.run(
+                direct_baseline(work / f"direct-{n}.db", model, args.stream_turns)
+            )
+            before = workers_cpu(service.popen.pid)
+            level = asyncio.run(run_level(service.url, model, n, baseline))
+            level.worker_cpu_s = workers_cpu(service.popen.pid) - before
+            level.baseline_ms = [round(b * 1000, 1) for b in baseline]
+            levels.append(level)
+            print(json.dumps(level_figures(level)), file=sys.stderr)
+            if not level.held:
+                break
+    finally:
+        if service is not None:
+            service.stop()
+        recorded = (
+            json.loads((provider.stop().strip().splitlines() or ["{}"])[-1]) if provider else {}
+        )
+        cluster.stop()
+    held = [lv.streams for lv in levels if lv.held]
+    return {
+        "workers": args.workers,
+        "pace_s": args.pace,
+        "stream_turns": args.stream_turns,
+        "concurrent_streams": max(held) if held else 0,
+        "levels": [level_figures(lv) for lv in levels],
+        "levels_asked": list(args.levels),
+        "provider_requests": recorded.get("requests", 0),
+        "provider_rejected": len(recorded.get("rejected", [])),
+        "load": f"load average {load_start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at "
+        f"the end (1 min), {os.cpu_count()} CPUs",
+    }
+
+
+def level_figures(lv: Level) -> dict[str, Any]:
+    """One level's figures (the JSON of the table's row)."""
+    cpu_ms = lv.worker_cpu_s / lv.completed * 1000 if lv.completed else None
+    return {
+        "streams": lv.streams,
+        "turns": lv.turns,
+        "added_p50_ms": lv.p(0.5),
+        "added_p99_ms": lv.p(0.99),
+        "peak_open": lv.peak_open,
+        "baseline_ms": lv.baseline_ms,
+        "turns_per_s": round(lv.completed / lv.seconds, 1) if lv.seconds else None,
+        "worker_cpu_ms_per_turn": round(cpu_ms, 1) if cpu_ms is not None else None,
+        # a core's worth of the workers' CPU runs this many turns a second
+        "turns_per_s_per_core": round(1000 / cpu_ms, 1) if cpu_ms else None,
+        "worker_busy": round(lv.worker_cpu_s / lv.seconds, 2) if lv.seconds else None,
+        "failures": len(lv.failures),
+        "first_failure": lv.failures[0] if lv.failures else None,
+        "held": lv.held,
+    }
+
+
+def report_capacity(figures: dict[str, Any], command: str) -> str:
+    """The section for ``RESULTS.md`` of ``--workers N --pace S``."""
+    streams = figures["concurrent_streams"]
+    lines = [
+        CAPACITY_SECTION,
+        "",
+        f"`{command}` (Python {platform.python_version()}, {platform.machine()}; "
+        f"{figures['load']}: the provider process, PostgreSQL, the workers and the load "
+        "client share them, with whatever else ran)",
+        "",
+        f"Concurrent streaming conversations on {figures['workers']} worker(s) on PostgreSQL "
+        f"(durable commits), the model {figures['pace_s']:g} s a call (three calls a turn); "
+        f"a warm-up turn and {figures['stream_turns']} measured turns each, starts spread over "
+        "a turn; the direct turns (`Conversation` on SQLite in the load client's process) "
+        "measured alone just before each level. Worker CPU: every worker process's user and "
+        "system time over the level (clock ticks), per turn (the warm-ups and making the "
+        "conversations included); turns/s per core: 1000 / that.",
+        "",
+        "| streams | peak open | turns | turns/s (all) | worker CPU a turn | turns/s per core "
+        "| workers busy (cores) | direct turns alone | added p50 | added p99 | failed | held |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for lv in figures["levels"]:
+        p50_l = "" if lv["added_p50_ms"] is None else f"{lv['added_p50_ms']:.1f} ms"
+        p99_l = "" if lv["added_p99_ms"] is None else f"{lv['added_p99_ms']:.1f} ms"
+        lines.append(
+            f"| {lv['streams']} | {lv['peak_open']} | {lv['turns']} | {lv['turns_per_s']} | "
+            f"{lv['worker_cpu_ms_per_turn']} ms | {lv['turns_per_s_per_core']} | "
+            f"{lv['worker_busy']} | {', '.join(f'{b:.0f}' for b in lv['baseline_ms'])} ms | "
+            f"{p50_l} | {p99_l} | {lv['failures']} | {'yes' if lv['held'] else 'no'} |"
+        )
+    skipped = [
+        n for n in figures["levels_asked"] if n not in {lv["streams"] for lv in figures["levels"]}
+    ]
+    if skipped:
+        lines.append(f"| {', '.join(map(str, skipped))} | not run (a smaller level was missed) |")
+    lines += [
+        "",
+        f"Provider requests: {figures['provider_requests']}, rejected: "
+        f"{figures['provider_rejected']}.",
+        "",
+        f"Target: >= {TARGET_CAPACITY_STREAMS} streams with p99 added < {P99_LIMIT_MS:g} ms: "
+        f"{'met' if streams >= TARGET_CAPACITY_STREAMS else 'missed'} ({streams}).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def capacity_main(args: argparse.Namespace) -> int:
+    """``--workers N``: measure, print, write the section."""
+    work = Path(tempfile.mkdtemp(prefix="abridged-bench-capacity-"))
+    try:
+        figures = measure_capacity(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    shown = (
+        f"python bench/service.py --workers {args.workers} --pace {args.pace:g}s "
+        f"--levels {','.join(map(str, args.levels))} --stream-turns {args.stream_turns}"
+    )
+    text = report_capacity(figures, shown)
+    sys.stdout.write(text)
+    save_section(args, text)
+    met = figures["concurrent_streams"] >= TARGET_CAPACITY_STREAMS
+    figures["targets_met"] = met
+    if args.json:
+        sys.stdout.write(json.dumps(figures) + "\n")
+    return 0 if met else 1
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -630,14 +841,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=30, help="turns of the added-latency part")
     parser.add_argument("--latency-ms", type=float, default=20.0, help="model latency a call")
-    parser.add_argument("--levels", type=_levels, default=list(DEFAULT_LEVELS))
+    parser.add_argument("--levels", type=_levels, default=None)
     parser.add_argument("--stream-latency-ms", type=float, default=1000.0)
     parser.add_argument("--stream-turns", type=int, default=3)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="capacity: streams on this many workers on PostgreSQL (with --pace)",
+    )
+    parser.add_argument(
+        "--pace", type=_pace, default=3.0, help="capacity: a model call's time (default 3s)"
+    )
     add_output_options(parser)
     parser.add_argument("--provider", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.provider is not None:
         return provider_main(args.provider)
+    if args.workers is not None:
+        if args.workers < 1 or args.stream_turns < 1:
+            parser.error("--workers and --stream-turns: at least 1")
+        args.levels = args.levels or list(DEFAULT_CAPACITY_LEVELS)
+        return capacity_main(args)
+    args.levels = args.levels or list(DEFAULT_LEVELS)
     if args.turns < 1 or args.stream_turns < 1:
         parser.error("--turns and --stream-turns: at least 1")
     work = Path(tempfile.mkdtemp(prefix="abridged-bench-service-"))

@@ -614,3 +614,66 @@ async def test_aclose_leaves_a_callers_client_open(server: ProviderServer) -> No
     await model.aclose()
     assert not client.is_closed()
     await client.close()
+
+
+# -- the request body, built once per message ------------------------------------------------
+
+
+async def test_the_body_sent_is_the_sdks_encoding_of_chat_request(server: ProviderServer) -> None:
+    """The body joined from each message's JSON is byte for byte what the SDK would send for
+    ``chat_request``'s (a prompt cache sees the same prefix either way)."""
+    from openai._utils._json import openapi_dumps  # the SDK's own encoder of a JSON body
+
+    server.set_replies([Reply(tool_calls=[("read", {"path": "ü.py"})]), "Done — ok."])
+    model = chat_model(server, temperature=0.5, seed=7)
+    history = [Message.system("Be brief. ✓"), Message.user("read ü.py")]
+    first = await model.complete(history, tools=[READ], max_output_tokens=300)
+    call = first.message.tool_calls[0]
+    history += [first.message, Message.tool(call.id, "x = 1\n" * 3, name="read")]
+    await model.complete(history, tools=[READ], max_output_tokens=300, top_p=0.9)
+    expected = model.chat_request(history, [READ], 300, top_p=0.9)
+    expected["stream"] = True
+    expected["stream_options"] = {"include_usage": True}
+    assert server.requests[-1].raw_body == openapi_dumps(expected)
+
+
+async def test_each_message_is_encoded_once_across_calls(server: ProviderServer) -> None:
+    server.set_replies(["one", "two", "three"])
+    model = chat_model(server)
+    history = [Message.system("s"), Message.user("a")]
+    for text in ("b", "c"):
+        reply = await model.complete(history)
+        history += [reply.message, Message.user(text)]
+    await model.complete(history)
+    # 2 messages, then 2 new ones, then 2 new ones: none encoded twice
+    assert model._encoded.encoded == len(history) == 6
+    assert [m["content"] for m in server.requests[-1].body["messages"]] == [
+        "s",
+        "a",
+        "one",
+        "b",
+        "two",
+        "c",
+    ]
+
+
+async def test_a_message_equal_to_a_cached_one_but_another_object_is_encoded_anew(
+    server: ProviderServer,
+) -> None:
+    """The cache is by identity: a rebuilt (pruned, clipped) message is never sent stale."""
+    server.set_replies(["ok", "ok"])
+    model = chat_model(server)
+    await model.complete([Message.user("long text", id="m1")])
+    await model.complete([Message.user("short", id="m1")])
+    assert server.requests[-1].body["messages"] == [{"role": "user", "content": "short"}]
+
+
+async def test_extra_body_and_invalid_utf8_still_go_through_the_sdk_body(
+    server: ProviderServer,
+) -> None:
+    server.set_replies(["ok", "ok"])
+    model = chat_model(server)
+    await model.complete([Message.user("hi")], extra_body={"x_tag": "t1"})
+    assert server.requests[-1].body["x_tag"] == "t1"
+    await model.complete([Message.user("broken \ud800 text")])  # a lone surrogate, repaired
+    assert server.requests[-1].body["messages"][0]["content"].startswith("broken ")

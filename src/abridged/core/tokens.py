@@ -580,6 +580,8 @@ def calibration_sample(
 
 #: ``TokenCounter``'s default cache size (entries).
 DEFAULT_CACHE_ENTRIES = 1 << 18
+#: At most this many messages are also cached by identity (``TokenCounter.message_tokens``).
+IDENTITY_CACHE_ENTRIES = 1 << 14
 
 
 class TokenCounter:
@@ -618,6 +620,12 @@ class TokenCounter:
         self.tokenizer = tokenizer
         self.computed = 0
         self._cache: OrderedDict[tuple[str, bool, str], int] = OrderedDict()
+        # The same message objects are counted call after call (a history is summed for every
+        # model call): a look-up by identity first, checked against the object it holds (so
+        # an identity is never reused while cached), skips building the content key. Bounded
+        # apart: it keeps its messages alive.
+        self._by_identity: dict[int, tuple[Message, int]] = {}
+        self._identity_entries = min(max_entries, IDENTITY_CACHE_ENTRIES)
 
     @property
     def source(self) -> str:
@@ -633,6 +641,20 @@ class TokenCounter:
 
     def message_tokens(self, message: Message) -> int:
         """Tokens of one message (cached)."""
+        known = self._by_identity.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        value = self._content_tokens(message)
+        by_identity = self._by_identity
+        by_identity[id(message)] = (message, value)
+        if len(by_identity) > self._identity_entries:
+            # the oldest entry (insertion order): a thread counting meanwhile may have taken it
+            with contextlib.suppress(KeyError, StopIteration, RuntimeError):
+                del by_identity[next(iter(by_identity))]
+        return value
+
+    def _content_tokens(self, message: Message) -> int:
+        """Tokens of one message, cached by content."""
         meta = message.meta
         key = (
             message.fingerprint,
@@ -713,3 +735,4 @@ class TokenCounter:
     def clear(self) -> None:
         """Forget every cached estimate (the calibration is kept)."""
         self._cache.clear()
+        self._by_identity.clear()

@@ -26,6 +26,7 @@ __all__ = [
     "FORMAT",
     "META_KEY",
     "completion_from_openai",
+    "message_json_openai",
     "messages_from_openai",
     "messages_to_openai",
 ]
@@ -548,3 +549,20 @@ def messages_to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
     (``meta["wire_role"]``) whose content is the observation text, or its placeholder once pruned.
     """
     return [item for i, m in wire.checked(messages, FORMAT) for item in _write_message(m, i)]
+
+
+def wire_json(value: Any) -> bytes:
+    """JSON bytes as the OpenAI SDK encodes a request body (compact, UTF-8, no NaN), so that
+    a body joined from parts is byte for byte the one the SDK would send."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def message_json_openai(m: Message, i: int = 0) -> bytes:
+    """One message as the JSON of its Chat Completions messages, comma-separated (a tool
+    message of several results is several; ``b""`` when it writes none): what
+    ``messages_to_openai`` gives for it, encoded as ``wire_json`` encodes it. ``i`` is the
+    index errors name. ``UnicodeEncodeError`` for text that is no valid UTF-8 (a lone
+    surrogate)."""
+    for _ in wire.checked([m], FORMAT):  # not a Message: the FormatError of messages_to_openai
+        pass
+    return b",".join(wire_json(item) for item in _write_message(m, i))

@@ -60,9 +60,15 @@ from abridged.core.protocols import (
     ToolSpec,
 )
 from abridged.errors import ContextOverflowError, ProviderError, SettingError
-from abridged.formats.openai_chat import completion_from_openai, messages_to_openai
+from abridged.formats.openai_chat import (
+    completion_from_openai,
+    message_json_openai,
+    messages_to_openai,
+    wire_json,
+)
 from abridged.formats.openai_responses import messages_from_responses, messages_to_responses
 from abridged.formats.usage import usage_from_openai
+from abridged.providers.encoded import EncodedMessages
 from abridged.providers.overflow import is_context_overflow, scrub
 from abridged.providers.streaming import (
     StreamingModel,
@@ -352,6 +358,8 @@ class OpenAIChatModel(StreamingModel):
         # a client of the caller's (instrumented, wrapped, a stand-in) is called through its
         # own ``create``; one made here is posted to directly (``_post_stream``)
         self._own_client = client is None
+        # each message's Chat Completions JSON, encoded once (``_chat_body``)
+        self._encoded = EncodedMessages(message_json_openai)
         if client is not None:
             self._client = client
             return
@@ -435,6 +443,44 @@ class OpenAIChatModel(StreamingModel):
         body.update(self._options(options, CHAT_OPTIONS))
         return body
 
+    def _chat_body(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None,
+        max_output_tokens: int | None,
+        options: Mapping[str, Any],
+    ) -> tuple[bytes, dict[str, Any]] | None:
+        """The streamed Chat Completions body as the SDK would encode ``chat_request``'s,
+        byte for byte, joined from each message's JSON encoded once (``EncodedMessages``):
+        a call converts and encodes only the messages new since the last one. ``None`` when
+        the body cannot go as bytes (``extra_body`` to merge, text that is no valid UTF-8:
+        ``send_encodable`` repairs it) or the client is the caller's. With it, the SDK's own
+        options of the call (``extra_headers``, ``extra_query``, ``timeout``)."""
+        if not self._own_client or {**self.defaults, **options}.get("extra_body") is not None:
+            return None
+        body = self.chat_request((), tools, max_output_tokens, **options)
+        body["stream"] = True
+        if self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        model = body.pop("model")
+        del body["messages"]  # ``chat_request`` puts it second, after ``model``
+        sdk = {name: body.pop(name) for name in _SDK_OPTIONS if name in body}
+        try:
+            rest = wire_json(body)
+            data = b"".join(
+                [
+                    b'{"model":',
+                    wire_json(model),
+                    b',"messages":[',
+                    self._encoded.join(messages),
+                    b"]",
+                    b"," + rest[1:] if len(rest) > 2 else b"}",
+                ]
+            )
+        except (UnicodeEncodeError, ValueError):
+            return None
+        return data, sdk
+
     def responses_request(
         self,
         messages: Sequence[Message],
@@ -517,12 +563,21 @@ class OpenAIChatModel(StreamingModel):
             return create
         from openai import AsyncStream  # noqa: PLC0415
 
-        async def post(**body: Any) -> Any:
+        async def post(*, content: bytes | None = None, **body: Any) -> Any:
             options = {
                 key: body.pop(name)
                 for name, key in _SDK_OPTIONS.items()
                 if body.get(name) is not None
             }
+            if content is not None:  # the body encoded already (``_chat_body``)
+                return await self._client.post(
+                    path,
+                    cast_to=object,
+                    content=content,
+                    options=options,
+                    stream=True,
+                    stream_cls=AsyncStream[object],
+                )
             return await self._client.post(
                 path,
                 cast_to=object,
@@ -543,15 +598,19 @@ class OpenAIChatModel(StreamingModel):
         max_output_tokens: int | None,
         options: Mapping[str, Any],
     ) -> AsyncIterator[StreamEvent]:
-        body = self.chat_request(messages, tools, max_output_tokens, **options)
-        body["stream"] = True
-        if self.stream_usage:
-            body["stream_options"] = {"include_usage": True}
+        encoded = self._chat_body(messages, tools, max_output_tokens, options)
         timer = Timer()
         assembler = ChatStreamAssembler()
         with self._mapping_errors():
-            create = self._client.chat.completions.create
-            stream = await send_encodable(self._post_stream("/chat/completions", create), body)
+            post = self._post_stream("/chat/completions", self._client.chat.completions.create)
+            if encoded is not None:
+                stream = await post(content=encoded[0], **encoded[1])
+            else:
+                body = self.chat_request(messages, tools, max_output_tokens, **options)
+                body["stream"] = True
+                if self.stream_usage:
+                    body["stream_options"] = {"include_usage": True}
+                stream = await send_encodable(post, body)
         try:
             with self._mapping_errors():
                 async for chunk in stream:

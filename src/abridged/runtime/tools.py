@@ -286,6 +286,8 @@ class ToolRegistry:
             raise SettingError("tool_timeout", timeout, "None or a positive number of seconds")
         self.timeout = timeout
         self._tools: dict[str, Tool] = {}
+        # made once per set of tools: read at every model call, compared by identity after
+        self._specs: tuple[ToolSpec, ...] | None = None
         for item in tools:
             self.add(item)
 
@@ -295,6 +297,7 @@ class ToolRegistry:
         if made.name in self._tools:
             raise SettingError("tools", made.name, "distinct tool names")
         self._tools[made.name] = made
+        self._specs = None
         return made
 
     def get(self, name: str) -> Tool | None:
@@ -309,8 +312,11 @@ class ToolRegistry:
 
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
-        """The definitions sent to the model, in the order the tools were added."""
-        return tuple(t.spec for t in self._tools.values())
+        """The definitions sent to the model, in the order the tools were added (the same
+        tuple until a tool is added)."""
+        if self._specs is None:
+            self._specs = tuple(t.spec for t in self._tools.values())
+        return self._specs
 
     async def run_one(self, call: ToolCall, context: ToolContext) -> ToolResult:
         """Run one call; every failure becomes an error result (see the module docstring)."""

@@ -54,10 +54,10 @@ from abridged.server.lease import LocalTurns, TurnBusyError, hold_turn, new_hold
 from abridged.server.metrics import CONTENT_TYPE
 from abridged.server.process import tune_gc_for_serving
 from abridged.server.proxy.apis import Api, history_key, history_of
-from abridged.server.proxy.body import declared_length, parse_json, read_body
+from abridged.server.proxy.body import BodyReader, declared_length, read_body
 from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.conversations import ProxyConversations
-from abridged.server.proxy.identity import conversation_identity
+from abridged.server.proxy.identity import IDENTITY_HEADERS, conversation_identity, key_scope
 from abridged.server.proxy.replies import PASSTHROUGH_HEADER, Shape, error_body, shape_of
 from abridged.server.proxy.upstream import (
     UPSTREAM_ERRORS,
@@ -182,6 +182,8 @@ class ProxyApp:
         self.metrics = metrics
         self.turns = LocalTurns()
         self._cleanups: set[asyncio.Task[None]] = set()
+        # a client's history read again only from where its previous request ended
+        self.bodies = BodyReader()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/v1/"):
@@ -238,7 +240,14 @@ class ProxyApp:
         if ex.lookup.get("x-abridged", "").strip().lower() in _OFF:
             await self._passthrough(ex, api, "off")
             return
-        body, problem = parse_json(raw)
+        lookup = ex.lookup
+        client = (
+            scope["path"],
+            key_scope(lookup),
+            *[lookup.get(name) for name in IDENTITY_HEADERS],
+            raw[:256],  # conversations told apart by their start, as the fingerprint does
+        )
+        body, problem = self.bodies.parse(raw, history_key(api), client)
         if problem is None and not isinstance(body, dict):
             problem = "not a JSON object"
         elif problem is None and history_of(api, body) is None:
