@@ -26,7 +26,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 from typing import Any
 
@@ -38,6 +38,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
 from abridged.core.budget import format_token_size
+from abridged.core.model import Usage
 from abridged.errors import (
     AbridgedError,
     ContextOverflowError,
@@ -59,6 +60,7 @@ from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.conversations import ProxyConversations
 from abridged.server.proxy.identity import conversation_identity
 from abridged.server.proxy.replies import PASSTHROUGH_HEADER, Shape, error_body, shape_of
+from abridged.server.proxy.requestlog import RequestLine, action_of, log_request
 from abridged.server.proxy.upstream import (
     UPSTREAM_ERRORS,
     Upstream,
@@ -264,13 +266,15 @@ class ProxyApp:
         extra: Headers = []
         if reason is not None:
             extra.append((PASSTHROUGH_HEADER, reason.encode("latin-1", "replace")))
-            if reason != "off":
-                log.info("%s %s passed through unchanged: %s", api, ex.scope["path"], reason)
+        scope = ex.scope
+        line = RequestLine(scope["method"], scope["path"], api, "passthrough", reason=reason)
         try:
             response = await self._send(ex, ex.raw)
         except UPSTREAM_ERRORS as exc:
+            log_request(log, replace(line, status=502))
             await _unreachable(ex, exc)
             return
+        log_request(log, replace(line, status=response.status))
         await self._relay(ex, response, extra=extra)
 
     async def _relay(
@@ -373,6 +377,15 @@ class ProxyApp:
                 await self._passthrough(ex, api, made)
                 return
             cid, manager, prepared = made
+            scope = ex.scope
+            line = RequestLine(
+                scope["method"],
+                scope["path"],
+                api,
+                "passed",
+                conversation_id=cid,
+                messages_app=len(body[history_key(api)]),
+            )
             # the new messages are written while the request goes out: done before the lease
             # is given back (the stack unwinds in reverse)
             stack.push_async_callback(_flush, manager, cid)
@@ -380,7 +393,9 @@ class ProxyApp:
             content = ex.raw if unchanged else _encode(body, prepared, api)
             action = "unchanged" if unchanged else "rewritten"
             self.metrics.count(api, action)
-            self.metrics.added.observe(time.perf_counter() - started)
+            added = time.perf_counter() - started
+            self.metrics.added.observe(added)
+            line = replace(line, added_ms=added * 1000)
             response = await self._send(ex, content)
             if response.status >= 400:
                 error = await response.read()
@@ -393,20 +408,36 @@ class ProxyApp:
                 if recovered is None:
                     # any other error, and an overflow nothing can be dropped from, goes back
                     # to the client as the provider gave it
+                    log_request(
+                        log,
+                        _figures(
+                            line, manager, prepared, unchanged=unchanged, status=response.status
+                        ),
+                    )
                     await stack.aclose()
                     await _send_whole(
                         send, response.status, response_headers(response.raw_headers), error
                     )
                     return
                 response = await self._send(ex, _encode(body, recovered, api))
+                prepared, unchanged = recovered, False
             tap = UsageTap(api, streaming=response.content_type.startswith("text/event-stream"))
             ok = response.status < 400
+            status = response.status
+            sent = prepared
 
             async def after() -> None:
                 try:
                     usage = tap.usage() if ok else None
                     if usage is not None:
                         manager.record_usage(usage)
+                    # figured while the turn is still held: the manager is this request's alone
+                    log_request(
+                        log,
+                        _figures(
+                            line, manager, sent, unchanged=unchanged, status=status, usage=usage
+                        ),
+                    )
                 finally:
                     await stack.aclose()
 
@@ -421,6 +452,32 @@ class ProxyApp:
         except BaseException:
             await stack.aclose()
             raise
+
+
+def _figures(
+    line: RequestLine,
+    manager: ContextManager,
+    prepared: Prepared,
+    *,
+    unchanged: bool,
+    status: int,
+    usage: Usage | None = None,
+) -> RequestLine:
+    """``line`` with what abridged did and the sizes: the provider's own count of what it was
+    sent when it reported one, else abridged's estimate. Nothing is computed when the request
+    log is off (``--log-level warning``)."""
+    if not log.isEnabledFor(logging.INFO):
+        return line
+    sent = usage.context_tokens if usage is not None else prepared.tokens
+    return replace(
+        line,
+        action=action_of(prepared.events, unchanged=unchanged),
+        status=status,
+        messages_sent=len(prepared.messages),
+        tokens_sent=sent,
+        tokens_app=sent if unchanged else manager.history_tokens(),
+        cache_read=usage.cache_read if usage is not None else None,
+    )
 
 
 async def _recover(manager: ContextManager, tokens: int | None, cid: str) -> Prepared | None:
@@ -537,7 +594,8 @@ def proxy_app_from_environment() -> ProxyApp:
     """The proxy of the ``ABRIDGED_PROXY_*`` environment (uvicorn's ``factory``)."""
     from abridged.server.logs import configure_logging  # noqa: PLC0415
 
-    configure_logging("info")
-    app = create_proxy_app(ProxyConfig.from_env())
+    config = ProxyConfig.from_env()
+    configure_logging(config.log_level)
+    app = create_proxy_app(config)
     tune_gc_for_serving()  # a worker process of its own: see the function
     return app

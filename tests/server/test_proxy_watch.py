@@ -1,0 +1,161 @@
+"""Watching the proxy: one log line per request (what the app sent, what went upstream, what
+abridged did), ``--log-level``, the index page read from the store, forks shown as forks with
+their parent, and a fork that starts from its parent's summary. Real HTTP through the official
+SDKs, the proxy under uvicorn, the local provider with an 8k window."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from abridged.server.logs import JsonFormatter
+from abridged.testing import ProviderServer
+from tests.server.conftest import free_port
+from tests.server.test_proxy import (
+    KEY,
+    WINDOW,
+    always_a_tool_call,
+    config_for,
+    openai_steps,
+    proxying,
+)
+
+
+@pytest.fixture
+def provider() -> Iterator[ProviderServer]:
+    with ProviderServer(
+        context_window=WINDOW, max_output=1_024, replies=always_a_tool_call
+    ) as server:
+        yield server
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def request_lines(level: int = logging.INFO) -> Iterator[list[dict[str, Any]]]:
+    """The proxy's request lines as the JSON formatter writes them (a handler on the proxy's
+    logger itself: whatever another test made of the ``abridged`` logger's propagation)."""
+    logger = logging.getLogger("abridged.proxy")
+    handler = _Lines()
+    before = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    out: list[dict[str, Any]] = []
+    try:
+        yield out
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(before)
+        formatter = JsonFormatter()
+        out += [json.loads(formatter.format(r)) for r in handler.records if hasattr(r, "action")]
+
+
+def test_every_request_is_one_line_saying_what_abridged_did(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Read every record."},
+    ]
+    with request_lines() as lines, proxying(config_for(provider, tmp_path / "l.db")) as base:
+        client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+        openai_steps(client, history, 40)
+        httpx.get(base + "/v1/models", headers={"authorization": f"Bearer {KEY}"})
+        logging.getLogger("abridged.proxy").setLevel(logging.WARNING)  # the log off: no line
+        openai_steps(client, history, 1, start=41)
+    requests = provider.requests
+    managed = [line for line in lines if line["path"] == "/v1/chat/completions"]
+    assert len(managed) == 40 and len(requests) == 41
+    for line, sent in zip(managed, requests, strict=False):
+        assert line["method"] == "POST" and line["api"] == "openai-chat"
+        assert line["conversation_id"].startswith("px-") and line["status"] == 200
+        assert line["messages_sent"] == len(sent.body["messages"])
+        assert line["added_ms"] >= 0
+        if not sent.stream:  # a JSON answer carries the provider's usage: its own count
+            assert line["tokens_sent"] == sent.prompt_tokens
+    first = managed[0]
+    assert first["action"] == "passed" and first["messages_app"] == first["messages_sent"] == 2
+    assert first["tokens_app"] == first["tokens_sent"]
+    actions = {line["action"] for line in managed}
+    assert actions & {"compacted", "pruned", "compacted+pruned"}, actions
+    last = managed[-1]
+    assert last["messages_app"] == len(history) - 4  # before the last two steps' replies
+    assert last["messages_app"] > last["messages_sent"]
+    assert last["tokens_app"] > WINDOW > last["tokens_sent"]
+    listing = [line for line in lines if line["path"] == "/v1/models"]
+    assert listing == [
+        {**listing[0], "action": "passthrough", "api": "other", "status": 200, "method": "GET"}
+    ]
+    assert "->" in listing[0]["msg"] or "passthrough" in listing[0]["msg"]
+    text = json.dumps(lines)
+    assert KEY not in text and "Read every record" not in text and "alpha bravo" not in text
+
+
+def test_the_proxy_command_logs_a_json_line_per_request_at_its_log_level(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    port = free_port()
+    command = [
+        sys.executable, "-m", "abridged", "proxy", "--upstream", provider.base_url,
+        "--window", "8192", "--db", str(tmp_path / "cmd.db"), "--port", str(port),
+    ]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.Popen(
+        [*command, "--log-level", "info"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, max_retries=0)
+        history: list[dict[str, Any]] = [{"role": "user", "content": "Read every record."}]
+        openai_steps(client, history, 3)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    lines = [json.loads(x) for x in err.splitlines() if x.startswith("{")]
+    managed = [x for x in lines if x.get("path") == "/v1/chat/completions"]
+    assert len(managed) == 3, err
+    assert all(x["level"] == "info" and x["logger"] == "abridged.proxy" for x in managed)
+    assert managed[0]["action"] == "passed" and managed[0]["messages_app"] == 1
+    assert KEY not in err
+    bad = subprocess.run(
+        [*command, "--log-level", "loud"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 2 and "log_level" in bad.stderr
