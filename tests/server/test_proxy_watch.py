@@ -5,6 +5,7 @@ SDKs, the proxy under uvicorn, the local provider with an 8k window."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -22,6 +23,7 @@ import openai
 import pytest
 
 from abridged.server.logs import JsonFormatter
+from abridged.store import Store
 from abridged.testing import ProviderServer
 from tests.server.conftest import free_port
 from tests.server.test_proxy import (
@@ -159,3 +161,63 @@ def test_the_proxy_command_logs_a_json_line_per_request_at_its_log_level(
         check=False,
     )
     assert bad.returncode == 2 and "log_level" in bad.stderr
+
+
+async def _compactions_of_fork(db: Path) -> tuple[str, list[Any], list[Any], dict[str, Any]]:
+    store = Store(str(db))
+    try:
+        forks = [c for c in await store.list_conversations() if c.id.endswith("-f1")]
+        assert len(forks) == 1
+        fork = forks[0]
+        parent = fork.id.removesuffix("-f1")
+        return (
+            parent,
+            await store.compactions(parent),
+            await store.compactions(fork.id),
+            dict(fork.settings.get("forked", {})),
+        )
+    finally:
+        await store.close()
+
+
+def test_a_fork_starts_from_its_parents_summary_and_compacts_as_usual(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    """The app edits its newest tool output after 30 steps (the parent compacted twice): the
+    fork holds the shared messages and the parent's summary, its first request is the
+    parent's context with the edit, and its first compaction of its own is an ordinary one that
+    updates that summary (not the emergency path over the whole history)."""
+    db = tmp_path / "f.db"
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Read every record."},
+    ]
+    with request_lines() as lines, proxying(config_for(provider, db)) as base:
+        client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+        openai_steps(client, history, 30)
+        before = len(provider.requests)
+        # the newest tool output the proxy has seen (the last step's are not sent yet)
+        assert history[-3]["role"] == "tool"
+        history[-3] = {**history[-3], "content": "record edited: nothing here"}
+        shared = len(history) - 4  # after the system prompt, before the edited one
+        openai_steps(client, history, 30, start=30)
+    parent, parent_done, fork_done, forked = asyncio.run(_compactions_of_fork(db))
+    assert len(parent_done) >= 2
+    inherited, own = fork_done[0], fork_done[1]
+    assert inherited.record.trigger == "fork"
+    assert forked == {"from": parent, "shared": shared}
+    assert inherited.record.summary.text == parent_done[-1].record.summary.text
+    assert own.record.trigger == "tokens", own.record
+    assert "emergency" not in own.record.summary.meta
+    assert own.record.tokens_before < WINDOW  # not the whole history (25k+) again
+    count = parent_done[-1].record.summary.meta["compactions"]
+    assert own.record.summary.meta["compactions"] == count + 1  # an update of the parent's
+    fork_requests = provider.requests[before:]
+    assert all(r.status == 200 for r in fork_requests)
+    # the fork's first context opens as the parent's last one did: system, the pinned task,
+    # the parent's summary (the provider's prompt cache still holds that prefix)
+    first, last = fork_requests[0].body["messages"], provider.requests[before - 1].body["messages"]
+    assert first[:3] == last[:3]
+    assert parent_done[-1].record.summary.text[:200] in first[2]["content"]
+    fork_lines = [x for x in lines if x["conversation_id"] != parent]
+    assert len(fork_lines) == 30 and "recovered" not in {x["action"] for x in fork_lines}
