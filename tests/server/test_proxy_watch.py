@@ -26,6 +26,7 @@ from abridged.server.logs import JsonFormatter
 from abridged.store import Store
 from abridged.testing import ProviderServer
 from tests.server.conftest import free_port
+from tests.server.test_page import _shot, browser_page  # noqa: F401 (a fixture)
 from tests.server.test_proxy import (
     KEY,
     WINDOW,
@@ -221,3 +222,54 @@ def test_a_fork_starts_from_its_parents_summary_and_compacts_as_usual(
     assert parent_done[-1].record.summary.text[:200] in first[2]["content"]
     fork_lines = [x for x in lines if x["conversation_id"] != parent]
     assert len(fork_lines) == 30 and "recovered" not in {x["action"] for x in fork_lines}
+
+
+def test_the_index_lists_the_conversations_and_forks_after_a_restart(
+    provider: ProviderServer,
+    tmp_path: Path,
+    browser_page: object,  # noqa: F811 (the fixture imported above)
+) -> None:
+    """Chromium on the proxy's index: a conversation and its fork, read from the store after a
+    restart (no request since), the fork linked to its parent; the meter page of the fork
+    names the summary it inherited; after a request, the row shows it."""
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    db = tmp_path / "ix.db"
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Read every record."},
+    ]
+    with proxying(config_for(provider, db)) as base:
+        client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+        openai_steps(client, history, 24)
+        history[-3] = {**history[-3], "content": "record edited: nothing here"}
+        openai_steps(client, history, 4, start=24)
+    # a restart: nothing in memory; the request log on (a request's own sizes are kept)
+    with request_lines(), proxying(config_for(provider, db)) as base:
+        page.goto(base + "/")
+        rows = page.get_by_test_id("conversation-row")
+        expect(rows).to_have_count(2)
+        fork = page.locator("tr[data-id$='-f1']")
+        parent_id = (fork.get_attribute("data-id") or "").removesuffix("-f1")
+        expect(fork.get_by_test_id("fork-of")).to_contain_text(f"fork of {parent_id}")
+        parent = page.locator(f"tr[data-id='{parent_id}']")
+        expect(parent.get_by_test_id("continues-as")).to_contain_text(parent_id + "-f1")
+        expect(fork.get_by_test_id("meter")).to_contain_text("of 8k")
+        expect(fork.get_by_test_id("meter")).to_contain_text("estimate")
+        expect(fork.locator("meter")).to_have_count(1)
+        expect(parent).to_contain_text("tokens")  # its last compaction's trigger
+        _shot(page, "proxy-index")
+        fork.get_by_role("link", name=parent_id + "-f1").first.click()
+        expect(page.get_by_role("heading", level=1)).to_contain_text(parent_id + "-f1")
+        expect(page.get_by_test_id("compactions")).to_contain_text(
+            f"fork (the summary of {parent_id})"
+        )
+        _shot(page, "proxy-fork")
+        # a request after the restart: the index shows it as the fork's last action
+        client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+        openai_steps(client, history, 1, start=28)
+        page.goto(base + "/")
+        fork = page.locator("tr[data-id$='-f1']")
+        expect(fork.get_by_test_id("meter")).to_contain_text("last request")
+        expect(fork).to_contain_text(", 200 at ")

@@ -66,6 +66,11 @@ class ProxyConversations:
         entry = self._open.get(conversation_id)
         return entry.manager if entry is not None else None
 
+    def window_of(self, model: str) -> int | None:
+        """The context window of ``model`` as this worker resolved it (``None``: not yet)."""
+        limits = self._limits.get(model)
+        return limits.context_window if limits is not None else None
+
     async def _limits_for(self, model: str, api_key: str | None) -> ModelLimits:
         if model not in self._limits:
             from abridged.providers.limits import resolve_model_limits  # noqa: PLC0415
