@@ -42,6 +42,7 @@ from abridged.server.routes import (
     search,
     sessions,
     system,
+    watch,
 )
 from abridged.server.runner import ConversationPool, TurnRunner
 from abridged.server.service import Service
@@ -209,7 +210,7 @@ def create_app(config: ServiceConfig | None = None, *, store: Store | None = Non
         text = "; ".join(f"{p['where']}: {p['problem']}" for p in problems)
         return JSONResponse({"detail": text, "errors": problems}, 422)
 
-    for module in (conversations, messages, sessions, search, calls, replay, system, page):
+    for module in (conversations, messages, sessions, search, watch, calls, replay, system, page):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, upload_limit=config.max_upload_bytes)
     # outermost: a request over the header limits reaches nothing else

@@ -200,6 +200,7 @@ async function deleteConversation() {
   if (!confirm("Delete this conversation and everything stored for it? This cannot be undone.")) return;
   await api("DELETE", "/v1/conversations/" + state.id + "?confirm=true");
   state.id = null;
+  if (watcher) watcher.abort();
   location.hash = "";
   $("title").textContent = "No conversation";
   $("timeline").replaceChildren();
@@ -224,6 +225,7 @@ async function openConversation(id) {
   $("inspector").hidden = true;
   for (const b of document.querySelectorAll(".conv")) b.classList.toggle("current", b.dataset.id === id);
   state.compactions = null;
+  watchContext(id);
   await Promise.all([loadTimeline(), loadContext(), loadSessions()]);
 }
 
@@ -761,11 +763,42 @@ function wire() {
   $("inspect").addEventListener("click", () => toggleInspector().catch(alertError));
   $("export").addEventListener("click", () => exportConversation().then(commandResult).catch(alertError));
   $("delete").addEventListener("click", () => deleteConversation().catch(alertError));
-  // the context changes outside a turn too (a background compaction, another client): the ring
-  // and the timeline follow it
-  setInterval(() => {
-    if (state.id && !state.streaming && !document.hidden) loadContext().catch(() => {});
-  }, 3000);
+}
+
+// The context changes outside a turn too (a background compaction after the turn's stream has
+// ended, another client): the server sends the open conversation's meter whenever it changes
+// (GET /v1/conversations/{id}/events), and the ring and the timeline follow it.
+let watcher = null;
+
+async function watchContext(id) {
+  if (watcher) watcher.abort();
+  const controller = new AbortController();
+  watcher = controller;
+  let since = null; // the seq of the last meter had: a change missed between streams comes at once
+  while (state.id === id && !controller.signal.aborted) {
+    let pause = 5000; // after a failure
+    try {
+      // a quiet stream ends after a few seconds; the next one starts where it left off
+      const url = "/v1/conversations/" + id + "/events" + (since === null ? "" : "?since=" + since);
+      const response = await fetch(url, { headers: headers(), signal: controller.signal });
+      if (response.ok) {
+        pause = 0;
+        for await (const e of events(response)) {
+          if (state.id !== id) return;
+          if (e.name !== "meter") continue;
+          since = e.data.seq;
+          showMeter(e.data);
+          $("ring-wrap").dataset.updates = String(Number($("ring-wrap").dataset.updates || 0) + 1);
+          // a compaction adds its card to the timeline
+          if (!state.streaming) await loadContext().catch(() => {});
+        }
+      }
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      pause = 5000;
+    }
+    if (pause) await new Promise((resolve) => setTimeout(resolve, pause));
+  }
 }
 
 function alertError(error) {
