@@ -107,13 +107,16 @@ def proxy_with_pid(upstream: str, window: int, max_output: int) -> Iterator[tupl
                    "--window", str(window), "--max-output", str(max_output),
                    "--db", str(Path(folder) / "proxy.db"), "--port", str(port)]  # fmt: skip
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # its log (a line per request) to a file: a pipe nobody reads would fill and stop it
+        log = Path(folder) / "proxy.log"
+        with log.open("wb") as err:
+            proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=err)
         base = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 60
             while True:
                 if proc.poll() is not None:
-                    raise RuntimeError("the proxy stopped: " + proc.stderr.read().decode()[-500:])  # type: ignore[union-attr]
+                    raise RuntimeError("the proxy stopped: " + log.read_text()[-500:])
                 try:
                     if httpx.get(base + "/healthz", timeout=1).status_code == 200:
                         break

@@ -87,6 +87,7 @@ def test_every_route_keeps_tenants_apart(service: RunningService) -> None:
         ("GET", "/v1/conversations"),
         ("POST", "/v1/conversations"),
         ("POST", "/v1/replay"),
+        ("GET", "/v1/search/messages"),  # the tenant's own only: tests/server/test_search.py
     }
     assert len(scoped) >= 15
     for method, path in scoped:

@@ -566,6 +566,13 @@ def proxy(
         int,
         typer.Option(help="Largest request body in bytes; a larger one gets 413.", min=1024),
     ] = 32 << 20,
+    log_level: Annotated[
+        str,
+        typer.Option(
+            help="Log level of the JSON-lines log on stderr (debug, info, warning, error); "
+            "info logs one line per request."
+        ),
+    ] = "info",
 ) -> None:
     """An OpenAI- and Anthropic-compatible proxy: apps keep their whole history, the provider
     sees the context abridged would send (point the app's base URL here)."""
@@ -582,6 +589,7 @@ def proxy(
             max_output=max_output,
             lease_ttl=lease_ttl,
             max_body_bytes=max_body_bytes,
+            log_level=log_level,
         )
     )
 

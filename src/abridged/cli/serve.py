@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from abridged.cli.common import BAD_USAGE, CliError, check_database, fail, stdout, store_url
-from abridged.errors import AbridgedError
+from abridged.errors import AbridgedError, SettingError
 
 if TYPE_CHECKING:
     from abridged.store.keys import ApiKey
@@ -219,6 +219,7 @@ def run_proxy(
     max_output: int | None,
     lease_ttl: float,
     max_body_bytes: int = 32 << 20,
+    log_level: str = "info",
 ) -> int:
     """Start the proxy; returns the exit status when it stops."""
     try:
@@ -240,10 +241,11 @@ def run_proxy(
             max_output_tokens=max_output,
             lease_ttl=lease_ttl,
             max_body_bytes=max_body_bytes,
+            log_level=log_level,
         )
         where = asyncio.run(_prepare(url))
     except AbridgedError as exc:
-        return fail(CliError(str(exc), BAD_USAGE if "upstream" in str(exc) else 1))
+        return fail(CliError(str(exc), BAD_USAGE if isinstance(exc, SettingError) else 1))
     os.environ.update(config.to_env())
     Console(stderr=True).print(
         f"abridged proxy: http://{host}:{port}/v1 -> {safe_url(config.upstream)}/v1 "

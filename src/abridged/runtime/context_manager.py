@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from abridged.core.budget import Budget, BudgetSettings
 from abridged.core.model import Message, Usage
 from abridged.core.protocols import ChatModel, Summarizer, ToolSpec
-from abridged.core.tokens import TokenCounter, estimate_tools_tokens
+from abridged.core.tokens import REPLY_PRIMING, TokenCounter, estimate_tools_tokens
 from abridged.core.turns import head_length
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks, CompactionResult, run_compaction
@@ -360,6 +360,18 @@ class ContextManager:
         """The current context's size (estimating what was only bounded so far)."""
         tracked = self._tracked
         return self._sizer.exact(self._state, len(tracked.history), tracked.history, tracked.ledger)
+
+    def history_tokens(self) -> int:
+        """The size the whole history would have if it were sent as the caller holds it (the
+        calibrated estimate, tools and hidden prefix included), whatever was compacted: the
+        proxy's request log compares it with ``context_tokens()``. Estimates what was only
+        bounded so far (each message once)."""
+        tracked = self._tracked
+        tracked.ledger.materialize(tracked.history)
+        raw = tracked.ledger.exact(0, tracked.ledger.length)
+        return self.counter.calibration.apply(raw + self._sizer.tools_raw + REPLY_PRIMING) + (
+            self._sizer.hidden
+        )
 
     def pin(self, index: int) -> None:
         """Pin history message ``index``: never summarized away (from the next cut on)."""

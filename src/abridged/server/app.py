@@ -33,7 +33,17 @@ from abridged.server.headers import HeaderLimit
 from abridged.server.lease import TurnBusyError
 from abridged.server.metrics import ServiceMetrics
 from abridged.server.process import YOUNG_THRESHOLD, shorten_gil_switch, tune_gc_for_serving
-from abridged.server.routes import calls, conversations, messages, page, replay, sessions, system
+from abridged.server.routes import (
+    calls,
+    conversations,
+    messages,
+    page,
+    replay,
+    search,
+    sessions,
+    system,
+    watch,
+)
 from abridged.server.runner import ConversationPool, TurnRunner
 from abridged.server.scope import public
 from abridged.server.service import Service
@@ -205,7 +215,7 @@ def create_app(config: ServiceConfig | None = None, *, store: Store | None = Non
         text = "; ".join(f"{p['where']}: {p['problem']}" for p in problems)
         return JSONResponse({"detail": text, "errors": problems}, 422)
 
-    for module in (conversations, messages, sessions, calls, replay, system, page):
+    for module in (conversations, messages, sessions, search, watch, calls, replay, system, page):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, upload_limit=config.max_upload_bytes)
     # outermost: a request over the header limits reaches nothing else

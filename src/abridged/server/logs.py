@@ -21,6 +21,18 @@ FIELDS = (
     "worker",
     "took_over_from",
     "status",
+    # the proxy's request lines (``abridged.server.proxy.requestlog``)
+    "method",
+    "path",
+    "api",
+    "action",
+    "messages_app",
+    "messages_sent",
+    "tokens_app",
+    "tokens_sent",
+    "cache_read",
+    "added_ms",
+    "reason",
 )
 
 

@@ -53,6 +53,7 @@ from abridged.server.config import ServiceConfig
 from abridged.server.events import meter_payload, stream_event
 from abridged.server.lease import LeaseRenewal, TurnBusyError, new_holder, take_turn
 from abridged.server.metrics import ServiceMetrics
+from abridged.server.watch import ContextWatch
 from abridged.store import ConversationInfo, Store, StoredMessage
 from abridged.store.leases import TurnLease
 
@@ -144,6 +145,7 @@ class ConversationPool:
         self._call_logs: dict[str, deque[CallRecord]] = {}
         self._models: dict[str, ChatModel] = {}
         self._limits: dict[str, ModelLimits] = {}
+        self.watch = ContextWatch()  # the meters of ``GET /v1/conversations/{id}/events``
 
     def model(self, spec: str) -> ChatModel:
         """The (shared) chat model of a model string."""
@@ -228,7 +230,9 @@ class ConversationPool:
             limits=limits,
             context_window=window,
             max_output_tokens=self.config.max_output_tokens if window else None,
-            on_event=self.metrics.observe_event,
+            on_event=self.watch.listener(
+                info.id, lambda: self.get(info.id), self.metrics.observe_event
+            ),
         )
 
     async def _close(self, conversation_id: str) -> None:
@@ -682,6 +686,7 @@ class TurnRunner:
                     return "answered"
             outcome = await self._stream_turn(handle, convo, renew.lost)
             synced = outcome != "lost"
+            self.pool.watch.changed(conversation_id, lambda: self.pool.get(conversation_id))
             return outcome
         except LeaseLostError:
             return "lost"

@@ -1,12 +1,16 @@
-"""Search over past sessions' final summaries: by embedding when stored, else by text."""
+"""Search over past sessions' final summaries (by embedding when stored, else by text), and
+over the text of stored messages (every word of the query, case-insensitive)."""
 
 from __future__ import annotations
 
 import re
-from typing import Literal
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from abridged.errors import CorruptRowError
 from abridged.store import codec
@@ -15,9 +19,45 @@ from abridged.store.compaction import CompactionOps
 from abridged.store.connect import transaction
 from abridged.store.embed import cosine
 from abridged.store.records import SearchHit, StoredSummary
-from abridged.store.schema import conversations, sessions, summaries
+from abridged.store.schema import conversations, messages, sessions, summaries
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+#: Characters of message text shown around the first word found.
+SNIPPET_CHARS = 160
+#: Candidate rows read per hit asked for: the database narrows by substring (which also meets
+#: a word inside another, or in a tool call's JSON), the words are then checked in Python.
+CANDIDATES_PER_HIT = 5
+
+
+@dataclass(frozen=True, slots=True)
+class MessageHit:
+    """A stored message whose text holds every word of a search: where it is, and the text
+    around the first word found (``snippet``; ``…`` where it was cut)."""
+
+    conversation_id: str
+    seq: int
+    role: str
+    snippet: str
+    created_at: datetime
+
+
+def snippet(text: str, word: str, width: int = SNIPPET_CHARS) -> str:
+    """``width`` characters of ``text`` around the first occurrence of ``word`` (any case).
+
+    >>> snippet("alpha beta gamma delta", "gamma", width=10)
+    '…a gamma d…'
+    """
+    flat = " ".join(text.split())
+    at = flat.lower().find(word.lower())
+    at = max(at, 0)
+    start = max(0, at + len(word) // 2 - width // 2)
+    end = min(len(flat), start + width)
+    start = max(0, end - width)
+    head = "…" if start > 0 else ""
+    tail = "…" if end < len(flat) else ""
+    return head + flat[start:end] + tail
+
+
 #: The least cosine similarity that is a hit: a query sharing no word with a summary still meets
 #: it at a few character trigrams or hashed buckets (scores around 0.002), which says nothing.
 MIN_EMBEDDING_SCORE = 0.05
@@ -109,3 +149,88 @@ def _hit(
         summary=summary,
         method=method,
     )
+
+
+class MessageSearchOps(SearchOps):
+    """Search over the text of stored messages."""
+
+    async def search_messages(
+        self,
+        query: str,
+        *,
+        owner: str | None = None,
+        conversation_id: str | None = None,
+        limit: int = 20,
+    ) -> list[MessageHit]:
+        """Stored messages whose text (their text parts: what the user and the model wrote;
+        tool output and tool calls are not searched) holds every word of ``query`` as a word
+        (``bill`` does not find ``billing``), any case,
+        the newest first, of ``owner``'s conversations (or one conversation). The newest
+        version of an edited message is the one searched. No words: no hits."""
+        words = sorted({w.lower() for w in _WORD.findall(query)}, key=len, reverse=True)
+        if not words or limit < 1:
+            return []
+        await self.open()
+        stmt = (
+            select(*codec.columns(messages))
+            .join(conversations, conversations.c.id == messages.c.conversation_id)
+            .where(messages.c.seq.is_not(None))
+            .order_by(messages.c.pk.desc())
+        )
+        for word in words:
+            # SQLite's LIKE folds ASCII case only: other words are checked in Python alone
+            if word.isascii():
+                stmt = stmt.where(messages.c.parts.ilike(f"%{word}%"))
+        if owner is not None:
+            stmt = stmt.where(conversations.c.owner == owner)
+        if conversation_id is not None:
+            stmt = stmt.where(messages.c.conversation_id == conversation_id)
+        hits: list[MessageHit] = []
+        seen: set[tuple[str, int]] = set()
+        offset, batch = 0, limit * CANDIDATES_PER_HIT
+        async with transaction(self._engine, "read", operation="search_messages") as conn:
+            while len(hits) < limit:
+                rows = (await conn.execute(stmt.limit(batch).offset(offset))).mappings().all()
+                for row in rows:
+                    key = (row["conversation_id"], row["seq"])
+                    if key in seen:
+                        continue  # an older version of a message already looked at
+                    seen.add(key)
+                    try:
+                        stored = codec.stored_message(row)
+                    except CorruptRowError as exc:
+                        log.warning("a corrupt message was left out of the search: %s", exc)
+                        continue
+                    text = stored.message.text
+                    found = {w.lower() for w in _WORD.findall(text)}
+                    if stored.seq is None or not all(w in found for w in words):
+                        continue
+                    if await _edited_since(conn, stored.conversation_id, stored.seq, row):
+                        continue  # a newer version of it holds other words
+                    hits.append(
+                        MessageHit(
+                            conversation_id=stored.conversation_id,
+                            seq=stored.seq,
+                            role=stored.message.role,
+                            snippet=snippet(text, words[0]),
+                            created_at=stored.created_at,
+                        )
+                    )
+                    if len(hits) >= limit:
+                        break
+                if len(rows) < batch:
+                    break
+                offset += batch
+        return hits
+
+
+async def _edited_since(conn: AsyncConnection, conversation_id: str, seq: int, row: Any) -> bool:
+    """Whether a message has a newer version than ``row`` (an edit)."""
+    newest = (
+        await conn.execute(
+            select(func.max(messages.c.version)).where(
+                messages.c.conversation_id == conversation_id, messages.c.seq == seq
+            )
+        )
+    ).scalar()
+    return newest is not None and int(newest) > int(row["version"])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from abridged.store.keys import KeyOps
 from abridged.store.leases import LeaseOps
-from abridged.store.search import SearchOps
+from abridged.store.search import MessageSearchOps
 
 
-class Store(SearchOps, LeaseOps, KeyOps):
+class Store(MessageSearchOps, LeaseOps, KeyOps):
     """Durable conversations on SQLite (default) or PostgreSQL, through one async API.
 
     >>> store = Store("/tmp/chat.db")  # doctest: +SKIP
@@ -21,7 +21,8 @@ class Store(SearchOps, LeaseOps, KeyOps):
     ``edit_message``, ``get_message``, ``find_message``, ``stored_messages``, ``load_context``,
     ``history``), sessions (``new_session``, ``resume``, ``list_sessions``, ``get_session``,
     ``finalize_session``, ``finalize_pending``, ``delete_session``), the single writer
-    (``compact``, ``commit_compaction``, ``set_prune_boundary``, ``compactions``), ``search``,
+    (``compact``, ``commit_compaction``, ``set_prune_boundary``, ``compactions``), ``search``
+    (summaries) and ``search_messages`` (message text),
     the turn lease (``acquire_turn``, ``renew_turn``, ``release_turn``, ``turn_lease``) and the
     service's API keys (``create_api_key``, ``tenant_for_key``, ``list_api_keys``,
     ``revoke_api_key``). Every operation that names a conversation takes ``owner=``: when

@@ -86,7 +86,10 @@ function scrollDown() {
 
 async function loadConversations() {
   const q = $("search").value.trim();
-  const { data } = await api("GET", "/v1/conversations" + (q ? "?q=" + encodeURIComponent(q) : ""));
+  const [{ data }] = await Promise.all([
+    api("GET", "/v1/conversations" + (q ? "?q=" + encodeURIComponent(q) : "")),
+    searchMessages(q),
+  ]);
   state.conversations = data;
   const list = $("conversations");
   list.replaceChildren();
@@ -101,6 +104,44 @@ async function loadConversations() {
     item.append(button);
     list.append(item);
   }
+}
+
+// the search box finds words in titles (the list above) and in what was written (below it)
+async function searchMessages(q) {
+  const list = $("message-hits");
+  if (!q) {
+    list.replaceChildren();
+    list.hidden = true;
+    return;
+  }
+  const { data } = await api("GET", "/v1/search/messages?limit=20&q=" + encodeURIComponent(q), undefined, { allow: true });
+  if ($("search").value.trim() !== q) return; // a newer search is on its way
+  list.replaceChildren(el("li", "hits-title", Array.isArray(data) && data.length ? "In messages" : "No message holds every word"));
+  for (const h of Array.isArray(data) ? data : []) {
+    const item = el("li");
+    const button = el("button", "conv hit");
+    button.type = "button";
+    button.dataset.testid = "message-hit";
+    button.dataset.id = h.conversation_id;
+    button.dataset.seq = h.seq;
+    const conv = (state.conversations || []).find((c) => c.id === h.conversation_id);
+    button.append(el("span", "hit-where", (conv && conv.title ? conv.title : h.conversation_id) + " · " + h.role));
+    button.append(el("span", "hit-text", h.snippet));
+    button.title = h.snippet;
+    button.addEventListener("click", () => openConversation(h.conversation_id).then(() => showMessage(h.seq)).catch(alertError));
+    item.append(button);
+    list.append(item);
+  }
+  list.hidden = false;
+}
+
+// the message found, scrolled to and marked until the next search
+function showMessage(seq) {
+  for (const m of document.querySelectorAll(".msg.found")) m.classList.remove("found");
+  const item = document.querySelector('#timeline [data-seq="' + seq + '"]');
+  if (!item) return;
+  item.classList.add("found");
+  item.scrollIntoView({ block: "center" });
 }
 
 async function newConversation() {
@@ -159,6 +200,7 @@ async function deleteConversation() {
   if (!confirm("Delete this conversation and everything stored for it? This cannot be undone.")) return;
   await api("DELETE", "/v1/conversations/" + state.id + "?confirm=true");
   state.id = null;
+  if (watcher) watcher.abort();
   location.hash = "";
   $("title").textContent = "No conversation";
   $("timeline").replaceChildren();
@@ -171,13 +213,19 @@ async function openConversation(id) {
   state.id = id;
   location.hash = id;
   for (const b of document.querySelectorAll("#session-controls button, #send, #input")) b.disabled = false;
-  const conv = state.conversations.find((c) => c.id === id);
+  let conv = state.conversations.find((c) => c.id === id);
+  if (!conv) {
+    // opened from a message found: the list may be filtered to other titles
+    const got = await api("GET", "/v1/conversations/" + id, undefined, { allow: true });
+    if (got.status < 400) conv = got.data;
+  }
   $("title").textContent = conv ? conv.title || conv.id : id;
   $("settings").hidden = true;
   $("compact-panel").hidden = true;
   $("inspector").hidden = true;
   for (const b of document.querySelectorAll(".conv")) b.classList.toggle("current", b.dataset.id === id);
   state.compactions = null;
+  watchContext(id);
   await Promise.all([loadTimeline(), loadContext(), loadSessions()]);
 }
 
@@ -231,6 +279,7 @@ function messageItem(m) {
   const item = el("li", "msg " + m.role + (m.kind ? " " + m.kind : ""));
   item.dataset.testid = "message";
   item.dataset.role = m.role;
+  if (m.seq !== null && m.seq !== undefined) item.dataset.seq = m.seq;
   if (m.role === "tool") {
     const results = (m.message.parts || []).filter((p) => p.type === "tool_result");
     for (const r of results) {
@@ -714,11 +763,42 @@ function wire() {
   $("inspect").addEventListener("click", () => toggleInspector().catch(alertError));
   $("export").addEventListener("click", () => exportConversation().then(commandResult).catch(alertError));
   $("delete").addEventListener("click", () => deleteConversation().catch(alertError));
-  // the context changes outside a turn too (a background compaction, another client): the ring
-  // and the timeline follow it
-  setInterval(() => {
-    if (state.id && !state.streaming && !document.hidden) loadContext().catch(() => {});
-  }, 3000);
+}
+
+// The context changes outside a turn too (a background compaction after the turn's stream has
+// ended, another client): the server sends the open conversation's meter whenever it changes
+// (GET /v1/conversations/{id}/events), and the ring and the timeline follow it.
+let watcher = null;
+
+async function watchContext(id) {
+  if (watcher) watcher.abort();
+  const controller = new AbortController();
+  watcher = controller;
+  let since = null; // the seq of the last meter had: a change missed between streams comes at once
+  while (state.id === id && !controller.signal.aborted) {
+    let pause = 5000; // after a failure
+    try {
+      // a quiet stream ends after a few seconds; the next one starts where it left off
+      const url = "/v1/conversations/" + id + "/events" + (since === null ? "" : "?since=" + since);
+      const response = await fetch(url, { headers: headers(), signal: controller.signal });
+      if (response.ok) {
+        pause = 0;
+        for await (const e of events(response)) {
+          if (state.id !== id) return;
+          if (e.name !== "meter") continue;
+          since = e.data.seq;
+          showMeter(e.data);
+          $("ring-wrap").dataset.updates = String(Number($("ring-wrap").dataset.updates || 0) + 1);
+          // a compaction adds its card to the timeline
+          if (!state.streaming) await loadContext().catch(() => {});
+        }
+      }
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      pause = 5000;
+    }
+    if (pause) await new Promise((resolve) => setTimeout(resolve, pause));
+  }
 }
 
 function alertError(error) {

@@ -26,18 +26,18 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
-from html import escape
+from dataclasses import dataclass, replace
+from importlib.resources import files
 from typing import Any
 
 import aiohttp
-from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi import FastAPI
+from fastapi.responses import Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
-from abridged.core.budget import format_token_size
+from abridged.core.model import Usage
 from abridged.errors import (
     AbridgedError,
     ContextOverflowError,
@@ -58,7 +58,10 @@ from abridged.server.proxy.body import BodyReader, declared_length, read_body
 from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.conversations import ProxyConversations
 from abridged.server.proxy.identity import IDENTITY_HEADERS, conversation_identity, key_scope
+from abridged.server.proxy.pages import RecentRequests
+from abridged.server.proxy.pages import router as page_routes
 from abridged.server.proxy.replies import PASSTHROUGH_HEADER, Shape, error_body, shape_of
+from abridged.server.proxy.requestlog import RequestLine, action_of, log_request
 from abridged.server.proxy.upstream import (
     UPSTREAM_ERRORS,
     Upstream,
@@ -181,6 +184,7 @@ class ProxyApp:
         self.config = config
         self.metrics = metrics
         self.turns = LocalTurns()
+        self.recent = RecentRequests(config.max_open)  # each conversation's last request line
         self._cleanups: set[asyncio.Task[None]] = set()
         # a client's history read again only from where its previous request ended
         self.bodies = BodyReader()
@@ -273,13 +277,15 @@ class ProxyApp:
         extra: Headers = []
         if reason is not None:
             extra.append((PASSTHROUGH_HEADER, reason.encode("latin-1", "replace")))
-            if reason != "off":
-                log.info("%s %s passed through unchanged: %s", api, ex.scope["path"], reason)
+        scope = ex.scope
+        line = RequestLine(scope["method"], scope["path"], api, "passthrough", reason=reason)
         try:
             response = await self._send(ex, ex.raw)
         except UPSTREAM_ERRORS as exc:
+            log_request(log, replace(line, status=502))
             await _unreachable(ex, exc)
             return
+        log_request(log, replace(line, status=response.status))
         await self._relay(ex, response, extra=extra)
 
     async def _relay(
@@ -371,6 +377,11 @@ class ProxyApp:
             return reason
         return "history not readable" if made is None else made
 
+    def _log(self, line: RequestLine) -> None:
+        """A managed request's line: logged, and kept as its conversation's last request."""
+        log_request(log, line)
+        self.recent.note(line)
+
     async def _managed(self, ex: _Exchange, api: Api, body: dict[str, Any]) -> None:
         started = time.perf_counter()
         send = ex.send
@@ -382,6 +393,15 @@ class ProxyApp:
                 await self._passthrough(ex, api, made)
                 return
             cid, manager, prepared = made
+            scope = ex.scope
+            line = RequestLine(
+                scope["method"],
+                scope["path"],
+                api,
+                "passed",
+                conversation_id=cid,
+                messages_app=len(body[history_key(api)]),
+            )
             # the new messages are written while the request goes out: done before the lease
             # is given back (the stack unwinds in reverse)
             stack.push_async_callback(_flush, manager, cid)
@@ -389,7 +409,9 @@ class ProxyApp:
             content = ex.raw if unchanged else _encode(body, prepared, api)
             action = "unchanged" if unchanged else "rewritten"
             self.metrics.count(api, action)
-            self.metrics.added.observe(time.perf_counter() - started)
+            added = time.perf_counter() - started
+            self.metrics.added.observe(added)
+            line = replace(line, added_ms=added * 1000)
             response = await self._send(ex, content)
             if response.status >= 400:
                 error = await response.read()
@@ -402,20 +424,34 @@ class ProxyApp:
                 if recovered is None:
                     # any other error, and an overflow nothing can be dropped from, goes back
                     # to the client as the provider gave it
+                    self._log(
+                        _figures(
+                            line, manager, prepared, unchanged=unchanged, status=response.status
+                        )
+                    )
                     await stack.aclose()
                     await _send_whole(
                         send, response.status, response_headers(response.raw_headers), error
                     )
                     return
                 response = await self._send(ex, _encode(body, recovered, api))
+                prepared, unchanged = recovered, False
             tap = UsageTap(api, streaming=response.content_type.startswith("text/event-stream"))
             ok = response.status < 400
+            status = response.status
+            sent = prepared
 
             async def after() -> None:
                 try:
                     usage = tap.usage() if ok else None
                     if usage is not None:
                         manager.record_usage(usage)
+                    # figured while the turn is still held: the manager is this request's alone
+                    self._log(
+                        _figures(
+                            line, manager, sent, unchanged=unchanged, status=status, usage=usage
+                        )
+                    )
                 finally:
                     await stack.aclose()
 
@@ -430,6 +466,34 @@ class ProxyApp:
         except BaseException:
             await stack.aclose()
             raise
+
+
+def _figures(
+    line: RequestLine,
+    manager: ContextManager,
+    prepared: Prepared,
+    *,
+    unchanged: bool,
+    status: int,
+    usage: Usage | None = None,
+) -> RequestLine:
+    """``line`` with what abridged did and the sizes: the provider's own count of what it was
+    sent when it reported one, else abridged's estimate. The estimates are made only when the
+    request log is on (``--log-level info`` or ``debug``)."""
+    sent = usage.context_tokens if usage is not None else None
+    app = sent if unchanged else None
+    if log.isEnabledFor(logging.INFO):
+        sent = prepared.tokens if sent is None else sent
+        app = sent if unchanged else manager.history_tokens()
+    return replace(
+        line,
+        action=action_of(prepared.events, unchanged=unchanged),
+        status=status,
+        messages_sent=len(prepared.messages),
+        tokens_sent=sent,
+        tokens_app=app,
+        cache_read=usage.cache_read if usage is not None else None,
+    )
 
 
 async def _recover(manager: ContextManager, tokens: int | None, cid: str) -> Prepared | None:
@@ -474,6 +538,9 @@ def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> Prox
         app.state.upstream = upstream
         app.state.conversations = ProxyConversations(the_store, config, on_fork=metrics.forks.inc)
         app.state.worker = f"proxy:{uuid.uuid4().hex[:8]}"
+        app.state.config = config
+        app.state.recent = proxy.recent
+        app.state.upstream_shown = safe_url(config.upstream) or ""
         try:
             yield
         finally:
@@ -492,65 +559,23 @@ def create_proxy_app(config: ProxyConfig, *, store: Store | None = None) -> Prox
     async def metrics_page() -> Response:
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE)
 
-    @pages.get("/abridged/conversations/{conversation_id}", include_in_schema=False)
-    async def meter_page(request: Request, conversation_id: str) -> Response:
-        return await _meter(request, conversation_id)
+    @pages.get("/page/style.css", include_in_schema=False)
+    async def style() -> Response:  # the service page's style sheet
+        css = files("abridged.server").joinpath("page", "style.css").read_bytes()
+        return Response(css, media_type="text/css; charset=utf-8")
+
+    pages.include_router(page_routes)
 
     proxy = ProxyApp(pages, config, metrics)
     return proxy
-
-
-async def _meter(request: Request, conversation_id: str) -> Response:
-    """A conversation's context meter (sizes only: no content, no key)."""
-    store: Store = request.app.state.store
-    conversations: ProxyConversations = request.app.state.conversations
-    from abridged.errors import NotFoundError  # noqa: PLC0415
-
-    try:
-        info = await store.open_conversation(conversation_id)
-    except NotFoundError:
-        return HTMLResponse("<h1>No such conversation</h1>", 404)
-    if not isinstance(info.settings.get("proxy"), dict):
-        # the service's conversations in a shared database are its tenants': this page, open
-        # to anyone, must not tell which of their ids exist
-        return HTMLResponse("<h1>No such conversation</h1>", 404)
-    fork = info.settings.get("fork")
-    current = fork if isinstance(fork, str) and fork else conversation_id
-    done = await store.compactions(current)
-    manager = conversations.manager_of(current)
-    rows = "".join(
-        f"<tr><td>{c.created_at:%H:%M:%S}</td><td>{escape(c.record.trigger)}</td>"
-        f"<td>{format_token_size(c.record.tokens_before)} → "
-        f"{format_token_size(c.record.tokens_after)}</td></tr>"
-        for c in done
-    )
-    if manager is not None:
-        budget = manager.budget
-        tokens = manager.context_tokens()
-        share = tokens / budget.trigger if budget.trigger else 0.0
-        colour = "red" if share >= 1 else "#d97706" if share >= 0.75 else "green"
-        meter = (
-            f"<p style='font-size:1.4em;color:{colour}'>{format_token_size(tokens)} of "
-            f"{format_token_size(budget.context_window)} "
-            f"(trigger {format_token_size(budget.trigger)}, input budget "
-            f"{format_token_size(budget.input_budget)})</p>"
-        )
-    else:
-        meter = "<p>Not open in this worker yet: the meter shows after its next request.</p>"
-    html = (
-        "<!doctype html><html><head><meta charset='utf-8'><title>abridged proxy</title></head>"
-        f"<body><h1>Conversation {escape(current)}</h1>{meter}"
-        f"<h2>Compactions ({len(done)})</h2><table><tr><th>when</th><th>trigger</th>"
-        f"<th>context</th></tr>{rows}</table></body></html>"
-    )
-    return HTMLResponse(html)
 
 
 def proxy_app_from_environment() -> ProxyApp:
     """The proxy of the ``ABRIDGED_PROXY_*`` environment (uvicorn's ``factory``)."""
     from abridged.server.logs import configure_logging  # noqa: PLC0415
 
-    configure_logging("info")
-    app = create_proxy_app(ProxyConfig.from_env())
+    config = ProxyConfig.from_env()
+    configure_logging(config.log_level)
+    app = create_proxy_app(config)
     tune_gc_for_serving()  # a worker process of its own: see the function
     return app

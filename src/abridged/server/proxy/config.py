@@ -15,6 +15,7 @@ from abridged.providers.streaming import safe_url
 __all__ = ["PROXY_ENV_PREFIX", "ProxyConfig"]
 
 PROXY_ENV_PREFIX = "ABRIDGED_PROXY_"
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,8 @@ class ProxyConfig:
     - ``max_open`` (default 1000, >= 1): conversations kept in memory per worker.
     - ``max_body_bytes`` (default 32 MiB, >= 1 KiB): a larger request body is answered 413
       without being read further (Anthropic's own limit is 32 MB; OpenAI's is smaller).
+    - ``log_level`` (default ``info``: one line per request; ``debug``, ``info``, ``warning``
+      or ``error``): the JSON-lines log on stderr (``abridged.server.proxy.requestlog``).
     """
 
     upstream: str
@@ -47,6 +50,7 @@ class ProxyConfig:
     queue_timeout: float = 600.0
     max_open: int = 1000
     max_body_bytes: int = 32 << 20
+    log_level: str = "info"
 
     def __post_init__(self) -> None:
         if not isinstance(self.upstream, str) or not self.upstream.startswith(
@@ -79,6 +83,9 @@ class ProxyConfig:
             or self.max_body_bytes < 1024
         ):
             raise SettingError("max_body_bytes", self.max_body_bytes, "an integer >= 1024")
+
+        if self.log_level not in LOG_LEVELS:
+            raise SettingError("log_level", self.log_level, ", ".join(LOG_LEVELS))
 
     def to_env(self) -> dict[str, str]:
         """The variables that make ``from_env`` return this config."""

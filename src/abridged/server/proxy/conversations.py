@@ -7,20 +7,26 @@ worker sends the same bytes. The stored conversation is append-only: when a clie
 truncates its history (a regenerated reply, an edited message), the request does not continue
 the stored messages, and the proxy **forks**: a new stored conversation holds the history as the
 client now sends it, and the identity points to it from then on. Nothing stored is lost; the
-fork starts without the earlier summary (it is made again when the fork needs one).
+fork starts where its parent was up to the first message that differs: the shared messages,
+the parent's newest summary that covers only those, its pruned outputs
+(``abridged.runtime.forking``), so its first context is the parent's and its first compaction
+updates that summary. The fork's settings name its parent and how many messages they share
+(``forked``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from abridged.core.budget import BudgetSettings
+from abridged.core.model import Message
 from abridged.core.windows import ModelLimits
 from abridged.errors import MessageValidationError
 from abridged.runtime.context_manager import ContextManager, Prepared
+from abridged.runtime.forking import fork_stored
 from abridged.server.proxy.apis import API_FORMATS, Api, history_of
 from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.identity import Identity
@@ -60,6 +66,11 @@ class ProxyConversations:
         entry = self._open.get(conversation_id)
         return entry.manager if entry is not None else None
 
+    def window_of(self, model: str) -> int | None:
+        """The context window of ``model`` as this worker resolved it (``None``: not yet)."""
+        limits = self._limits.get(model)
+        return limits.context_window if limits is not None else None
+
     async def _limits_for(self, model: str, api_key: str | None) -> ModelLimits:
         if model not in self._limits:
             from abridged.providers.limits import resolve_model_limits  # noqa: PLC0415
@@ -79,15 +90,22 @@ class ProxyConversations:
         )
         return _pointed(info, identity)
 
-    async def _fork(self, identity: Identity, model: str) -> str:
+    async def _fork(
+        self, identity: Identity, model: str, parent_id: str, history: Sequence[Message]
+    ) -> str:
+        """A fork of ``parent_id`` (the stored conversation the identity pointed to) for
+        ``history``; the identity points to it from now on."""
         base = await self.store.open_conversation(identity.conversation_id, owner=identity.owner)
         count = int(base.settings.get("forks", 0) or 0) + 1
         fork_id = f"{identity.conversation_id}-f{count}"
-        await self.store.create_conversation(
+        await fork_stored(
+            self.store,
+            parent_id,
             fork_id,
+            history,
             owner=identity.owner,
             model=model,
-            settings={"proxy": {"source": identity.source, "fork_of": identity.conversation_id}},
+            settings={"proxy": {"source": identity.source}},
         )
         await self.store.update_settings(
             identity.conversation_id,
@@ -160,8 +178,9 @@ class ProxyConversations:
         except MessageValidationError as exc:
             if exc.context.get("conversation_id") is None:
                 return None  # the history itself is malformed: let the provider say so
+        history = manager.history  # the request's history, as the manager read it
         self._open.pop(cid, None)
-        cid = await self._fork(identity, model)
+        cid = await self._fork(identity, model, cid, history)
         manager = await self._manager(cid, identity, api, model, api_key)
         try:
             return cid, manager, await manager.aprepare(messages, system=system, tools=tools)
