@@ -218,10 +218,10 @@ def structured(line: str) -> tuple[str, str] | None:
     labeled = _LABELED.match(body)
     if labeled is not None and labeled.group(1).split()[0].lower() not in _GENERIC_LABELS:
         return labeled.group(1), labeled.group(2).strip()
-    embedded = _EMBEDDED_KEY_VALUE.search(body)
-    if embedded is not None:
+    for embedded in _EMBEDDED_KEY_VALUE.finditer(body):
         key, value = embedded.group(1, 2) if embedded.group(1) else embedded.group(3, 4)
-        return key, value
+        if key.lower() not in _GENERIC_LABELS:  # ``NOTE: Heads up`` sets nothing
+            return key, value
     return None
 
 
@@ -390,16 +390,17 @@ def key_of(text: str) -> str | None:
     if pair is not None and pair[0].lower() not in _GENERIC_LABELS:
         return _normal(pair[0]) or None
     line = _LINE_MARK.sub("", line, count=1)
-    label = _LABEL.match(line)
-    if label is not None:
+    # Labels that say what kind of statement follows (*NOTE: Heads up:*) are read past.
+    while (label := _LABEL.match(line)) is not None:
         name = _normal(label.group(1))
-        if name and name.split()[0] not in _GENERIC_LABELS and len(name.split()) <= 3:
+        first = label.group(1).split()[0].lower()
+        if name and first not in _GENERIC_LABELS and len(name.split()) <= 3:
             return name
         line = line[label.end() :]
     embedded = _EMBEDDED_ASSIGN.search(line)
-    if embedded is not None:
+    if embedded is not None and embedded.group(1).lower() not in _GENERIC_LABELS:
         return _normal(embedded.group(1))
-    for pattern in (_CHANGE, _COPULA):
+    for pattern in (_CHANGE, _COPULA, _MAPS_TO):
         m2 = pattern.search(line)
         if m2 is None:
             continue
@@ -422,9 +423,16 @@ def _normal(text: str) -> str:
         if w not in _STOP and w not in _FUNCTION_WORDS
     ]
     words = [w.strip(".-/") for w in words if w.strip(".-/")]
+    # Discourse words that open a clause name nothing (*fyi*, *actually*, *heads up*).
+    while len(words) > 1 and (words[0] in _GENERIC_LABELS or words[0] in _KEY_FILLER):
+        words = words[1:]
     if words and words[0] in _PRONOUNS:
         return ""
     return " ".join(words[:5])
+
+
+#: ``subject -> value``: what the left side of an arrow names.
+_MAPS_TO = re.compile(r"\s(?:->|→|=>)\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -506,15 +514,24 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     line = _WAS_ANYWHERE.sub(" ", line)  # a value already marked replaced is no value
     line = _STAMP.sub("", line)  # a log line's time is when it was said, not what it says
     pair = structured(line)
-    found = [
-        v
-        for v, k in refs
-        if k not in _NOT_VALUES
-        and (k in STRONG_KINDS or k == "path" or any(c.isdigit() or c == "_" for c in v))
-        and v in line
-        and (pair is None or v != pair[0])
-    ]
-    for m in PERSON.finditer(line):
+    # A line that corrects names files as values too (*swap 0042_a.py for 0043_b.py*).
+    correcting = _corrects(line)
+    found: list[str] = []
+    for v, k in refs:
+        if (
+            (k not in _NOT_VALUES or setting_file(v, k) or (k == "file" and correcting))
+            and (k in STRONG_KINDS or k in ("path", "file") or any(c in "0123456789_" for c in v))
+            and v in line
+            and (pair is None or v != pair[0])
+        ):
+            whole = _whole_token(line, v)
+            if whole not in found:
+                found.append(whole)
+    for m in _FLAG.finditer(line):
+        if m.group() not in found and (pair is None or m.group() != pair[0]):
+            found.append(m.group())
+    # (A name may open the line: ``Ann Lee is out, use Bob Stone``.)
+    for m in PERSON.finditer(f" {line}"):
         if m.group() not in found:
             found.append(m.group())
     if pair is not None:
@@ -522,6 +539,41 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
         if right and len(right.split()) <= 4 and not any(v in right for v in found):
             found.append(right)
     return tuple(found)
+
+
+#: A command-line flag (``--dry-run``): a value a setting may hold.
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*\b")
+_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+/@#")
+
+
+def _whole_token(line: str, value: str) -> str:
+    """``value`` grown to the whole token it is part of in ``line`` (``17.55.441-rc3-rukix``
+    for the version ``17.55.441-rc3``): a value is replaced, and marked, whole. A value with a
+    space (``30 seconds``) is kept as it is."""
+    at = line.find(value)
+    if at < 0 or " " in value:
+        return value
+    start, end = at, at + len(value)
+    while start > 0 and line[start - 1] in _TOKEN_CHARS and line[start - 1] not in "./":
+        start -= 1
+    while end < len(line) and line[end] in _TOKEN_CHARS:
+        end += 1
+    return line[start:end].rstrip(".-+/") or value
+
+
+#: Extensions of source code: a source file is the files section's subject, not a setting's value.
+_SOURCE_EXTENSIONS = _words("py pyi js mjs ts tsx jsx c h cc cpp hpp rs go java kt rb php sh")
+
+
+def setting_file(value: str, kind: str) -> bool:
+    """Whether a ``file`` reference is a setting's value rather than a file of the code at hand:
+    it has a directory and is no source code (``config/billing/a.yaml``, ``/run/x/api.sock``,
+    ``/var/log/x/a.log``), so a later one in its place replaces it.
+
+    >>> setting_file("/var/log/api/a.log", "file"), setting_file("src/app/main.py", "file")
+    (True, False)
+    """
+    return kind == "file" and "/" in value and value.rsplit(".", 1)[-1] not in _SOURCE_EXTENSIONS
 
 
 _WAS_ANYWHERE = re.compile(r"\(was [^()\n]*\)")
@@ -659,7 +711,11 @@ def _iter_facts(
                 if candidate is None:
                     line = redact(unit[:MAX_UNIT_CHARS]).strip()
                     settles = is_setting(line) or (_is_prose(line) and not _is_code(line))
-                    if not (settles and key_of(line) is not None):
+                    # A correction's values take part too (*scratch that: it's x_y*).
+                    keyed = key_of(line) is not None or (
+                        _corrects(line) and bool(_values(line, reference_kinds(line)))
+                    )
+                    if not (settles and keyed):
                         continue
                     # Not worth listing, but a later value of its key must still replace an
                     # earlier one (``timeout: 5s`` after ``timeout: 30 seconds``).
@@ -869,6 +925,15 @@ def _replaces(new: Fact, old: Fact) -> bool:
     marked = _corrects(new.text)
     if marked and any(b in new.values for _a, b in changed):
         return True  # it names the old value beside a new one, and says it changed
+    # One names its subject by a key whose every word the other states (``fd_limit=29194 file
+    # handles``, *the file handle limit moved to 61607 file handles*; ``max_upload``, *the
+    # maximum upload size*): the same slot, however the other is worded.
+    if _named_in(new.key, old) or _named_in(old.key, new):
+        return True
+    # A key the other does not state, while the other names something this one does not: two
+    # things of one kind (``audit_log``, *metrics logs*), whatever words they share.
+    if _rivals(new, old) or _rivals(old, new):
+        return False
     if new.key is not None and old.key is not None:
         a, b = _key_words(new.key), _key_words(old.key)
         prose = " " in new.key or " " in old.key  # names (``build_id``, ``build_id_b``) differ
@@ -887,6 +952,47 @@ def _replaces(new: Fact, old: Fact) -> bool:
     if marked:
         return overlap >= 0.3
     return len(shared) >= 2 and overlap >= 0.6
+
+
+def _text_stems(fact: Fact) -> frozenset[str]:
+    """Every word of ``fact``'s text (its values' and units' too, split at their separators),
+    stemmed: where another fact's key is looked for."""
+    return _stems(re.findall(r"[a-z]{2,}", fact.text.lower()))
+
+
+def _has_word(stems: frozenset[str], word: str) -> bool:
+    """Whether ``word`` (a stem) is among ``stems``, or abbreviates one or is abbreviated by one
+    (``min`` and ``minimum``, ``config`` and ``configuration``): three letters or more."""
+    if word in stems:
+        return True
+    return len(word) >= 3 and any(
+        len(s) >= 3 and (s.startswith(word) or word.startswith(s)) for s in stems
+    )
+
+
+def _named_in(key: str | None, other: Fact) -> bool:
+    """Whether ``other`` states every word of ``key`` (stemmed, abbreviations matched), and
+    ``key`` is more than one generic word."""
+    if key is None:
+        return False
+    words = [w for w in _key_words(key) if w not in _KEY_FILLER]
+    if not words or all(w in _GENERIC_SUBJECTS for w in words):
+        return False
+    stems = _text_stems(other)
+    return all(_has_word(stems, w) for w in words)
+
+
+def _rivals(fact: Fact, other: Fact) -> bool:
+    """Whether ``fact``'s key has a word ``other`` does not state while ``other``'s key has a
+    word ``fact`` does not state: two things of one kind (``audit_log``, *metrics logs*)."""
+    if fact.key is None or other.key is None or _named_in(fact.key, other):
+        return False
+    mine = _text_stems(fact)
+    return any(not _has_word(mine, w) for w in _key_words(other.key) if w not in _KEY_FILLER)
+
+
+#: Words a key may hold that name nothing (a copula or an adverb left in by ``key_of``).
+_KEY_FILLER = _words("is are was be actually now just really up")
 
 
 def _dropped(fact: Fact) -> list[str]:
@@ -1156,20 +1262,26 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
     index = _Index()
     replaced_users: dict[int, int] = {}
     keyed_users: dict[int, int] = {}
-    replaced_values: set[str] = set()
+    # Each value no longer current, and the number of the newest fact that replaced it.
+    replaced_at: dict[str, int] = {}
+
+    def replaced(values: Iterable[str], number: int) -> None:
+        for value in values:
+            replaced_at[value] = number
+
     for number, fact in enumerate(facts):
         if fact.source == "user":
             keyed_users[fact.message] = keyed_users.get(fact.message, 0) + 1
         was = fact.was
         newest = fact
-        replaced_values.update(m.group(1) for m in _WAS_INLINE.finditer(fact.text))
+        replaced((m.group(1) for m in _WAS_INLINE.finditer(fact.text)), number)
         for other in index.candidates(fact):
             old = index.get(other)
             if not _replaces(fact, old):
                 continue
             if old.source == "user" and old.message != -1:
                 replaced_users[old.message] = replaced_users.get(old.message, 0) + 1
-            replaced_values.update(v for v in old.values if v not in fact.values)
+            replaced((v for v in old.values if v not in fact.values), number)
             # An old value the new fact still names beside its new one (``2026-05-01 is
             # cancelled, ship 2026-05-08``) is shown replaced where it stands.
             named = {b for _a, b in _changed(newest, old) if b in newest.values}
@@ -1177,7 +1289,7 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
                 text = newest.text
                 for value in sorted(named, key=len, reverse=True):
                     text = mark_replaced(text, value)
-                replaced_values.update(named)
+                replaced(named, number)
                 values = tuple(v for v in newest.values if v not in named)
                 newest = replace(newest, text=text, values=values)
             if was is None:
@@ -1192,8 +1304,41 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             index.remove(other)
         index.add(number, replace(newest, was=was))
     users = frozenset(m for m, n in replaced_users.items() if n >= keyed_users.get(m, 0))
-    current = [index.facts[n] for n in sorted(index.facts)]
-    return current, users, frozenset(replaced_values)
+    current = [_restale(n, index.facts[n], replaced_at) for n in sorted(index.facts)]
+    # A value stated again after it was replaced is current again.
+    for number, row in zip(sorted(index.facts), current, strict=True):
+        for value in _fact(row).values:
+            if replaced_at.get(value, number) < number:
+                del replaced_at[value]
+    return current, users, frozenset(replaced_at)
+
+
+def _restale(number: int, row: _Row, replaced_at: Mapping[str, int]) -> _Row:
+    """``row`` (fact ``number``) with the values a newer fact replaced shown as replaced: a fact
+    no later fact replaced by subject may still state a value that one replaced elsewhere (the
+    prose that set it, beside the ``key = value`` line a diff replaced); a superseded value is
+    never shown as current. Only distinctive values (``_distinctive``): a bare ``3`` replaced
+    in one setting says nothing of another ``3``."""
+    fact = _fact(row)
+    named = {*fact.values, *(t.rstrip(".,;:)") for t in _TOKEN.findall(fact.text))}
+    stale = [
+        v
+        for v in named
+        if replaced_at.get(v, -1) > number and _distinctive(v) and f"(was {v}" not in fact.text
+    ]
+    if not stale:
+        return row
+    text = mark_values(fact.text, stale)
+    values = tuple(v for v in fact.values if v not in stale)
+    return _row(replace(fact, text=text, values=values))
+
+
+_TOKEN = re.compile(r"[\w./@#+-]+")
+
+
+def _distinctive(value: str) -> bool:
+    """Whether ``value`` names one thing wherever it stands: not a short number."""
+    return len(value) >= 5 and not re.fullmatch(r"[\d.,\s]+", value)
 
 
 # -- the ledger -----------------------------------------------------------------------------------
