@@ -222,7 +222,14 @@ def structured(line: str) -> tuple[str, str] | None:
         key, value = embedded.group(1, 2) if embedded.group(1) else embedded.group(3, 4)
         if key.lower() not in _GENERIC_LABELS:  # ``NOTE: Heads up`` sets nothing
             return key, value
+    arrow = _ARROW_PAIR.match(body)
+    if arrow is not None:  # ``the test class name -> TestB``: what the left side names
+        return arrow.group(1), arrow.group(2)
     return None
+
+
+#: ``name of a few words -> value``: a mapping as chat and notes write it.
+_ARROW_PAIR = re.compile(r"^([A-Za-z][\w ]{0,60}?)\s+(?:->|→|=>)\s+(\S+)")
 
 
 #: ``name of two or three words: value`` (a header, a form, terse chat: ``gateway oncall: Ann``).
@@ -524,7 +531,10 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
             and v in line
             and (pair is None or v != pair[0])
         ):
-            whole = _whole_token(line, v)
+            named = v
+            if k == "version" and " " in v and _CORRECTION.fullmatch(v.split()[0]):
+                named = v.split(" ", 1)[1]  # *Forget 6.13.845*: a word, then the version
+            whole = _whole_token(line, named)
             if whole not in found:
                 found.append(whole)
     for m in _FLAG.finditer(line):
@@ -992,7 +1002,7 @@ def _rivals(fact: Fact, other: Fact) -> bool:
 
 
 #: Words a key may hold that name nothing (a copula or an adverb left in by ``key_of``).
-_KEY_FILLER = _words("is are was be actually now just really up")
+_KEY_FILLER = _words("is are was be actually now just really up earlier previous previously")
 
 
 def _dropped(fact: Fact) -> list[str]:
@@ -1165,7 +1175,14 @@ class _Index:
 
     @staticmethod
     def _shapes(fact: Fact) -> list[str]:
-        return sorted({p for v in fact.values for p in _prefixes(v)})
+        shapes = {p for v in fact.values for p in _prefixes(v)}
+        shapes.update(f"form:{f}" for v in fact.values if (f := value_form(v)) is not None)
+        return sorted(shapes)
+
+    def newest_of_form(self, form: str) -> list[int]:
+        """The current facts holding a value of ``form`` (``value_form``), newest first."""
+        found = sorted(n for n in self.by_shape.get(f"form:{form}", ()) if n in self.facts)
+        return found[::-1]
 
     @staticmethod
     def _words(fact: Fact) -> list[str]:
@@ -1211,6 +1228,89 @@ class _Index:
             for word in self._words(fact):
                 found.update(self.by_word.get(word, ()))
         return sorted(n for n in found if n in self.facts)
+
+
+def _slot_of(index: _Index, fact: Fact) -> int | None:
+    """The fact ``fact`` replaces by position when no subject says so: the newest current fact
+    holding a value of the same form (``value_form``: ``CVE-9-9``, ``9 MiB``), another one,
+    when ``fact`` restates a slot (a ``key: value`` line) or says it corrects in so many words
+    (``strongly_corrects``: *ignore the earlier advisory*, *moved to*), and the two share a
+    word of what they are about (its key, its topic, a unit). A correction in so many words
+    needs no shared word when its subject is that value's, and no rival key says otherwise.
+    ``None`` when no fact is that one."""
+    strong = strongly_corrects(fact.text)
+    restated = False
+    if not (strong or restated) or not fact.values:
+        return None
+    mine = _subject_stems(fact)
+    for value in fact.values:
+        form = value_form(value)
+        if form is None:
+            continue
+        for number in index.newest_of_form(form)[:1]:
+            old = index.get(number)
+            if value in old.values or not _may_replace(fact, old):
+                continue
+            shared = bool(mine & _subject_stems(old))
+            if (shared and (strong or not _rivals(fact, old))) or (
+                strong and not _rivals(fact, old) and not _rivals(old, fact)
+            ):
+                return number
+    return None
+
+
+def _may_replace(new: Fact, old: Fact) -> bool:
+    """What no subject overrides: the user is replaced only by the user, and one message's
+    facts stand side by side."""
+    if old.source == "user" and new.source != "user":
+        return False
+    return not (new.message == old.message and new.message != -1 and not _diff_pair(old, new))
+
+
+def _subject_stems(fact: Fact) -> frozenset[str]:
+    """What ``fact`` is about, stemmed: its key's words, its topic, the units of its values."""
+    words = set(_key_words(fact.key or "")) | _stems(_topic(fact))
+    for value in fact.values:
+        if value_kind(value) == "quantity":
+            words |= _stems(re.findall(r"[a-z]{2,}", value.lower()))
+    return frozenset(w for w in words if w not in _KEY_FILLER and len(w) >= 2)
+
+
+def value_form(value: str) -> str | None:
+    """The form of a value, what two values of one slot share: its shape (``value_kind``) and
+    its characters, digits as ``9`` and letter runs as ``a`` / ``A`` (a quantity keeps its
+    unit). ``None`` for free text, which has no form.
+
+    >>> value_form("CVE-2028-93322"), value_form("6527 MiB"), value_form("Ann Lee")
+    ('ticket:A-9-9', 'quantity:9 MiB', 'person')
+    """
+    kind = value_kind(value)
+    if kind == "person":
+        return kind
+    if kind == "text":
+        return None
+    shape = re.sub(r"\d+", "9", value)
+    if kind != "quantity":
+        shape = re.sub(r"[a-z]+", "a", re.sub(r"[A-Z]+", "A", shape))
+    return f"{kind}:{shape}"
+
+
+#: Correction words too common to say, alone, that a value was corrected.
+_WEAK_CORRECTION = _words("now new update updated rather typo -> → =>")
+
+
+def strongly_corrects(text: str) -> bool:
+    """Whether ``text`` says in so many words that something was corrected or settled: a
+    correction word (``_CORRECTION``) other than the common *now*, *new*, *rather*, *typo* (a kind
+    of bug as often as a correction) or an arrow, or a
+    decision.
+
+    >>> strongly_corrects("Ignore the earlier advisory"), strongly_corrects("the new test")
+    (True, False)
+    """
+    if _DECISION.search(text):
+        return True
+    return any(m.group().lower() not in _WEAK_CORRECTION for m in _CORRECTION.finditer(text))
 
 
 def _old_value(new: Fact, old: Fact) -> str | None:
@@ -1275,10 +1375,12 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
         was = fact.was
         newest = fact
         replaced((m.group(1) for m in _WAS_INLINE.finditer(fact.text)), number)
-        for other in index.candidates(fact):
+        olds = [n for n in index.candidates(fact) if _replaces(fact, index.get(n))]
+        if not olds:
+            slot = _slot_of(index, fact)
+            olds = [slot] if slot is not None else []
+        for other in olds:
             old = index.get(other)
-            if not _replaces(fact, old):
-                continue
             if old.source == "user" and old.message != -1:
                 replaced_users[old.message] = replaced_users.get(old.message, 0) + 1
             replaced((v for v in old.values if v not in fact.values), number)
@@ -1324,7 +1426,9 @@ def _restale(number: int, row: _Row, replaced_at: Mapping[str, int]) -> _Row:
     stale = [
         v
         for v in named
-        if replaced_at.get(v, -1) > number and _distinctive(v) and f"(was {v}" not in fact.text
+        if _replaced_after(replaced_at, v) > number
+        and _distinctive(v)
+        and f"(was {v}" not in fact.text
     ]
     if not stale:
         return row
@@ -1334,6 +1438,12 @@ def _restale(number: int, row: _Row, replaced_at: Mapping[str, int]) -> _Row:
 
 
 _TOKEN = re.compile(r"[\w./@#+-]+")
+
+
+def _replaced_after(replaced_at: Mapping[str, int], value: str) -> int:
+    """When ``value`` was replaced (-1: never), also when it was named capitalised, as a
+    sentence opens (*Ligax_on is cancelled* replaces ``ligax_on``)."""
+    return max(replaced_at.get(value, -1), replaced_at.get(value[:1].upper() + value[1:], -1))
 
 
 def _distinctive(value: str) -> bool:
