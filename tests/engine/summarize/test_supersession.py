@@ -114,6 +114,18 @@ SAME_SLOT = [
         "Use --lenient-tz instead of --strict-tz for the integration runs.",
         "--strict-tz",
     ),
+    # a restated ``key: value`` whose value is a variant of the old one, a subject word shared
+    (
+        "Fixtures for the parser live in fixtures/parser_tidewater.",
+        "parser_fixtures: fixtures/parser_marshland",
+        "fixtures/parser_tidewater",
+    ),
+    # a class name in CamelCase is a value
+    (
+        "Collect the regression tests in SuiteHarborRetry.",
+        "Re-checked the suite class and it is actually SuiteLanternRetry.",
+        "SuiteHarborRetry",
+    ),
     # a mapping written with an arrow
     (
         "| ui_theme | SolarGlow | per design |",

@@ -711,7 +711,11 @@ class ExtractiveSummarizer:
             if message.role == "assistant" and message.text:
                 refs.extend(harvest_references(strip_code(redact(message.text))))
         # A value a later one replaced is no exact reference to continue with.
-        items = _dedupe(r for r in refs if r and "\n" not in r and r not in replaced)
+        items = _dedupe(
+            r
+            for r in refs
+            if r and "\n" not in r and r not in replaced and not set(r.split()) & set(replaced)
+        )
         items = items[: self.max_references]
         return _Section("references", [_Group(None, items, drop="back")])
 

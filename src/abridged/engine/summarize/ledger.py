@@ -250,7 +250,10 @@ def is_setting(line: str) -> bool:
     pair = structured(line)
     if pair is None or pair[0].startswith(("self.", "this.")):
         return False
-    value = pair[1].strip()
+    value = pair[1].strip().strip("\"'")
+    refs = reference_kinds(value)
+    if refs and refs[0][0] == value and refs[0][1] not in _NOT_VALUES:
+        return True  # an exact reference whole (``[RELEASE]``, ``OPS-12``) is data
     if not value or len(value.split()) > 6 or _EXPRESSION.search(value):
         return False
     # A bare lower-case name (``x = root``) is a variable; data has a digit, a quote, a capital,
@@ -537,6 +540,9 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
             whole = _whole_token(line, named)
             if whole not in found:
                 found.append(whole)
+    for m in _CAMEL.finditer(line):  # a class or type name (``TestUploadRetry``)
+        if m.group() not in found and (pair is None or m.group() != pair[0]):
+            found.append(m.group())
     for m in _FLAG.finditer(line):
         if m.group() not in found and (pair is None or m.group() != pair[0]):
             found.append(m.group())
@@ -551,6 +557,8 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     return tuple(found)
 
 
+#: A name in CamelCase of two humps or more (``TestUploadRetry``): a value a setting may hold.
+_CAMEL = re.compile(r"(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b(?!\(|\.\w)")
 #: A command-line flag (``--dry-run``): a value a setting may hold.
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*\b")
 _TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+/@#")
@@ -721,9 +729,11 @@ def _iter_facts(
                 if candidate is None:
                     line = redact(unit[:MAX_UNIT_CHARS]).strip()
                     settles = is_setting(line) or (_is_prose(line) and not _is_code(line))
-                    # A correction's values take part too (*scratch that: it's x_y*).
+                    # A correction's values take part too (*scratch that: it's x_y*), and
+                    # the user's (what they said is marked when a later message replaces it).
                     keyed = key_of(line) is not None or (
-                        _corrects(line) and bool(_values(line, reference_kinds(line)))
+                        (source == "user" or _corrects(line))
+                        and bool(_values(line, reference_kinds(line)))
                     )
                     if not (settles and keyed):
                         continue
@@ -871,11 +881,21 @@ def value_kind(value: str) -> str:
     person = PERSON.search(f" {value}")
     if person is not None and person.group() == value:
         return "person"
+    if _CAMEL.fullmatch(value):
+        return "name"
     kinds = reference_kinds(value)
-    if len(kinds) == 1 and kinds[0][0] == value:
+    # (A value read as its whole token may go on past the reference: ``1.2.3-rc1-teal``.)
+    if (
+        kinds
+        and value.startswith(kinds[0][0])
+        and _SUFFIX_TAIL.fullmatch(value[len(kinds[0][0]) :])
+    ):
         kind = kinds[0][1]
         return "version" if kind in ("version", "number", "quantity") and "." in value else kind
     return "text"
+
+
+_SUFFIX_TAIL = re.compile(r"(?:[-.+_][A-Za-z0-9]+)*")
 
 
 def _changed(new: Fact, old: Fact) -> list[tuple[str, str]]:
@@ -1239,7 +1259,7 @@ def _slot_of(index: _Index, fact: Fact) -> int | None:
     needs no shared word when its subject is that value's, and no rival key says otherwise.
     ``None`` when no fact is that one."""
     strong = strongly_corrects(fact.text)
-    restated = False
+    restated = fact.key is not None and structured(fact.text) is not None
     if not (strong or restated) or not fact.values:
         return None
     mine = _subject_stems(fact)
@@ -1247,16 +1267,30 @@ def _slot_of(index: _Index, fact: Fact) -> int | None:
         form = value_form(value)
         if form is None:
             continue
-        for number in index.newest_of_form(form)[:1]:
+        for rank, number in enumerate(index.newest_of_form(form)[:SLOT_FANOUT]):
             old = index.get(number)
             if value in old.values or not _may_replace(fact, old):
                 continue
             shared = bool(mine & _subject_stems(old))
-            if (shared and (strong or not _rivals(fact, old))) or (
-                strong and not _rivals(fact, old) and not _rivals(old, fact)
+            if strong and shared:
+                return number
+            if strong and rank == 0 and not _rivals(fact, old) and not _rivals(old, fact):
+                return number
+            # A ``key: value`` line alone restates a slot when its value is a variant of the
+            # old one (``tests/api_x``, ``tests/api_y``) and they share a word of their subject.
+            if (
+                restated
+                and shared
+                and any(_variants(value, v) for v in old.values)
+                and not (_rivals(fact, old) or _rivals(old, fact))
             ):
                 return number
     return None
+
+
+#: How many of the newest facts of a value's form a correction that names no old value is
+#: checked against (the newest alone when they share no word).
+SLOT_FANOUT = 3
 
 
 def _may_replace(new: Fact, old: Fact) -> bool:
@@ -1282,7 +1316,7 @@ def value_form(value: str) -> str | None:
     unit). ``None`` for free text, which has no form.
 
     >>> value_form("CVE-2028-93322"), value_form("6527 MiB"), value_form("Ann Lee")
-    ('ticket:A-9-9', 'quantity:9 MiB', 'person')
+    ('name:A-9-9', 'quantity:9 MiB', 'person')
     """
     kind = value_kind(value)
     if kind == "person":
