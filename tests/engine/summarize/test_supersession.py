@@ -291,3 +291,17 @@ def test_unrelated_facts_never_supersede_each_other(
     text = _summary(first, second, placement)
     assert "(was" not in text and SUPERSEDED_MARK not in text
     assert one in text and two in text
+
+
+def test_a_reference_holding_a_replaced_value_leaves_the_references() -> None:
+    # ``Forget 6.13.845`` is harvested whole (a word and a version): it still names the value.
+    messages = [
+        Message.user("Pin the client."),
+        Message.assistant("Pinned: client_pin = 6.13.845 for now."),
+        Message.assistant("Forget 6.13.845 - the client pin is 7.01.220."),
+        Message.user("ok"),
+    ]
+    text = SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
+    references = text.split("## Exact references", 1)[-1]
+    assert "6.13.845" not in _current(references)
+    assert "7.01.220" in text
