@@ -546,8 +546,7 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     for m in _FLAG.finditer(line):
         if m.group() not in found and (pair is None or m.group() != pair[0]):
             found.append(m.group())
-    # (A name may open the line: ``Ann Lee is out, use Bob Stone``.)
-    for m in PERSON.finditer(f" {line}"):
+    for m in PERSON.finditer(line):
         if m.group() not in found:
             found.append(m.group())
     if pair is not None:
@@ -1334,16 +1333,13 @@ _WEAK_CORRECTION = _words("now new update updated rather typo -> → =>")
 
 
 def strongly_corrects(text: str) -> bool:
-    """Whether ``text`` says in so many words that something was corrected or settled: a
-    correction word (``_CORRECTION``) other than the common *now*, *new*, *rather*, *typo* (a kind
-    of bug as often as a correction) or an arrow, or a
-    decision.
+    """Whether ``text`` says in so many words that an earlier value is void: a correction word
+    (``_CORRECTION``) other than the common *now*, *new*, *rather*, *typo* (a kind of bug as
+    often as a correction) or an arrow. A decision settles, it does not say what was wrong.
 
     >>> strongly_corrects("Ignore the earlier advisory"), strongly_corrects("the new test")
     (True, False)
     """
-    if _DECISION.search(text):
-        return True
     return any(m.group().lower() not in _WEAK_CORRECTION for m in _CORRECTION.finditer(text))
 
 
