@@ -185,6 +185,12 @@ TWO_SLOTS = [
     ("The retry storm is tracked as XUE-61124.", "docs typo = VW-98320"),
     # *rather* states a preference, not a correction
     ('status_channel_auth: "#auth-ops"', "For export, I'd rather see notes in #export-ops."),
+    # a correction word about another value of a sentence with several values places nothing
+    (
+        "Triage note, 2027-03-09: agreed that the fix ships behind tz_strict_v2.",
+        "Release plan as agreed: the branch cut is on 2027-04-14 and OPS-44 rides along"
+        " instead of a 5.0.x patch.",
+    ),
     # two files of one directory in a listing are no correction
     ("Config for billing: config/billing/main.yaml", "Config for search: config/search/main.yaml"),
 ]

@@ -1257,7 +1257,9 @@ def _slot_of(index: _Index, fact: Fact) -> int | None:
     word of what they are about (its key, its topic, a unit). A correction in so many words
     needs no shared word when its subject is that value's, and no rival key says otherwise.
     ``None`` when no fact is that one."""
-    strong = strongly_corrects(fact.text)
+    # Only a correction of one value can be placed by form: with several, the word may be
+    # about any of them (*... rides along instead of a 5.0.x patch*).
+    strong = strongly_corrects(fact.text) and len(fact.values) == 1
     restated = fact.key is not None and structured(fact.text) is not None
     if not (strong or restated) or not fact.values:
         return None
@@ -1270,8 +1272,10 @@ def _slot_of(index: _Index, fact: Fact) -> int | None:
             old = index.get(number)
             if value in old.values or not _may_replace(fact, old):
                 continue
-            shared = bool(mine & _subject_stems(old))
-            if strong and shared:
+            common = mine & _subject_stems(old)
+            keys = {*_key_words(fact.key or ""), *_key_words(old.key or "")}
+            shared = bool(common)
+            if strong and (len(common) >= 2 or bool(common & keys)):
                 return number
             if strong and rank == 0 and not _rivals(fact, old) and not _rivals(old, fact):
                 return number
