@@ -1396,12 +1396,17 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
     index = _Index()
     replaced_users: dict[int, int] = {}
     keyed_users: dict[int, int] = {}
-    # Each value no longer current, and the number of the newest fact that replaced it.
+    # Each value no longer current, and the number of the newest fact that replaced it; those
+    # whose replacement is certain (declared, or the only value of the fact replaced) are
+    # marked in older facts too (``_restale``).
     replaced_at: dict[str, int] = {}
+    certain_at: dict[str, int] = {}
 
-    def replaced(values: Iterable[str], number: int) -> None:
+    def replaced(values: Iterable[str], number: int, certain: bool = True) -> None:
         for value in values:
             replaced_at[value] = number
+            if certain:
+                certain_at[value] = number
 
     for number, fact in enumerate(facts):
         if fact.source == "user":
@@ -1417,7 +1422,8 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             old = index.get(other)
             if old.source == "user" and old.message != -1:
                 replaced_users[old.message] = replaced_users.get(old.message, 0) + 1
-            replaced((v for v in old.values if v not in fact.values), number)
+            # Of an old fact with several values, which one changed is not certain.
+            replaced((v for v in old.values if v not in fact.values), number, len(old.values) == 1)
             # An old value the new fact still names beside its new one (``2026-05-01 is
             # cancelled, ship 2026-05-08``) is shown replaced where it stands.
             named = {b for _a, b in _changed(newest, old) if b in newest.values}
@@ -1440,7 +1446,7 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             index.remove(other)
         index.add(number, replace(newest, was=was))
     users = frozenset(m for m, n in replaced_users.items() if n >= keyed_users.get(m, 0))
-    current = [_restale(n, index.facts[n], replaced_at) for n in sorted(index.facts)]
+    current = [_restale(n, index.facts[n], certain_at) for n in sorted(index.facts)]
     # A value stated again after it was replaced is current again.
     for number, row in zip(sorted(index.facts), current, strict=True):
         for value in _fact(row).values:
