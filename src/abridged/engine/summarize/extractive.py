@@ -710,8 +710,12 @@ class ExtractiveSummarizer:
         for message in messages:
             if message.role == "assistant" and message.text:
                 refs.extend(harvest_references(strip_code(redact(message.text))))
-        # A value a later one replaced is no exact reference to continue with.
-        items = _dedupe(r for r in refs if r and "\n" not in r and r not in replaced)
+        # A value a later one replaced is no exact reference to continue with, nor a
+        # reference that holds it (``Forget 6.13.845``).
+        gone = frozenset(replaced)
+        items = _dedupe(
+            r for r in refs if r and "\n" not in r and r not in gone and not gone & set(r.split())
+        )
         items = items[: self.max_references]
         return _Section("references", [_Group(None, items, drop="back")])
 

@@ -218,11 +218,18 @@ def structured(line: str) -> tuple[str, str] | None:
     labeled = _LABELED.match(body)
     if labeled is not None and labeled.group(1).split()[0].lower() not in _GENERIC_LABELS:
         return labeled.group(1), labeled.group(2).strip()
-    embedded = _EMBEDDED_KEY_VALUE.search(body)
-    if embedded is not None:
+    for embedded in _EMBEDDED_KEY_VALUE.finditer(body):
         key, value = embedded.group(1, 2) if embedded.group(1) else embedded.group(3, 4)
-        return key, value
+        if key.lower() not in _GENERIC_LABELS:  # ``NOTE: Heads up`` sets nothing
+            return key, value
+    arrow = _ARROW_PAIR.match(body)
+    if arrow is not None:  # ``the test class name -> TestB``: what the left side names
+        return arrow.group(1), arrow.group(2)
     return None
+
+
+#: ``name of a few words -> value``: a mapping as chat and notes write it.
+_ARROW_PAIR = re.compile(r"^([A-Za-z][\w ]{0,60}?)\s+(?:->|→|=>)\s+(\S+)")
 
 
 #: ``name of two or three words: value`` (a header, a form, terse chat: ``gateway oncall: Ann``).
@@ -243,7 +250,10 @@ def is_setting(line: str) -> bool:
     pair = structured(line)
     if pair is None or pair[0].startswith(("self.", "this.")):
         return False
-    value = pair[1].strip()
+    value = pair[1].strip().strip("\"'")
+    refs = reference_kinds(value)
+    if refs and refs[0][0] == value and refs[0][1] not in _NOT_VALUES:
+        return True  # an exact reference whole (``[RELEASE]``, ``OPS-12``) is data
     if not value or len(value.split()) > 6 or _EXPRESSION.search(value):
         return False
     # A bare lower-case name (``x = root``) is a variable; data has a digit, a quote, a capital,
@@ -390,16 +400,17 @@ def key_of(text: str) -> str | None:
     if pair is not None and pair[0].lower() not in _GENERIC_LABELS:
         return _normal(pair[0]) or None
     line = _LINE_MARK.sub("", line, count=1)
-    label = _LABEL.match(line)
-    if label is not None:
+    # Labels that say what kind of statement follows (*NOTE: Heads up:*) are read past.
+    while (label := _LABEL.match(line)) is not None:
         name = _normal(label.group(1))
-        if name and name.split()[0] not in _GENERIC_LABELS and len(name.split()) <= 3:
+        first = label.group(1).split()[0].lower()
+        if name and first not in _GENERIC_LABELS and len(name.split()) <= 3:
             return name
         line = line[label.end() :]
     embedded = _EMBEDDED_ASSIGN.search(line)
-    if embedded is not None:
+    if embedded is not None and embedded.group(1).lower() not in _GENERIC_LABELS:
         return _normal(embedded.group(1))
-    for pattern in (_CHANGE, _COPULA):
+    for pattern in (_CHANGE, _COPULA, _MAPS_TO):
         m2 = pattern.search(line)
         if m2 is None:
             continue
@@ -422,9 +433,16 @@ def _normal(text: str) -> str:
         if w not in _STOP and w not in _FUNCTION_WORDS
     ]
     words = [w.strip(".-/") for w in words if w.strip(".-/")]
+    # Discourse words that open a clause name nothing (*fyi*, *actually*, *heads up*).
+    while len(words) > 1 and (words[0] in _GENERIC_LABELS or words[0] in _KEY_FILLER):
+        words = words[1:]
     if words and words[0] in _PRONOUNS:
         return ""
     return " ".join(words[:5])
+
+
+#: ``subject -> value``: what the left side of an arrow names.
+_MAPS_TO = re.compile(r"\s(?:->|→|=>)\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -506,14 +524,28 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     line = _WAS_ANYWHERE.sub(" ", line)  # a value already marked replaced is no value
     line = _STAMP.sub("", line)  # a log line's time is when it was said, not what it says
     pair = structured(line)
-    found = [
-        v
-        for v, k in refs
-        if k not in _NOT_VALUES
-        and (k in STRONG_KINDS or k == "path" or any(c.isdigit() or c == "_" for c in v))
-        and v in line
-        and (pair is None or v != pair[0])
-    ]
+    # A line that corrects names files as values too (*swap 0042_a.py for 0043_b.py*).
+    correcting = _corrects(line)
+    found: list[str] = []
+    for v, k in refs:
+        if (
+            (k not in _NOT_VALUES or setting_file(v, k) or (k == "file" and correcting))
+            and (k in STRONG_KINDS or k in ("path", "file") or any(c in "0123456789_" for c in v))
+            and v in line
+            and (pair is None or v != pair[0])
+        ):
+            named = v
+            if k == "version" and " " in v and _CORRECTION.fullmatch(v.split()[0]):
+                named = v.split(" ", 1)[1]  # *Forget 6.13.845*: a word, then the version
+            whole = _whole_token(line, named)
+            if whole not in found:
+                found.append(whole)
+    for m in _CAMEL.finditer(line):  # a class or type name (``TestUploadRetry``)
+        if m.group() not in found and (pair is None or m.group() != pair[0]):
+            found.append(m.group())
+    for m in _FLAG.finditer(line):
+        if m.group() not in found and (pair is None or m.group() != pair[0]):
+            found.append(m.group())
     for m in PERSON.finditer(line):
         if m.group() not in found:
             found.append(m.group())
@@ -522,6 +554,43 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
         if right and len(right.split()) <= 4 and not any(v in right for v in found):
             found.append(right)
     return tuple(found)
+
+
+#: A name in CamelCase of two humps or more (``TestUploadRetry``): a value a setting may hold.
+_CAMEL = re.compile(r"(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b(?!\(|\.\w)")
+#: A command-line flag (``--dry-run``): a value a setting may hold.
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*\b")
+_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+/@#")
+
+
+def _whole_token(line: str, value: str) -> str:
+    """``value`` grown to the whole token it is part of in ``line`` (``17.55.441-rc3-rukix``
+    for the version ``17.55.441-rc3``): a value is replaced, and marked, whole. A value with a
+    space (``30 seconds``) is kept as it is."""
+    at = line.find(value)
+    if at < 0 or " " in value:
+        return value
+    start, end = at, at + len(value)
+    while start > 0 and line[start - 1] in _TOKEN_CHARS and line[start - 1] not in "./":
+        start -= 1
+    while end < len(line) and line[end] in _TOKEN_CHARS:
+        end += 1
+    return line[start:end].rstrip(".-+/") or value
+
+
+#: Extensions of source code: a source file is the files section's subject, not a setting's value.
+_SOURCE_EXTENSIONS = _words("py pyi js mjs ts tsx jsx c h cc cpp hpp rs go java kt rb php sh")
+
+
+def setting_file(value: str, kind: str) -> bool:
+    """Whether a ``file`` reference is a setting's value rather than a file of the code at hand:
+    it has a directory and is no source code (``config/billing/a.yaml``, ``/run/x/api.sock``,
+    ``/var/log/x/a.log``), so a later one in its place replaces it.
+
+    >>> setting_file("/var/log/api/a.log", "file"), setting_file("src/app/main.py", "file")
+    (True, False)
+    """
+    return kind == "file" and "/" in value and value.rsplit(".", 1)[-1] not in _SOURCE_EXTENSIONS
 
 
 _WAS_ANYWHERE = re.compile(r"\(was [^()\n]*\)")
@@ -659,7 +728,13 @@ def _iter_facts(
                 if candidate is None:
                     line = redact(unit[:MAX_UNIT_CHARS]).strip()
                     settles = is_setting(line) or (_is_prose(line) and not _is_code(line))
-                    if not (settles and key_of(line) is not None):
+                    # A correction's values take part too (*scratch that: it's x_y*), and
+                    # the user's (what they said is marked when a later message replaces it).
+                    keyed = key_of(line) is not None or (
+                        (source == "user" or _corrects(line))
+                        and bool(_values(line, reference_kinds(line)))
+                    )
+                    if not (settles and keyed):
                         continue
                     # Not worth listing, but a later value of its key must still replace an
                     # earlier one (``timeout: 5s`` after ``timeout: 30 seconds``).
@@ -805,11 +880,21 @@ def value_kind(value: str) -> str:
     person = PERSON.search(f" {value}")
     if person is not None and person.group() == value:
         return "person"
+    if _CAMEL.fullmatch(value):
+        return "name"
     kinds = reference_kinds(value)
-    if len(kinds) == 1 and kinds[0][0] == value:
+    # (A value read as its whole token may go on past the reference: ``1.2.3-rc1-teal``.)
+    if (
+        kinds
+        and value.startswith(kinds[0][0])
+        and _SUFFIX_TAIL.fullmatch(value[len(kinds[0][0]) :])
+    ):
         kind = kinds[0][1]
         return "version" if kind in ("version", "number", "quantity") and "." in value else kind
     return "text"
+
+
+_SUFFIX_TAIL = re.compile(r"(?:[-.+_][A-Za-z0-9]+)*")
 
 
 def _changed(new: Fact, old: Fact) -> list[tuple[str, str]]:
@@ -869,6 +954,15 @@ def _replaces(new: Fact, old: Fact) -> bool:
     marked = _corrects(new.text)
     if marked and any(b in new.values for _a, b in changed):
         return True  # it names the old value beside a new one, and says it changed
+    # One names its subject by a key whose every word the other states (``fd_limit=29194 file
+    # handles``, *the file handle limit moved to 61607 file handles*; ``max_upload``, *the
+    # maximum upload size*): the same slot, however the other is worded.
+    if _named_in(new.key, old) or _named_in(old.key, new):
+        return True
+    # A key the other does not state, while the other names something this one does not: two
+    # things of one kind (``audit_log``, *metrics logs*), whatever words they share.
+    if _rivals(new, old) or _rivals(old, new):
+        return False
     if new.key is not None and old.key is not None:
         a, b = _key_words(new.key), _key_words(old.key)
         prose = " " in new.key or " " in old.key  # names (``build_id``, ``build_id_b``) differ
@@ -887,6 +981,47 @@ def _replaces(new: Fact, old: Fact) -> bool:
     if marked:
         return overlap >= 0.3
     return len(shared) >= 2 and overlap >= 0.6
+
+
+def _text_stems(fact: Fact) -> frozenset[str]:
+    """Every word of ``fact``'s text (its values' and units' too, split at their separators),
+    stemmed: where another fact's key is looked for."""
+    return _stems(re.findall(r"[a-z]{2,}", fact.text.lower()))
+
+
+def _has_word(stems: frozenset[str], word: str) -> bool:
+    """Whether ``word`` (a stem) is among ``stems``, or abbreviates one or is abbreviated by one
+    (``min`` and ``minimum``, ``config`` and ``configuration``): three letters or more."""
+    if word in stems:
+        return True
+    return len(word) >= 3 and any(
+        len(s) >= 3 and (s.startswith(word) or word.startswith(s)) for s in stems
+    )
+
+
+def _named_in(key: str | None, other: Fact) -> bool:
+    """Whether ``other`` states every word of ``key`` (stemmed, abbreviations matched), and
+    ``key`` is more than one generic word."""
+    if key is None:
+        return False
+    words = [w for w in _key_words(key) if w not in _KEY_FILLER]
+    if not words or all(w in _GENERIC_SUBJECTS for w in words):
+        return False
+    stems = _text_stems(other)
+    return all(_has_word(stems, w) for w in words)
+
+
+def _rivals(fact: Fact, other: Fact) -> bool:
+    """Whether ``fact``'s key has a word ``other`` does not state while ``other``'s key has a
+    word ``fact`` does not state: two things of one kind (``audit_log``, *metrics logs*)."""
+    if fact.key is None or other.key is None or _named_in(fact.key, other):
+        return False
+    mine = _text_stems(fact)
+    return any(not _has_word(mine, w) for w in _key_words(other.key) if w not in _KEY_FILLER)
+
+
+#: Words a key may hold that name nothing (a copula or an adverb left in by ``key_of``).
+_KEY_FILLER = _words("is are was be actually now just really up earlier previous previously")
 
 
 def _dropped(fact: Fact) -> list[str]:
@@ -1059,7 +1194,14 @@ class _Index:
 
     @staticmethod
     def _shapes(fact: Fact) -> list[str]:
-        return sorted({p for v in fact.values for p in _prefixes(v)})
+        shapes = {p for v in fact.values for p in _prefixes(v)}
+        shapes.update(f"form:{f}" for v in fact.values if (f := value_form(v)) is not None)
+        return sorted(shapes)
+
+    def newest_of_form(self, form: str) -> list[int]:
+        """The current facts holding a value of ``form`` (``value_form``), newest first."""
+        found = sorted(n for n in self.by_shape.get(f"form:{form}", ()) if n in self.facts)
+        return found[::-1]
 
     @staticmethod
     def _words(fact: Fact) -> list[str]:
@@ -1105,6 +1247,104 @@ class _Index:
             for word in self._words(fact):
                 found.update(self.by_word.get(word, ()))
         return sorted(n for n in found if n in self.facts)
+
+
+def _slot_of(index: _Index, fact: Fact) -> int | None:
+    """The fact ``fact`` replaces by position when no subject says so: the newest current fact
+    holding a value of the same form (``value_form``: ``CVE-9-9``, ``9 MiB``), another one,
+    when ``fact`` restates a slot (a ``key: value`` line) or says it corrects in so many words
+    (``strongly_corrects``: *ignore the earlier advisory*, *moved to*), and the two share a
+    word of what they are about (its key, its topic, a unit). A correction in so many words
+    needs no shared word when its subject is that value's, and no rival key says otherwise.
+    ``None`` when no fact is that one."""
+    # Only a correction of one value can be placed by form: with several, the word may be
+    # about any of them (*... rides along instead of a 5.0.x patch*).
+    strong = strongly_corrects(fact.text) and len(fact.values) == 1
+    restated = fact.key is not None and structured(fact.text) is not None
+    if not (strong or restated) or not fact.values:
+        return None
+    mine = _subject_stems(fact)
+    for value in fact.values:
+        form = value_form(value)
+        if form is None:
+            continue
+        for rank, number in enumerate(index.newest_of_form(form)[:SLOT_FANOUT]):
+            old = index.get(number)
+            if value in old.values or not _may_replace(fact, old):
+                continue
+            common = mine & _subject_stems(old)
+            keys = {*_key_words(fact.key or ""), *_key_words(old.key or "")}
+            shared = bool(common)
+            if strong and (len(common) >= 2 or bool(common & keys)):
+                return number
+            if strong and rank == 0 and not _rivals(fact, old) and not _rivals(old, fact):
+                return number
+            # A ``key: value`` line alone restates a slot when its value is a variant of the
+            # old one (``tests/api_x``, ``tests/api_y``) and they share a word of their subject.
+            if (
+                restated
+                and shared
+                and any(_variants(value, v) for v in old.values)
+                and not (_rivals(fact, old) or _rivals(old, fact))
+            ):
+                return number
+    return None
+
+
+#: How many of the newest facts of a value's form a correction that names no old value is
+#: checked against (the newest alone when they share no word).
+SLOT_FANOUT = 3
+
+
+def _may_replace(new: Fact, old: Fact) -> bool:
+    """What no subject overrides: the user is replaced only by the user, and one message's
+    facts stand side by side."""
+    if old.source == "user" and new.source != "user":
+        return False
+    return not (new.message == old.message and new.message != -1 and not _diff_pair(old, new))
+
+
+def _subject_stems(fact: Fact) -> frozenset[str]:
+    """What ``fact`` is about, stemmed: its key's words, its topic, the units of its values."""
+    words = set(_key_words(fact.key or "")) | _stems(_topic(fact))
+    for value in fact.values:
+        if value_kind(value) == "quantity":
+            words |= _stems(re.findall(r"[a-z]{2,}", value.lower()))
+    return frozenset(w for w in words if w not in _KEY_FILLER and len(w) >= 2)
+
+
+def value_form(value: str) -> str | None:
+    """The form of a value, what two values of one slot share: its shape (``value_kind``) and
+    its characters, digits as ``9`` and letter runs as ``a`` / ``A`` (a quantity keeps its
+    unit). ``None`` for free text, which has no form.
+
+    >>> value_form("CVE-2028-93322"), value_form("6527 MiB"), value_form("Ann Lee")
+    ('name:A-9-9', 'quantity:9 MiB', 'person')
+    """
+    kind = value_kind(value)
+    if kind == "person":
+        return kind
+    if kind == "text":
+        return None
+    shape = re.sub(r"\d+", "9", value)
+    if kind != "quantity":
+        shape = re.sub(r"[a-z]+", "a", re.sub(r"[A-Z]+", "A", shape))
+    return f"{kind}:{shape}"
+
+
+#: Correction words too common to say, alone, that a value was corrected.
+_WEAK_CORRECTION = _words("now new update updated rather typo -> → =>")
+
+
+def strongly_corrects(text: str) -> bool:
+    """Whether ``text`` says in so many words that an earlier value is void: a correction word
+    (``_CORRECTION``) other than the common *now*, *new*, *rather*, *typo* (a kind of bug as
+    often as a correction) or an arrow. A decision settles, it does not say what was wrong.
+
+    >>> strongly_corrects("Ignore the earlier advisory"), strongly_corrects("the new test")
+    (True, False)
+    """
+    return any(m.group().lower() not in _WEAK_CORRECTION for m in _CORRECTION.finditer(text))
 
 
 def _old_value(new: Fact, old: Fact) -> str | None:
@@ -1156,20 +1396,34 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
     index = _Index()
     replaced_users: dict[int, int] = {}
     keyed_users: dict[int, int] = {}
-    replaced_values: set[str] = set()
+    # Each value no longer current, and the number of the newest fact that replaced it; those
+    # whose replacement is certain (declared, or the only value of the fact replaced) are
+    # marked in older facts too (``_restale``).
+    replaced_at: dict[str, int] = {}
+    certain_at: dict[str, int] = {}
+
+    def replaced(values: Iterable[str], number: int, certain: bool = True) -> None:
+        for value in values:
+            replaced_at[value] = number
+            if certain:
+                certain_at[value] = number
+
     for number, fact in enumerate(facts):
         if fact.source == "user":
             keyed_users[fact.message] = keyed_users.get(fact.message, 0) + 1
         was = fact.was
         newest = fact
-        replaced_values.update(m.group(1) for m in _WAS_INLINE.finditer(fact.text))
-        for other in index.candidates(fact):
+        replaced((m.group(1) for m in _WAS_INLINE.finditer(fact.text)), number)
+        olds = [n for n in index.candidates(fact) if _replaces(fact, index.get(n))]
+        if not olds:
+            slot = _slot_of(index, fact)
+            olds = [slot] if slot is not None else []
+        for other in olds:
             old = index.get(other)
-            if not _replaces(fact, old):
-                continue
             if old.source == "user" and old.message != -1:
                 replaced_users[old.message] = replaced_users.get(old.message, 0) + 1
-            replaced_values.update(v for v in old.values if v not in fact.values)
+            # Of an old fact with several values, which one changed is not certain.
+            replaced((v for v in old.values if v not in fact.values), number, len(old.values) == 1)
             # An old value the new fact still names beside its new one (``2026-05-01 is
             # cancelled, ship 2026-05-08``) is shown replaced where it stands.
             named = {b for _a, b in _changed(newest, old) if b in newest.values}
@@ -1177,7 +1431,7 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
                 text = newest.text
                 for value in sorted(named, key=len, reverse=True):
                     text = mark_replaced(text, value)
-                replaced_values.update(named)
+                replaced(named, number)
                 values = tuple(v for v in newest.values if v not in named)
                 newest = replace(newest, text=text, values=values)
             if was is None:
@@ -1192,8 +1446,49 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             index.remove(other)
         index.add(number, replace(newest, was=was))
     users = frozenset(m for m, n in replaced_users.items() if n >= keyed_users.get(m, 0))
-    current = [index.facts[n] for n in sorted(index.facts)]
-    return current, users, frozenset(replaced_values)
+    current = [_restale(n, index.facts[n], certain_at) for n in sorted(index.facts)]
+    # A value stated again after it was replaced is current again.
+    for number, row in zip(sorted(index.facts), current, strict=True):
+        for value in _fact(row).values:
+            if replaced_at.get(value, number) < number:
+                del replaced_at[value]
+    return current, users, frozenset(replaced_at)
+
+
+def _restale(number: int, row: _Row, replaced_at: Mapping[str, int]) -> _Row:
+    """``row`` (fact ``number``) with the values a newer fact replaced shown as replaced: a fact
+    no later fact replaced by subject may still state a value that one replaced elsewhere (the
+    prose that set it, beside the ``key = value`` line a diff replaced); a superseded value is
+    never shown as current. Only distinctive values (``_distinctive``): a bare ``3`` replaced
+    in one setting says nothing of another ``3``."""
+    fact = _fact(row)
+    named = {*fact.values, *(t.rstrip(".,;:)") for t in _TOKEN.findall(fact.text))}
+    stale = [
+        v
+        for v in named
+        if _replaced_after(replaced_at, v) > number
+        and _distinctive(v)
+        and f"(was {v}" not in fact.text
+    ]
+    if not stale:
+        return row
+    text = mark_values(fact.text, stale)
+    values = tuple(v for v in fact.values if v not in stale)
+    return _row(replace(fact, text=text, values=values))
+
+
+_TOKEN = re.compile(r"[\w./@#+-]+")
+
+
+def _replaced_after(replaced_at: Mapping[str, int], value: str) -> int:
+    """When ``value`` was replaced (-1: never), also when it was named capitalised, as a
+    sentence opens (*Ligax_on is cancelled* replaces ``ligax_on``)."""
+    return max(replaced_at.get(value, -1), replaced_at.get(value[:1].upper() + value[1:], -1))
+
+
+def _distinctive(value: str) -> bool:
+    """Whether ``value`` names one thing wherever it stands: not a short number."""
+    return len(value) >= 5 and not re.fullmatch(r"[\d.,\s]+", value)
 
 
 # -- the ledger -----------------------------------------------------------------------------------

@@ -70,7 +70,8 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("quantity", re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b")),
     ("hex", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),
     ("number", re.compile(r"(?<![\d.,])\d{5,}(?![\d]|[.,]\d)")),
-    ("identifier", re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b(?<=\w)")),
+    # (a private name may open with underscores: ``_parse_row``)
+    ("identifier", re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b(?<=\w)")),
 )
 _IDENTIFIER_NEEDS = re.compile(r"\d|_")
 _LONG_RUN = re.compile(r"\S{200,}")

@@ -1,0 +1,313 @@
+"""Supersession by subject in the fact ledger: each rule that links a later fact to the slot of
+an earlier one, tested both ways (the same slot is replaced; two things of one kind stay two),
+and the properties that hold whatever the words: a later value for the same slot always
+replaces the earlier one, unrelated facts never do."""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from abridged.core.model import Message, ToolCall
+from abridged.core.protocols import SummaryRequest
+from abridged.engine.summarize.extractive import ExtractiveSummarizer
+from abridged.engine.summarize.ledger import (
+    SUPERSEDED_MARK,
+    build_ledger,
+    setting_file,
+    strongly_corrects,
+    value_form,
+)
+
+SUMMARIZER = ExtractiveSummarizer()
+PLACEMENTS = ["user", "tool", "assistant"]
+
+
+def _bash(call_id: str, command: str, output: str) -> list[Message]:
+    return [
+        Message.assistant(
+            "Checking.", tool_calls=[ToolCall(call_id, "bash", json.dumps({"command": command}))]
+        ),
+        Message.tool(call_id, output, name="bash"),
+    ]
+
+
+def _placed(text: str, placement: str, k: int) -> list[Message]:
+    if placement == "user":
+        return [Message.user(text), Message.assistant("Noted.")]
+    if placement == "assistant":
+        return [Message.assistant(text), Message.user("ok")]
+    return _bash(f"c{k}", f"cat notes/{k}.txt", f"{text}\n")
+
+
+def _summary(first: str, second: str, placement: str) -> str:
+    messages = [
+        Message.user("Prepare the release notes."),
+        Message.assistant("Starting."),
+        *_placed(first, placement, 1),
+        *_placed("Unrelated: the docs build takes 4 minutes.", "tool", 2),
+        *_placed(second, placement, 3),
+    ]
+    return SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
+
+
+def _current(text: str) -> str:
+    """The summary without what it marks replaced (a ``(was ...)``, a superseded line)."""
+    lines = [line for line in text.split("\n") if SUPERSEDED_MARK not in line]
+    return re.sub(r"\(was [^()\n]*\)", "", "\n".join(lines))
+
+
+def _stale(first: str, second: str, old: str, placement: str) -> bool:
+    """Whether ``old`` is still presented as current once ``second`` corrected it (the
+    correction's own text, which may name the old value, left out)."""
+    return old in _current(_summary(first, second, placement).replace(second, ""))
+
+
+# -- each rule, the same slot -----------------------------------------------------------------
+
+#: (earlier, later, earlier value): later facts that take the earlier one's slot, each by one
+#: rule of ``_replaces`` / ``_slot_of``.
+SAME_SLOT = [
+    # the later key's words are all in the earlier fact (the unit names it): fd / file handles
+    (
+        "ulimit_fd=20480 file handles",
+        "Heads up: the file handle limit moved to 40960 file handles.",
+        "20480 file handles",
+    ),
+    # an abbreviated key (max) and the words it abbreviates (maximum)
+    (
+        "max_body = 7340 MB",
+        "Re-checked the maximum body size and it is actually 9120 MB.",
+        "7340 MB",
+    ),
+    # a file with a directory that is no source code is a setting's value
+    (
+        "The scheduler writes its log to /var/log/sched/qarn.log.",
+        "The scheduler log is no longer /var/log/sched/qarn.log; it is /var/log/sched/velt.log.",
+        "/var/log/sched/qarn.log",
+    ),
+    # a value is its whole token (the version regex alone stops at -rc2)
+    (
+        "Deploy the gateway from the 4.12.301-rc2-umber image.",
+        "Forget 4.12.301-rc2-umber, the gateway image tag is 4.13.002-rc1-ochre.",
+        "4.12.301-rc2-umber",
+    ),
+    # a strongly worded correction takes the newest value of the same form
+    (
+        "Upstream fixed it in CVE-2031-48151 last week.",
+        "Ignore the earlier advisory number; CVE-2031-90412 is the right one.",
+        "CVE-2031-48151",
+    ),
+    # a private name (leading underscore) declared cancelled
+    (
+        "Name the new helper _merge_rows_fast.",
+        "_merge_rows_fast is cancelled. Call the helper _merge_rows_batched.",
+        "_merge_rows_fast",
+    ),
+    # a flag
+    (
+        "All integration runs need --strict-tz enabled.",
+        "Use --lenient-tz instead of --strict-tz for the integration runs.",
+        "--strict-tz",
+    ),
+    # a restated ``key: value`` whose value is a variant of the old one, a subject word shared
+    (
+        "Fixtures for the parser live in fixtures/parser_tidewater.",
+        "parser_fixtures: fixtures/parser_marshland",
+        "fixtures/parser_tidewater",
+    ),
+    # a class name in CamelCase is a value
+    (
+        "Collect the regression tests in SuiteHarborRetry.",
+        "Re-checked the suite class and it is actually SuiteLanternRetry.",
+        "SuiteHarborRetry",
+    ),
+    # a mapping written with an arrow
+    (
+        "| ui_theme | SolarGlow | per design |",
+        "fyi the ui theme -> NightHarbor now",
+        "SolarGlow",
+    ),
+]
+
+
+@given(st.sampled_from(SAME_SLOT), st.sampled_from(PLACEMENTS))
+@settings(deadline=None, max_examples=40)
+def test_a_later_fact_in_the_same_slot_replaces_the_earlier_one(
+    case: tuple[str, str, str], placement: str
+) -> None:
+    first, second, old = case
+    assert not _stale(first, second, old, placement)
+
+
+def test_a_value_replaced_elsewhere_is_marked_where_an_older_fact_states_it() -> None:
+    # The prose that set the value is not linked to the diff by its words; the diff's ``-``
+    # line is, and its ``+`` line replaces it: the prose may not show the value as current.
+    messages = [
+        Message.user("Ship the gateway."),
+        Message.assistant("Rollout uses build 8.20.115-teal on every node."),
+        *_bash("c1", "git diff", "-gw_image = 8.20.115-teal\n+gw_image = 8.21.004-plum\n"),
+    ]
+    ledger = build_ledger(messages)
+    rendered = " | ".join(f.render() for f in ledger.facts)
+    assert "(was 8.20.115-teal)" in rendered
+    assert "8.20.115-teal" not in _current(rendered)
+    assert "8.20.115-teal" in ledger.replaced_values
+
+
+def test_a_value_stated_again_after_its_replacement_is_current_again() -> None:
+    messages = [
+        Message.user("Tune the uploader."),
+        *_bash("c1", "cat a.ini", "upload_ticket = QX-40112\n"),
+        *_bash("c2", "cat a.ini", "upload_ticket = QX-40988\n"),
+        *_bash("c3", "cat a.ini", "upload_ticket = QX-40112\n"),
+    ]
+    ledger = build_ledger(messages)
+    assert "QX-40112" not in ledger.replaced_values
+    assert "QX-40988" in ledger.replaced_values
+    rendered = [f.render() for f in ledger.facts]
+    assert any("upload_ticket = QX-40112" in r for r in rendered)
+
+
+# -- each rule, two slots ---------------------------------------------------------------------
+
+#: Two facts of one kind that both hold, each next to the rule that might have merged them.
+TWO_SLOTS = [
+    # keys that each name what the other does not (an arrow is a correction word elsewhere)
+    ("audit_log=/var/log/audit/pemo.log", "metrics logs -> /var/log/metrics/ruka.log"),
+    # a weak correction word (*new*) does not make a same-form value a correction
+    ("The login bug is tracked as OPS-4101.", "The new export crash is tracked as OPS-5202."),
+    # *typo* names a bug as often as it corrects
+    ("The retry storm is tracked as XUE-61124.", "docs typo = VW-98320"),
+    # *rather* states a preference, not a correction
+    ('status_channel_auth: "#auth-ops"', "For export, I'd rather see notes in #export-ops."),
+    # a correction word about another value of a sentence with several values places nothing
+    (
+        "Triage note, 2027-03-09: agreed that the fix ships behind tz_strict_v2.",
+        "Release plan as agreed: the branch cut is on 2027-04-14 and OPS-44 rides along"
+        " instead of a 5.0.x patch.",
+    ),
+    # two files of one directory in a listing are no correction
+    ("Config for billing: config/billing/main.yaml", "Config for search: config/search/main.yaml"),
+]
+
+
+@given(st.sampled_from(TWO_SLOTS), st.sampled_from(PLACEMENTS))
+@settings(deadline=None, max_examples=40)
+def test_two_facts_of_one_kind_stay_two(pair: tuple[str, str], placement: str) -> None:
+    first, second = pair
+    text = _summary(first, second, placement)
+    assert "(was" not in text and SUPERSEDED_MARK not in text
+
+
+# -- the helpers ------------------------------------------------------------------------------
+
+
+def test_value_forms_tell_slots_of_one_shape_apart() -> None:
+    assert value_form("CVE-2031-48151") == value_form("CVE-2030-1")
+    assert value_form("6527 MiB") != value_form("6527 ms")
+    assert value_form("Ann Lee") == value_form("Bob Stone") == "person"
+    assert value_form("some words") is None
+
+
+def test_setting_files_are_not_source_files() -> None:
+    assert setting_file("config/a/b.yaml", "file")
+    assert not setting_file("src/pkg/mod.py", "file")
+    assert not setting_file("b.yaml", "file")  # no directory: a file of the code at hand
+    assert not setting_file("config/a", "path")
+
+
+def test_strong_correction_words() -> None:
+    assert strongly_corrects("Scratch that, it is 5.")
+    assert strongly_corrects("Use 7 instead of 5.")
+    assert not strongly_corrects("The new build is 5.")
+    assert not strongly_corrects("I'd rather see it in #ops.")
+
+
+# -- properties -------------------------------------------------------------------------------
+
+_NAME = st.text(alphabet=string.ascii_lowercase, min_size=4, max_size=8).filter(
+    lambda w: w not in {"test", "tests", "note", "notes", "none", "true", "null"}
+)
+_TICKET = st.tuples(
+    st.text(alphabet=string.ascii_uppercase, min_size=2, max_size=4),
+    st.integers(min_value=1000, max_value=99999),
+).map(lambda t: f"{t[0]}-{t[1]}")
+
+
+def _setting(key: str, value: str, style: int) -> str:
+    return [
+        f"{key}: {value}",
+        f"{key} = {value}",
+        json.dumps({key: value}),
+        f"| {key} | {value} | per ops |",
+        f"2027-01-02T03:04:05Z INFO [cfg] {key}={value}",
+    ][style]
+
+
+@given(
+    st.lists(_NAME, min_size=2, max_size=2, unique=True),
+    st.lists(_TICKET, min_size=2, max_size=2, unique=True),
+    st.integers(0, 4),
+    st.integers(0, 4),
+    st.sampled_from(PLACEMENTS),
+)
+@settings(deadline=None, max_examples=60)
+@example(["alpha", "gamma"], ["AB-1000", "AB-1001"], 0, 3, "tool")
+def test_a_later_value_for_the_same_slot_always_supersedes(
+    words: list[str],
+    values: list[str],
+    first_style: int,
+    second_style: int,
+    placement: str,
+) -> None:
+    old, new = values
+    if old in new or new in old:
+        return
+    key = "_".join(words)
+    text = _summary(_setting(key, old, first_style), _setting(key, new, second_style), placement)
+    assert old not in _current(text)
+    assert new in text
+
+
+@given(
+    st.lists(_NAME, min_size=4, max_size=4, unique=True),
+    st.lists(_TICKET, min_size=2, max_size=2, unique=True),
+    st.integers(0, 4),
+    st.integers(0, 4),
+    st.sampled_from(PLACEMENTS),
+)
+@settings(deadline=None, max_examples=60)
+def test_unrelated_facts_never_supersede_each_other(
+    words: list[str],
+    values: list[str],
+    first_style: int,
+    second_style: int,
+    placement: str,
+) -> None:
+    one, two = values
+    if one in two or two in one or any(w in v.lower() for w in words for v in values):
+        return
+    first = _setting(f"{words[0]}_{words[1]}", one, first_style)
+    second = _setting(f"{words[2]}_{words[3]}", two, second_style)
+    text = _summary(first, second, placement)
+    assert "(was" not in text and SUPERSEDED_MARK not in text
+    assert one in text and two in text
+
+
+def test_a_reference_holding_a_replaced_value_leaves_the_references() -> None:
+    # ``Forget 6.13.845`` is harvested whole (a word and a version): it still names the value.
+    messages = [
+        Message.user("Pin the client."),
+        Message.assistant("Pinned: client_pin = 6.13.845 for now."),
+        Message.assistant("Forget 6.13.845 - the client pin is 7.01.220."),
+        Message.user("ok"),
+    ]
+    text = SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
+    references = text.split("## Exact references", 1)[-1]
+    assert "6.13.845" not in _current(references)
+    assert "7.01.220" in text
