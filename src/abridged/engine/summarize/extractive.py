@@ -185,6 +185,9 @@ class _Group:
     omitted: int = 0
     always: bool = False  # rendered even when empty ("Blocked: none")
     ranks: list[float] | None = None  # when set, shrinking drops the lowest-ranked item
+    # when set, each item's head (who said it): items in a row with one head are listed under
+    # it once, so a run of facts from one command pays for its attribution once
+    heads: list[str] | None = None
 
     def lines(self) -> list[str]:
         if self.inline:
@@ -198,7 +201,10 @@ class _Group:
         out = [self.label] if self.label else []
         if self.omitted and self.drop == "front" and self.ranks is None:
             out.append(f"- [... {self.omitted} earlier omitted]")
-        out.extend(_bullet(item) for item in self.items)
+        if self.heads is None:
+            out.extend(_bullet(item) for item in self.items)
+        else:
+            out.extend(_grouped_lines(self.items, self.heads))
         if self.omitted and self.drop == "back":
             out.append(f"- [... {self.omitted} more omitted]")
         return out
@@ -210,8 +216,13 @@ class _Group:
             worst = min(range(len(self.items)), key=lambda i: (self.ranks[i], i))  # type: ignore[index]
             self.items.pop(worst)
             self.ranks.pop(worst)
+            if self.heads is not None:
+                self.heads.pop(worst)
         else:
-            self.items.pop(0 if self.drop == "front" else -1)
+            index = 0 if self.drop == "front" else -1
+            self.items.pop(index)
+            if self.heads is not None:
+                self.heads.pop(index)
         self.omitted += 1
         return True
 
@@ -252,13 +263,44 @@ class _Section:
 
 def _facts_section(ledger: Ledger) -> _Section:
     """The ledger as the *Facts and decisions* section: oldest first, shrinking from the
-    lowest-ranked fact."""
+    lowest-ranked fact; facts in a row said by one source are listed under it once."""
     rank = {id(f): len(ledger.facts) - i for i, f in enumerate(ledger.facts)}  # best first
     facts = sorted(ledger.facts, key=lambda f: f.order)
     return _Section(
         "decisions",
-        [_Group(None, [f.render() for f in facts], ranks=[float(rank[id(f)]) for f in facts])],
+        [
+            _Group(
+                None,
+                [f.body() if f.head() else f.render() for f in facts],
+                ranks=[float(rank[id(f)]) for f in facts],
+                heads=[f.head() for f in facts],
+            )
+        ],
     )
+
+
+def _grouped_lines(items: Sequence[str], heads: Sequence[str]) -> list[str]:
+    """Bullets for ``items``; a run of two or more with one head is that head's bullet with
+    the items indented below it (``ledger.parse_facts`` reads it back), a lone one is
+    ``- head item``.
+
+    >>> _grouped_lines(["a = 1", "b = 2", "c"], ["[tool: cat x]", "[tool: cat x]", ""])
+    ['- [tool: cat x]', '  - a = 1', '  - b = 2', '- c']
+    """
+    out: list[str] = []
+    start = 0
+    while start < len(items):
+        end = start + 1
+        while end < len(items) and heads[end] == heads[start]:
+            end += 1
+        head = heads[start]
+        if head and end - start > 1:
+            out.append(f"- {head}")
+            out.extend(f"  - {_oneline(item)}" for item in items[start:end])
+        else:
+            out.extend(_bullet(f"{head} {item}" if head else item) for item in items[start:end])
+        start = end
+    return out
 
 
 # -- the summarizer -----------------------------------------------------------------------------

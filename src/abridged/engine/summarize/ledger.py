@@ -314,14 +314,25 @@ class Fact:
     origin: str = ""
 
     def render(self) -> str:
-        """The fact as a summary line: who said it (``[user]``, ``[assistant]``, ``[tool: bash
-        `cmd`]``), ``text``, and, when it replaced a value, ``(was old)``. What a tool printed
-        that reads as an instruction or a decision is quoted as printed, never stated as one."""
+        """The fact as a summary line: who said it (``head``: ``[user]``, ``[assistant]``,
+        ``[tool: bash `cmd`]``) and what (``body``)."""
+        head = self.head()
+        return f"{head} {self.body()}" if head else self.body()
+
+    def head(self) -> str:
+        """Who said it: ``[user]``, ``[assistant]``, ``[tool: bash `cmd`]`` (empty for a fact
+        carried without attribution). Facts in a row with one head are listed under it once
+        (``extractive``), and ``parse_facts`` reads such a group back."""
+        if self.source in ("user", "assistant", "tool"):
+            return f"[{self.origin or self.source}]"
+        return ""
+
+    def body(self) -> str:
+        """``text`` and, when it replaced a value, ``(was old)``. What a tool printed that reads
+        as an instruction or a decision is quoted as printed, never stated as one."""
         text = self.text
         if self.source == "tool" and is_rule(text):
             text = f'printed: "{text}"'
-        if self.source in ("user", "assistant", "tool"):
-            text = f"[{self.origin or self.source}] {text}"
         return f"{text} (was {self.was})" if self.was else text
 
 
@@ -443,11 +454,9 @@ def _statement(line: str, source: Source) -> bool:
         return False
     if len(_WORD_CHARS.findall(line)) < 0.5 * len(line):
         return False  # mostly punctuation: a progress bar, a rule, a drawing
-    if source == "tool":
-        if _NOISE.search(line) or (_is_code(line) and not is_setting(line)):
-            return False
-        if line.startswith("#") and not line.startswith("#!") and not _is_prose(line[1:]):
-            return False
+    if source == "tool" and (_NOISE.search(line) or (_is_code(line) and not is_setting(line))):
+        return False
+    # (A comment is no code: it states a fact when it holds something exact, see ``_weigh``.)
     # Narration (let me, now I will, ...) is the agent's work in progress, unless it decides.
     return not _NARRATION.match(line) or (is_rule(line) and bool(_DECISION.search(line)))
 
@@ -462,12 +471,15 @@ def _kind(line: str, source: Source, modal: float) -> FactKind:
     return "finding" if modal > 0 else "value"
 
 
-def _weigh(text: str, source: Source, seen_in: int = 1) -> _Candidate | None:
+def _weigh(
+    text: str, source: Source, seen_in: int = 1, *, listing: bool = False
+) -> _Candidate | None:
     """The fact ``text`` states from ``source``: its kind, its content signals (``specificity``
     and ``modality``; ``reuse``, ``recency`` and ``source`` are added by the caller, who knows
     the conversation; ``seen_in``: how many messages hold the same line) and its values;
     ``None`` when it is no statement (``_statement``) or states nothing exact or binding
-    (content below ``MIN_CONTENT``)."""
+    (content below ``MIN_CONTENT``). ``listing``: the line is part of a source listing
+    (``_is_listing``), whose prose is the code's documentation."""
     # Secrets never become facts, values or "(was ...)" notes; a huge line is read in part.
     line = redact(text[:MAX_UNIT_CHARS]).strip()
     if not _statement(line, source):
@@ -477,9 +489,10 @@ def _weigh(text: str, source: Source, seen_in: int = 1) -> _Candidate | None:
         return None  # a fragment of prose without anything exact
     spec = specificity(refs, line)
     # (A long statement typed in lower case, as people chat, is no fragment.)
-    fragment = _COMMENT.match(line) or not _sentence_like(line, lenient=True)
+    fragment = listing or _COMMENT.match(line) or not _sentence_like(line, lenient=True)
     if source == "tool" and spec < STRONG and fragment and not is_setting(line):
-        # A comment or a fragment of prose in output (a source file's, a wrapped docstring's)
+        # A comment or a fragment of prose in output (a source file's, a wrapped docstring's),
+        # or any prose of a source listing (its docstrings: about the code, not the task),
         # states a fact only when it holds something exact.
         return None
     modal = modality(line, source) if _is_prose(line) or source != "tool" else 0.0
@@ -592,6 +605,20 @@ def _message_units(
     ]
 
 
+#: A tool output is a source listing when at least this share of its lines is code.
+LISTING_SHARE = 0.4
+
+
+def _is_listing(units: Sequence[str]) -> bool:
+    """Whether the lines ``units`` of one output are mostly code (``LISTING_SHARE``): a file
+    read with ``cat`` or ``sed``, a diff of code. Ten lines at least: a short output is no
+    listing."""
+    lines = [u for u in units[:400] if u.strip()]
+    if len(lines) < 10:
+        return False
+    return sum(1 for u in lines if _is_code(u)) >= LISTING_SHARE * len(lines)
+
+
 def _line_repeats(messages: Sequence[Message]) -> dict[int, int]:
     """For each line of tool output (its hash, numbers aside), how many messages print it, when
     more than one does (a test runner's header, a banner): such a line is no rare fact."""
@@ -646,6 +673,7 @@ def _iter_facts(
                 shape = _DIGITS.sub("#", unit.strip())
                 shapes[shape] = shapes.get(shape, 0) + 1
             seen: set[str] = set()
+            listing = source == "tool" and _is_listing(units)
             for position, unit in enumerate(units):
                 if shapes[_DIGITS.sub("#", unit.strip())] >= REPEATED_LINE or unit in seen:
                     continue
@@ -654,7 +682,9 @@ def _iter_facts(
                 # staging host: ... Point everything at ip-10-42-9-58.").
                 before = units[position - 1] if position and source != "tool" else ""
                 seen_in = repeats.get(hash(_DIGITS.sub("#", unit.strip())), 1)
-                candidate = _weigh(unit, source, seen_in if source == "tool" else 1)
+                candidate = _weigh(
+                    unit, source, seen_in if source == "tool" else 1, listing=listing
+                )
                 worth = candidate is not None
                 if candidate is None:
                     line = redact(unit[:MAX_UNIT_CHARS]).strip()
@@ -701,6 +731,23 @@ def _iter_facts(
 
 
 _ATTRIBUTION = re.compile(r"^\[(user|assistant|tool)((?::[^\]]*)?)\]\s+")
+#: A group's head alone on its line (``[tool: bash `cmd`]``), its facts as bullets below it.
+_HEAD_LINE = re.compile(r"^\[(?:user|assistant|tool)(?::[^\]]*)?\]$")
+_SUB_BULLET = re.compile(r"^\s*[-*]\s+(.*)$")
+
+
+def ungrouped_facts(entries: Iterable[str]) -> Iterator[str]:
+    """Each entry as one fact line: a group (a head line, then its facts as bullets, as
+    ``Fact.head`` groups them) becomes one line per fact, the head before each."""
+    for entry in entries:
+        head, _, rest = entry.strip().partition("\n")
+        if not rest or not _HEAD_LINE.match(head.strip()):
+            yield entry
+            continue
+        for line in rest.split("\n"):
+            bullet = _SUB_BULLET.match(line)
+            if bullet is not None and bullet.group(1).strip():
+                yield f"{head.strip()} {bullet.group(1).strip()}"
 _PRINTED = re.compile(r'^printed: "(.*)"$')
 
 
@@ -712,7 +759,7 @@ def parse_facts(
     ...)`` kept; weighed again, never below ``MIN_CONTENT`` (they were facts once)."""
     out: list[Fact] = []
     order = start_order
-    for raw in lines:
+    for raw in ungrouped_facts(lines):
         line = truncate_tokens(" ".join(raw.split()), 2 * FACT_TOKENS)
         if not line or line.startswith("(was"):
             continue
@@ -1326,5 +1373,6 @@ __all__ = [
     "mark_values",
     "parse_facts",
     "resolve",
+    "ungrouped_facts",
     "value_kind",
 ]

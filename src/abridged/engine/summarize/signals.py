@@ -80,8 +80,11 @@ _FINDING = re.compile(
     r"confirmed|this means|which means|is caused by|because)\b",
     re.IGNORECASE,
 )
-#: ``name: value`` or ``name = value`` (a setting, a field, a header of a table row).
-_KEYED = re.compile(r"^\s*[-+*>#|•\s]*\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S")
+#: ``name: value`` or ``name = value`` (a setting, a field, a header of a table row), also as
+#: a JSON object's field (``{"name": value``): one fact weighs the same in any notation.
+_KEYED = re.compile(
+    r"^\s*[-+*>#|•\s]*(?:\{\s*)?\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S"
+)
 #: A person's name: two capitalized words, not the text's first (``Maren Lindqvist``).
 PERSON = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
 #: Shapes worth less than the strong ones: names with digits or underscores, source files (the
@@ -130,12 +133,16 @@ def modality(text: str, origin: str = "user") -> float:
     advice (should, make sure, keep, ...) 0.6 when the user gives it (from the agent or a tool
     it is mostly expectation: *this should work*), never when someone plans their own move
     (*I should*, *we need to*); a finding (the cause is, turns out) 0.3 (not enough alone). A
-    hedge (probably, seems) halves it: what follows is not settled.
+    hedge (probably, seems) halves it: what follows is not settled; so does the agent or a
+    tool planning its own move around a rule word (*I need to make sure I don't break it*):
+    that is work in progress, not a rule someone set.
 
     >>> modality("Never push to main."), modality("It turns out it was cold."), modality("ok")
     (1.0, 0.3, 0.0)
     >>> modality("I should check the admin code."), modality("When you are done, keep it short.")
     (0.0, 1.0)
+    >>> modality("I need to make sure I don't break it.", "assistant")
+    0.5
     """
     if _STRONG.search(text) or _IMPERATIVE.search(text) or DECISION.search(text):
         found = 1.0
@@ -145,7 +152,8 @@ def modality(text: str, origin: str = "user") -> float:
         found = 0.3
     else:
         return 0.0
-    return found / 2 if _HEDGE.search(text) else found
+    planning = origin != "user" and _PLANNING.search(text) and not DECISION.search(text)
+    return found / 2 if _HEDGE.search(text) or planning else found
 
 
 def is_rule(text: str) -> bool:

@@ -1,0 +1,143 @@
+"""Tests of what lets a fact planted in tool output or an assistant message survive compactions:
+one attribution per run of facts, structured and commented lines read as facts, a source
+listing's prose left out, carried facts kept ahead of new weaker ones."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from abridged.core.model import Message, ToolCall
+from abridged.core.protocols import SummaryRequest
+from abridged.core.tokens import estimate_text_tokens
+from abridged.engine.summarize.extractive import ExtractiveSummarizer, _entries, _grouped_lines
+from abridged.engine.summarize.ledger import build_ledger, parse_facts, ungrouped_facts
+from abridged.engine.summarize.prompts import parse_sections
+
+SUMMARIZER = ExtractiveSummarizer()
+
+
+def _bash(call_id: str, command: str, output: str) -> list[Message]:
+    return [
+        Message.assistant(
+            f"Running {command.split(maxsplit=1)[0]}.",
+            tool_calls=[ToolCall(call_id, "bash", json.dumps({"command": command}))],
+        ),
+        Message.tool(call_id, output, name="bash"),
+    ]
+
+
+def _observation(output: str) -> Message:
+    """A text-protocol observation (mini-swe-agent's shape) printing ``output``."""
+    return Message.user(f"<returncode>0</returncode><output>\n{output}\n</output>")
+
+
+def _listed(messages: list[Message]) -> list[str]:
+    return [f.text for f in build_ledger(messages).facts]
+
+
+# -- one attribution per run of facts -------------------------------------------------------------
+
+
+def test_facts_printed_by_one_command_share_one_attribution() -> None:
+    output = "retry_limit = 5\nchunk_size = 8 MiB\nupload_host = up-7.internal.example.net\n"
+    messages = [
+        Message.user("Tune the uploader."),
+        *_bash("c1", "cat conf/uploader.ini", output),
+    ]
+    text = SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
+    body = parse_sections(text)["decisions"]
+    assert body.count("[tool: bash `cat conf/uploader.ini`]") == 1
+    for line in ("retry_limit = 5", "chunk_size = 8 MiB", "up-7.internal.example.net"):
+        assert line in body
+
+
+def test_a_grouped_facts_section_is_read_back_fact_by_fact() -> None:
+    """An update re-ranks the facts of the previous summary: each fact of a group keeps its
+    attribution when it is read back (and re-rendered the same)."""
+    output = "retry_limit = 5\nchunk_size = 8 MiB\n"
+    first = SUMMARIZER.build(
+        SummaryRequest(messages=tuple(_bash("c1", "cat conf/uploader.ini", output)))
+    )
+    facts = parse_facts(_entries(parse_sections(first.text)["decisions"]))
+    assert [(f.source, f.origin, f.text) for f in facts] == [
+        ("tool", "tool: bash `cat conf/uploader.ini`", "retry_limit = 5"),
+        ("tool", "tool: bash `cat conf/uploader.ini`", "chunk_size = 8 MiB"),
+    ]
+    again = SUMMARIZER.build(
+        SummaryRequest(messages=(Message.user("Go on."),), previous_summary=first.text)
+    )
+    assert parse_sections(again.text)["decisions"] == parse_sections(first.text)["decisions"]
+
+
+_HEADS = st.sampled_from(["[tool: bash `cat a.txt`]", "[assistant]", "[tool: read]", ""])
+_BODIES = st.from_regex(r"[A-Za-z][A-Za-z0-9 _.=:-]{0,30}[A-Za-z0-9]", fullmatch=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_HEADS, _BODIES), max_size=12))
+def test_grouped_lines_read_back_to_the_same_facts(facts: list[tuple[str, str]]) -> None:
+    """Whatever the runs of heads, rendering then reading back gives every fact, in order,
+    with its own head; the rendering is never longer than one line per fact with its head."""
+    heads = [h for h, _ in facts]
+    items = [b for _, b in facts]
+    lines = _grouped_lines(items, heads)
+    read = [" ".join(r.split()) for r in ungrouped_facts(_entries("\n".join(lines)))]
+    # (a fact is one line, its spaces folded, as the ledger makes it)
+    assert read == [" ".join(f"{h} {b}".split()) for h, b in facts]
+    flat = "\n".join(f"- {h} {b}" if h else f"- {b}" for h, b in facts)
+    assert estimate_text_tokens("\n".join(lines)) <= estimate_text_tokens(flat) + 1
+
+
+# -- structured and commented lines ---------------------------------------------------------------
+
+
+def test_a_json_field_weighs_as_the_same_field_in_yaml() -> None:
+    as_yaml = _listed([_observation("deps:\n  frozen_package: mezefu-ponu")])
+    as_json = _listed([_observation('{"frozen_package": "mezefu-ponu"}')])
+    assert as_yaml == ["frozen_package: mezefu-ponu"]
+    assert as_json == ['{"frozen_package": "mezefu-ponu"}']
+
+
+def test_a_comment_that_names_something_exact_is_a_fact() -> None:
+    output = "x = compute()\n# memory leak = WWL-67847\n# tidy this up later\n"
+    assert _listed([_observation(output)]) == ["# memory leak = WWL-67847"]
+
+
+def test_the_prose_of_a_source_listing_is_not_a_fact_unless_exact() -> None:
+    """Docstrings in a file read with ``sed`` state rules about the code (must, only): not the
+    task's facts; a line there that names something exact still is one."""
+    listing = "\n".join(
+        [
+            "def to_value(self, unit=None):",
+            '    """Convert to a value.',
+            "",
+            "    Must be an `~astropy.units.UnitBase` object or a string parseable by",
+            "    the units package; only used when the object is a mixin column.",
+            '    """',
+            "    if unit is None:",
+            "        return self.view(np.ndarray)",
+            "    value = self._to_value(unit)",
+            "    return value if value.shape else value[()]",
+            "    # The upload limit is 2,927 MiB (OPS-4411).",
+            "    raise UnitsError(unit)",
+        ]
+    )
+    listed = _listed([_observation(listing)])
+    assert listed == ["# The upload limit is 2,927 MiB (OPS-4411)."]
+
+
+# -- ranking --------------------------------------------------------------------------------------
+
+
+def test_the_agent_planning_around_a_rule_word_ranks_below_an_exact_fact() -> None:
+    """*I need to make sure I don't break it* is the agent's plan, not a rule someone set: a
+    fact with an exact value from the same message ranks above it."""
+    text = (
+        "If I change the check, I need to make sure I don't break the integer conversion. "
+        "The upload limit is 2927 MB."
+    )
+    ranked = _listed([Message.user("Fix it."), Message.assistant(text)])
+    assert ranked[0] == "The upload limit is 2927 MB."
