@@ -748,6 +748,8 @@ def ungrouped_facts(entries: Iterable[str]) -> Iterator[str]:
             bullet = _SUB_BULLET.match(line)
             if bullet is not None and bullet.group(1).strip():
                 yield f"{head.strip()} {bullet.group(1).strip()}"
+
+
 _PRINTED = re.compile(r'^printed: "(.*)"$')
 
 

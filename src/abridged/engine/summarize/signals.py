@@ -82,9 +82,7 @@ _FINDING = re.compile(
 )
 #: ``name: value`` or ``name = value`` (a setting, a field, a header of a table row), also as
 #: a JSON object's field (``{"name": value``): one fact weighs the same in any notation.
-_KEYED = re.compile(
-    r"^\s*[-+*>#|•\s]*(?:\{\s*)?\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S"
-)
+_KEYED = re.compile(r"^\s*[-+*>#|•\s]*(?:\{\s*)?\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S")
 #: A person's name: two capitalized words, not the text's first (``Maren Lindqvist``).
 PERSON = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
 #: Shapes worth less than the strong ones: names with digits or underscores, source files (the
