@@ -141,3 +141,31 @@ def test_the_agent_planning_around_a_rule_word_ranks_below_an_exact_fact() -> No
     )
     ranked = _listed([Message.user("Fix it."), Message.assistant(text)])
     assert ranked[0] == "The upload limit is 2927 MB."
+
+
+def test_a_code_name_the_conversation_names_once_is_an_exact_value() -> None:
+    """A fixture named once in a tool's output is a fact; the same line about a name the
+    agent keeps using (it greps it, edits it) is the code at hand."""
+    once = _listed([Message.user("Fix it."), _observation("use korafix_robir_fixture in tests")])
+    assert once == ["use korafix_robir_fixture in tests"]
+    again = _listed(
+        [
+            Message.user("Fix it."),
+            _observation("use value_unit_fixture in tests"),
+            *_bash("c1", "grep -rn value_unit_fixture tests/", "tests/a.py:3: value_unit_fixture"),
+        ]
+    )
+    assert "use value_unit_fixture in tests" not in again
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.from_regex(r"[a-z]{3,8}_[a-z]{3,8}(_[a-z]{3,8})?", fullmatch=True))
+def test_rarity_only_raises_a_code_name(name: str) -> None:
+    """Rarity makes a code name exact; it never lowers anything: the same line weighs at
+    least as much named once as named again elsewhere."""
+    line = f"use {name} in tests"
+    alone = build_ledger([_observation(line)]).facts
+    repeated = build_ledger([_observation(line), _observation(f"{name}()")]).facts
+    weight = {f.text: f.weight for f in alone}.get(line, 0.0)
+    assert weight >= {f.text: f.weight for f in repeated}.get(line, 0.0)
+    assert line in {f.text for f in alone}

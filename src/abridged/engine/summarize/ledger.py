@@ -472,14 +472,22 @@ def _kind(line: str, source: Source, modal: float) -> FactKind:
 
 
 def _weigh(
-    text: str, source: Source, seen_in: int = 1, *, listing: bool = False
+    text: str,
+    source: Source,
+    seen_in: int = 1,
+    *,
+    listing: bool = False,
+    names: Mapping[str, int] | None = None,
 ) -> _Candidate | None:
     """The fact ``text`` states from ``source``: its kind, its content signals (``specificity``
     and ``modality``; ``reuse``, ``recency`` and ``source`` are added by the caller, who knows
     the conversation; ``seen_in``: how many messages hold the same line) and its values;
     ``None`` when it is no statement (``_statement``) or states nothing exact or binding
     (content below ``MIN_CONTENT``). ``listing``: the line is part of a source listing
-    (``_is_listing``), whose prose is the code's documentation."""
+    (``_is_listing``), whose prose is the code's documentation. ``names``: how many messages
+    name each code name (``_name_counts``); one named in a single message is rare
+    (``signals.specificity``); ``None`` (a carried fact, whose messages are gone): every code
+    name it holds was rare when it was chosen."""
     # Secrets never become facts, values or "(was ...)" notes; a huge line is read in part.
     line = redact(text[:MAX_UNIT_CHARS]).strip()
     if not _statement(line, source):
@@ -487,7 +495,10 @@ def _weigh(
     refs = reference_kinds(line)
     if source != "tool" and not _is_prose(line) and not refs and not _KEYED_LINE.match(line):
         return None  # a fragment of prose without anything exact
-    spec = specificity(refs, line)
+    rare = frozenset(
+        v for v, k in refs if k == "identifier" and (names is None or names.get(v, 0) <= 1)
+    )
+    spec = specificity(refs, line, rare=rare)
     # (A long statement typed in lower case, as people chat, is no fragment.)
     fragment = listing or _COMMENT.match(line) or not _sentence_like(line, lenient=True)
     if source == "tool" and spec < STRONG and fragment and not is_setting(line):
@@ -619,6 +630,27 @@ def _is_listing(units: Sequence[str]) -> bool:
     return sum(1 for u in lines if _is_code(u)) >= LISTING_SHARE * len(lines)
 
 
+_CODE_NAME = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b")
+
+
+def _name_counts(messages: Sequence[Message]) -> dict[str, int]:
+    """For each code name (``reference_kinds``' identifier shape), how many of ``messages``
+    name it: in their text, their tool calls' arguments (a command that uses the name) or
+    their tool results, up to ``MAX_SCAN_CHARS`` of each."""
+    counts: dict[str, int] = {}
+    for message in messages:
+        texts = [message.text, *(c.arguments for c in message.tool_calls)]
+        texts.extend(r.text for r in message.tool_results)
+        found = {n for text in texts for n in _CODE_NAME.findall(text[:MAX_SCAN_CHARS])}
+        for name in found:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+#: How much of one message is read for its code names.
+MAX_SCAN_CHARS = 200_000
+
+
 def _line_repeats(messages: Sequence[Message]) -> dict[int, int]:
     """For each line of tool output (its hash, numbers aside), how many messages print it, when
     more than one does (a test runner's header, a banner): such a line is no rare fact."""
@@ -659,6 +691,7 @@ def _iter_facts(
     """``extract_facts``, one message at a time: ``build_ledger`` resolves each fact as it
     comes, so the candidates of a long conversation are never all alive at once."""
     repeats = _line_repeats(messages)
+    names = _name_counts(messages)
     order = start_order
     calls: dict[str, ToolCall] = {}
     last_call: ToolCall | None = None
@@ -683,7 +716,7 @@ def _iter_facts(
                 before = units[position - 1] if position and source != "tool" else ""
                 seen_in = repeats.get(hash(_DIGITS.sub("#", unit.strip())), 1)
                 candidate = _weigh(
-                    unit, source, seen_in if source == "tool" else 1, listing=listing
+                    unit, source, seen_in if source == "tool" else 1, listing=listing, names=names
                 )
                 worth = candidate is not None
                 if candidate is None:

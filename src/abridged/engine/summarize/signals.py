@@ -19,7 +19,7 @@ some signals removed, for the ablation in ``bench/retention.py --ablate``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Final, Literal
 
 from abridged.engine.summarize.references import STRONG_KINDS
@@ -104,19 +104,38 @@ def _exact_file(value: str, kind: str) -> bool:
     return kind == "file" and "/" in value and value.rsplit(".", 1)[-1] not in _SOURCE_EXTENSIONS
 
 
-def specificity(references: Sequence[tuple[str, str]], text: str, seen_in: int = 1) -> float:
+def specificity(
+    references: Sequence[tuple[str, str]],
+    text: str,
+    seen_in: int = 1,
+    rare: Collection[str] = frozenset(),
+) -> float:
     """How exact ``text`` is, in [0, 1]: its references (``reference_kinds``: strong shapes
     and paths count most, code names and source files little), a keyed shape, a person's name;
     divided by ``seen_in``, the number of messages that hold the same line (numbers aside): a
-    line every test run prints (``Platform: linux``) is no rare fact.
+    line every test run prints (``Platform: linux``) is no rare fact. A code name in ``rare``
+    (one the conversation names in no other message) counts as a strong shape: a flag, a
+    table, a fixture named once is a fact a reader cannot rebuild, while a name the agent
+    keeps using is the code at hand, which the conversation shows anyway.
 
     >>> specificity([("OPS-1", "ticket"), ("2.1.0", "version")], "Ticket OPS-1 ships in 2.1.0")
     0.8
     >>> specificity([], "we will see")
     0.0
     """
-    strong = sum(1 for v, k in references if k in STRONG_KINDS or k == "path" or _exact_file(v, k))
-    weak = sum(1 for v, k in references if k in _WEAK_KINDS and not _exact_file(v, k))
+    strong = sum(
+        1
+        for v, k in references
+        if k in STRONG_KINDS
+        or k == "path"
+        or _exact_file(v, k)
+        or (k == "identifier" and v in rare)
+    )
+    weak = sum(
+        1
+        for v, k in references
+        if k in _WEAK_KINDS and not _exact_file(v, k) and not (k == "identifier" and v in rare)
+    )
     found = 0.6 * min(strong, 1) + 0.2 * min(max(strong - 1, 0), 2) + 0.15 * min(weak, 2)
     if _KEYED.match(text):
         found += 0.25
