@@ -169,3 +169,32 @@ def test_rarity_only_raises_a_code_name(name: str) -> None:
     weight = {f.text: f.weight for f in alone}.get(line, 0.0)
     assert weight >= {f.text: f.weight for f in repeated}.get(line, 0.0)
     assert line in {f.text for f in alone}
+
+
+# -- the cap --------------------------------------------------------------------------------------
+
+
+def _name(i: int) -> str:
+    return "".join("bdfgklmnprstvz"[int(d)] + "aeiou"[int(d) % 5] for d in f"{i:03d}")
+
+
+def _many_facts(n: int) -> list[Message]:
+    """``n`` settings, five per output (lines of one shape with other numbers are a log's)."""
+    messages = [Message.user("Collect the settings.")]
+    for batch in range(0, n, 5):
+        lines = "\n".join(f"{_name(i)}_limit = {1000 + i} ms" for i in range(batch, batch + 5))
+        messages.extend(_bash(f"c{batch}", f"cat conf/part{batch}.ini", lines))
+    return messages
+
+
+def test_the_fact_cap_grows_with_the_ceiling() -> None:
+    """A larger summary holds more facts: the cap is no fixed count, and the ceiling still
+    holds."""
+    messages = tuple(_many_facts(100))
+    small = SUMMARIZER.build(SummaryRequest(messages=messages, max_tokens=1_000))
+    large = SUMMARIZER.build(SummaryRequest(messages=messages, max_tokens=4_000))
+    shown = [i for i in range(100) if f"{1000 + i} ms" in large.text]
+    assert len(shown) > 60
+    assert estimate_text_tokens(large.text) <= 4_000
+    assert estimate_text_tokens(small.text) <= 1_000
+    assert SUMMARIZER.fact_cap(1_000) == SUMMARIZER.max_facts

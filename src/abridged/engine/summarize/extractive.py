@@ -421,7 +421,8 @@ class ExtractiveSummarizer:
       clipped; the lowest-ranked facts go first.
     - ``entry_floor_tokens`` (default 48; >= 8): middle user entries are clipped down to this
       before the first and newest are touched.
-    - ``max_facts`` (60): the ledger's size before the ceiling (best first, see ``ledger``).
+    - ``max_facts`` (60): the ledger's size before the ceiling (best first, see ``ledger``),
+      more for a larger ceiling (``fact_cap``): the cap grows with the budget.
     - ``ledger_weights`` (``signals.WEIGHTS``): the weight of each ranking signal of the ledger
       (``signals.without`` removes some, for an ablation).
     - ``max_errors`` (8), ``max_commands`` (10), ``max_done`` (6), ``max_references`` (48),
@@ -486,6 +487,16 @@ class ExtractiveSummarizer:
         """Who summarizes, for reports."""
         return self._name
 
+    def fact_cap(self, ceiling: int) -> int:
+        """How many facts the ledger ranks for a summary of ``ceiling`` tokens: ``max_facts``,
+        or one per ``TOKENS_PER_FACT`` of the ceiling when that is more (the ceiling, not the
+        count, then decides how many are shown).
+
+        >>> ExtractiveSummarizer().fact_cap(1_000), ExtractiveSummarizer().fact_cap(4_000)
+        (60, 125)
+        """
+        return max(self.max_facts, ceiling // TOKENS_PER_FACT)
+
     async def summarize(self, request: SummaryRequest) -> Summary:
         """The summary of ``request`` (see ``build``; nothing here awaits)."""
         return self.build(request)
@@ -517,7 +528,7 @@ class ExtractiveSummarizer:
             previous=_entries(prev.get("decisions", "")),
             users=carried_users,
             later=request.later,
-            max_facts=self.max_facts,
+            max_facts=self.fact_cap(request.max_tokens),
             weights=self.ledger_weights,
         )
         users = self._user_entries(prev, messages, ledger.superseded_users, ledger.replaced_values)
@@ -858,6 +869,9 @@ class ExtractiveSummarizer:
         return truncate_tokens(text, ceiling), True
 
 
+#: Tokens of a summary's ceiling per fact ranked beyond ``max_facts`` (a fact and its share of
+#: an attribution take about 20; the rest leaves room for the other sections).
+TOKENS_PER_FACT = 32
 #: Below this ceiling a summary uses the short headings (``## Facts``).
 SHORT_LAYOUT_TOKENS = 240
 #: A clipped user entry shorter than this says nothing useful: it is left out instead.
