@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -141,6 +142,20 @@ def test_the_agent_planning_around_a_rule_word_ranks_below_an_exact_fact() -> No
     )
     ranked = _listed([Message.user("Fix it."), Message.assistant(text)])
     assert ranked[0] == "The upload limit is 2927 MB."
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "put tests in TestZorepiVene",
+        "name the helper _lubizis_vipo",
+        "runs need --govilir-vedus on",
+    ],
+)
+def test_code_names_of_every_shape_count_when_rare(line: str) -> None:
+    """A CamelCase class, a private name, a long option: code names without a digit or an
+    underscore inside, exact when the conversation names them once."""
+    assert _listed([Message.user("Fix it."), _observation(line)]) == [line]
 
 
 def test_a_code_name_the_conversation_names_once_is_an_exact_value() -> None:

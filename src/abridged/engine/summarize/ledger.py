@@ -496,9 +496,14 @@ def _weigh(
     if source != "tool" and not _is_prose(line) and not refs and not _KEYED_LINE.match(line):
         return None  # a fragment of prose without anything exact
     rare = frozenset(
-        v for v, k in refs if k == "identifier" and (names is None or names.get(v, 0) <= 1)
+        v
+        for v in [v for v, k in refs if k == "identifier"]
+        + _OTHER_CODE_NAME.findall(_BACKTICKED.sub(" ", line))  # (code in backticks: none)
+        if names is None or names.get(v, 0) <= 1
     )
-    spec = specificity(refs, line, rare=rare)
+    listed = {v for v, _k in refs}
+    named = [*refs, *((v, "identifier") for v in sorted(rare) if v not in listed)]
+    spec = specificity(named, line, rare=rare)
     # (A long statement typed in lower case, as people chat, is no fragment.)
     fragment = listing or _COMMENT.match(line) or not _sentence_like(line, lenient=True)
     if source == "tool" and spec < STRONG and fragment and not is_setting(line):
@@ -630,7 +635,15 @@ def _is_listing(units: Sequence[str]) -> bool:
     return sum(1 for u in lines if _is_code(u)) >= LISTING_SHARE * len(lines)
 
 
+_BACKTICKED = re.compile(r"`[^`\n]*`")
 _CODE_NAME = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b")
+#: Code names ``reference_kinds`` does not list (no digit or underscore inside): a CamelCase
+#: name of two words or more (``TestZeroNade``), a private name (``_lubizis_vipo``), a long
+#: option (``--govilir-vedus``). Counted only when rare (``_weigh``).
+_OTHER_CODE_NAME = re.compile(
+    r"(?<![\w-])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|_[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*|"
+    r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w-])"
+)
 
 
 def _name_counts(messages: Sequence[Message]) -> dict[str, int]:
@@ -641,7 +654,12 @@ def _name_counts(messages: Sequence[Message]) -> dict[str, int]:
     for message in messages:
         texts = [message.text, *(c.arguments for c in message.tool_calls)]
         texts.extend(r.text for r in message.tool_results)
-        found = {n for text in texts for n in _CODE_NAME.findall(text[:MAX_SCAN_CHARS])}
+        found = {
+            n
+            for text in texts
+            for pattern in (_CODE_NAME, _OTHER_CODE_NAME)
+            for n in pattern.findall(text[:MAX_SCAN_CHARS])
+        }
         for name in found:
             counts[name] = counts.get(name, 0) + 1
     return counts
