@@ -225,3 +225,31 @@ def test_a_carried_fact_is_kept_ahead_of_a_new_one_of_equal_weight() -> None:
     heavier = [_observation("Never raise fetch_limit above 5100 MB.")]
     taken = build_ledger(heavier, previous=previous, max_facts=1).facts
     assert [f.text for f in taken] == ["Never raise fetch_limit above 5100 MB."]
+
+
+async def test_a_model_summary_reads_grouped_facts_back_with_their_attribution() -> None:
+    """An update by a model after an extractive summary (a fallback, say): the grouped facts of
+    the previous summary ride along each with its own attribution, no head left alone."""
+    from abridged.engine.summarize.llm import LLMSummarizer
+    from abridged.engine.summarize.prompts import render_sections
+    from abridged.providers.scripted import ScriptedModel
+
+    output = "retry_limit = 5\nchunk_size = 8 MiB\n"
+    first = SUMMARIZER.build(
+        SummaryRequest(messages=tuple(_bash("c1", "cat conf/uploader.ini", output)))
+    )
+    reply = render_sections({"intent": "- Tune the uploader.", "decisions": "- Tuning it."})
+    summarizer = LLMSummarizer(
+        ScriptedModel([reply]), max_output_tokens=2_000, input_budget_tokens=20_000
+    )
+    request = SummaryRequest(
+        messages=(Message.user("Go on."), Message.assistant("Going on.")),
+        previous_summary=first.text,
+        max_tokens=800,
+    )
+    summary = await summarizer.summarize(request)
+    facts = parse_facts(_entries(parse_sections(summary.text)["decisions"]))
+    origins = {f.text: f.origin for f in facts}
+    assert origins["retry_limit = 5"] == "tool: bash `cat conf/uploader.ini`"
+    assert origins["chunk_size = 8 MiB"] == "tool: bash `cat conf/uploader.ini`"
+    assert not any(f.text.startswith("[tool") for f in facts)

@@ -153,6 +153,11 @@ def _entries(body: str) -> list[str]:
     return out
 
 
+def section_entries(body: str) -> list[str]:
+    """The entries of a section's body (``_entries``): what another summarizer reads back."""
+    return _entries(body)
+
+
 def _dedupe(entries: Iterable[str]) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
@@ -966,5 +971,6 @@ __all__ = [
     "ExtractiveSummarizer",
     "harvest_references",
     "is_constraint",
+    "section_entries",
     "user_request_text",
 ]
