@@ -3,9 +3,10 @@
 A candidate fact is ranked by what it holds, never by particular words of particular facts:
 
 - ``specificity``: exact references (tickets, versions, quantities, hosts, paths, e-mails, ...),
-  a ``key: value`` shape, names of people; the more exact it is, the less a reader can rebuild it;
+  code names the conversation names only once, a ``key: value`` shape (in any notation, JSON
+  too), names of people; the more exact it is, the less a reader can rebuild it;
 - ``modality``: rule, decision or finding language (must, never, only, prefer, agreed, the root
-  cause is, ...).
+  cause is, ...), halved when hedged or when the agent plans its own move around it.
 
 Facts of equal weight rank newest first. Three more signals were measured and dropped (the
 ablation in bench/RESULTS.md: removing each changed survival on generated canaries by at most
