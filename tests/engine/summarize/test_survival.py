@@ -1,6 +1,6 @@
 """Tests of what lets a fact planted in tool output or an assistant message survive compactions:
-one attribution per run of facts, structured and commented lines read as facts, a source
-listing's prose left out, carried facts kept ahead of new weaker ones."""
+one attribution per run of facts, structured and commented lines read as facts, rare code
+names as exact values, a cap that grows with the ceiling, carried facts kept ahead of ties."""
 
 from __future__ import annotations
 
@@ -105,29 +105,6 @@ def test_a_json_field_weighs_as_the_same_field_in_yaml() -> None:
 def test_a_comment_that_names_something_exact_is_a_fact() -> None:
     output = "x = compute()\n# memory leak = WWL-67847\n# tidy this up later\n"
     assert _listed([_observation(output)]) == ["# memory leak = WWL-67847"]
-
-
-def test_the_prose_of_a_source_listing_is_not_a_fact_unless_exact() -> None:
-    """Docstrings in a file read with ``sed`` state rules about the code (must, only): not the
-    task's facts; a line there that names something exact still is one."""
-    listing = "\n".join(
-        [
-            "def to_value(self, unit=None):",
-            '    """Convert to a value.',
-            "",
-            "    Must be an `~astropy.units.UnitBase` object or a string parseable by",
-            "    the units package; only used when the object is a mixin column.",
-            '    """',
-            "    if unit is None:",
-            "        return self.view(np.ndarray)",
-            "    value = self._to_value(unit)",
-            "    return value if value.shape else value[()]",
-            "    # The upload limit is 2,927 MiB (OPS-4411).",
-            "    raise UnitsError(unit)",
-        ]
-    )
-    listed = _listed([_observation(listing)])
-    assert listed == ["# The upload limit is 2,927 MiB (OPS-4411)."]
 
 
 # -- ranking --------------------------------------------------------------------------------------

@@ -477,15 +477,13 @@ def _weigh(
     source: Source,
     seen_in: int = 1,
     *,
-    listing: bool = False,
     names: Mapping[str, int] | None = None,
 ) -> _Candidate | None:
     """The fact ``text`` states from ``source``: its kind, its content signals (``specificity``
     and ``modality``; ``reuse``, ``recency`` and ``source`` are added by the caller, who knows
     the conversation; ``seen_in``: how many messages hold the same line) and its values;
     ``None`` when it is no statement (``_statement``) or states nothing exact or binding
-    (content below ``MIN_CONTENT``). ``listing``: the line is part of a source listing
-    (``_is_listing``), whose prose is the code's documentation. ``names``: how many messages
+    (content below ``MIN_CONTENT``). ``names``: how many messages
     name each code name (``_name_counts``); one named in a single message is rare
     (``signals.specificity``); ``None`` (a carried fact, whose messages are gone): every code
     name it holds was rare when it was chosen."""
@@ -506,10 +504,9 @@ def _weigh(
     named = [*refs, *((v, "identifier") for v in sorted(rare) if v not in listed)]
     spec = specificity(named, line, rare=rare)
     # (A long statement typed in lower case, as people chat, is no fragment.)
-    fragment = listing or _COMMENT.match(line) or not _sentence_like(line, lenient=True)
+    fragment = _COMMENT.match(line) or not _sentence_like(line, lenient=True)
     if source == "tool" and spec < STRONG and fragment and not is_setting(line):
-        # A comment or a fragment of prose in output (a source file's, a wrapped docstring's),
-        # or any prose of a source listing (its docstrings: about the code, not the task),
+        # A comment or a fragment of prose in output (a source file's, a wrapped docstring's)
         # states a fact only when it holds something exact.
         return None
     modal = modality(line, source) if _is_prose(line) or source != "tool" else 0.0
@@ -622,20 +619,6 @@ def _message_units(
     ]
 
 
-#: A tool output is a source listing when at least this share of its lines is code.
-LISTING_SHARE = 0.4
-
-
-def _is_listing(units: Sequence[str]) -> bool:
-    """Whether the lines ``units`` of one output are mostly code (``LISTING_SHARE``): a file
-    read with ``cat`` or ``sed``, a diff of code. Ten lines at least: a short output is no
-    listing."""
-    lines = [u for u in units[:400] if u.strip()]
-    if len(lines) < 10:
-        return False
-    return sum(1 for u in lines if _is_code(u)) >= LISTING_SHARE * len(lines)
-
-
 _BACKTICKED = re.compile(r"`[^`\n]*`")
 _CODE_NAME = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b")
 #: Code names ``reference_kinds`` does not list (no digit or underscore inside): a CamelCase
@@ -725,7 +708,6 @@ def _iter_facts(
                 shape = _DIGITS.sub("#", unit.strip())
                 shapes[shape] = shapes.get(shape, 0) + 1
             seen: set[str] = set()
-            listing = source == "tool" and _is_listing(units)
             for position, unit in enumerate(units):
                 if shapes[_DIGITS.sub("#", unit.strip())] >= REPEATED_LINE or unit in seen:
                     continue
@@ -734,9 +716,7 @@ def _iter_facts(
                 # staging host: ... Point everything at ip-10-42-9-58.").
                 before = units[position - 1] if position and source != "tool" else ""
                 seen_in = repeats.get(hash(_DIGITS.sub("#", unit.strip())), 1)
-                candidate = _weigh(
-                    unit, source, seen_in if source == "tool" else 1, listing=listing, names=names
-                )
+                candidate = _weigh(unit, source, seen_in if source == "tool" else 1, names=names)
                 worth = candidate is not None
                 if candidate is None:
                     line = redact(unit[:MAX_UNIT_CHARS]).strip()
