@@ -1,6 +1,6 @@
 """Tests of what lets a fact planted in tool output or an assistant message survive compactions:
 one attribution per run of facts, structured and commented lines read as facts, rare code
-names as exact values, a cap that grows with the ceiling, carried facts kept ahead of ties."""
+names as exact values, a cap that grows with the ceiling."""
 
 from __future__ import annotations
 
@@ -190,18 +190,6 @@ def test_the_fact_cap_grows_with_the_ceiling() -> None:
     assert estimate_text_tokens(large.text) <= 4_000
     assert estimate_text_tokens(small.text) <= 1_000
     assert SUMMARIZER.fact_cap(1_000) == SUMMARIZER.max_facts
-
-
-def test_a_carried_fact_is_kept_ahead_of_a_new_one_of_equal_weight() -> None:
-    """A fact a previous summary carried keeps its place against a new fact that only ties
-    it; a heavier new fact still takes the place."""
-    previous = ["[tool: bash `cat a.ini`] upload_limit = 2927 MB"]
-    tie = [_observation("fetch_limit = 5100 MB")]
-    kept = build_ledger(tie, previous=previous, max_facts=1).facts
-    assert [f.text for f in kept] == ["upload_limit = 2927 MB"]
-    heavier = [_observation("Never raise fetch_limit above 5100 MB.")]
-    taken = build_ledger(heavier, previous=previous, max_facts=1).facts
-    assert [f.text for f in taken] == ["Never raise fetch_limit above 5100 MB."]
 
 
 async def test_a_model_summary_reads_grouped_facts_back_with_their_attribution() -> None:

@@ -27,8 +27,7 @@ what it said is then marked, never dropped (``superseded_users``).
 
 ``build_ledger`` keeps at most ``per_message`` facts from one message and ``max_facts`` in all;
 carried facts (the previous summary's entries, their attribution read back) compete on the same
-terms, ahead of new facts of equal weight, so an important early fact outlives many compactions
-while chatter does not. Pure: same
+terms, so an important early fact outlives many compactions while chatter does not. Pure: same
 input, same ledger.
 
 >>> from abridged.core.model import Message, ToolCall, ToolResult
@@ -1321,11 +1320,8 @@ def build_ledger(
         if row[_LISTED] and row[_SOURCE] in sources and row[_MESSAGE] < len(messages)
     ]
 
-    def rank(row: _Row) -> tuple[float, bool, int]:
-        # Of equal weight, a fact a previous summary carried first (it was chosen before: a
-        # new fact must outweigh it, not merely tie, or the hand-off churns and what was
-        # kept decays one compaction at a time), then the newest.
-        return (row[_WEIGHT], row[_MESSAGE] == -1, row[_ORDER])
+    def rank(row: _Row) -> tuple[float, int]:
+        return (row[_WEIGHT], row[_ORDER])  # of equal weight, the newest first
 
     best = sorted(shown, key=rank, reverse=True)[:max_facts]
     return Ledger(tuple(_fact(row) for row in best), superseded, replaced_values)
