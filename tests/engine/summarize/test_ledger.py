@@ -13,7 +13,12 @@ from abridged.core.model import Message, ToolCall
 from abridged.core.protocols import SummaryRequest
 from abridged.core.tokens import estimate_text_tokens
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
-from abridged.engine.summarize.ledger import SUPERSEDED_MARK, build_ledger, extract_facts
+from abridged.engine.summarize.ledger import (
+    SUPERSEDED_MARK,
+    build_ledger,
+    extract_facts,
+    ungrouped_facts,
+)
 from abridged.engine.summarize.prompts import parse_sections
 
 SUMMARIZER = ExtractiveSummarizer()
@@ -33,9 +38,11 @@ _LABEL = re.compile(r"^\[(?:user|assistant|tool)[^\]]*\] (?:printed: \"(.*)\"(?=
 
 
 def _facts(text: str) -> list[str]:
-    """The facts of a summary without their attribution (tested apart)."""
+    """The facts of a summary without their attribution (tested apart); a group of facts
+    listed under one attribution read back one line each (``ungrouped_facts``)."""
     body = parse_sections(text).get("decisions", "")
-    lines = [line.removeprefix("- ").strip() for line in body.splitlines() if line.strip()]
+    bullets = [b.removeprefix("- ").strip() for b in re.split(r"\n(?=- )", body) if b.strip()]
+    lines = [line.strip() for line in ungrouped_facts(bullets)]
     return [_LABEL.sub(lambda m: m.group(1) or "", line) for line in lines]
 
 

@@ -153,6 +153,11 @@ def _entries(body: str) -> list[str]:
     return out
 
 
+def section_entries(body: str) -> list[str]:
+    """The entries of a section's body (``_entries``): what another summarizer reads back."""
+    return _entries(body)
+
+
 def _dedupe(entries: Iterable[str]) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
@@ -185,6 +190,9 @@ class _Group:
     omitted: int = 0
     always: bool = False  # rendered even when empty ("Blocked: none")
     ranks: list[float] | None = None  # when set, shrinking drops the lowest-ranked item
+    # when set, each item's head (who said it): items in a row with one head are listed under
+    # it once, so a run of facts from one command pays for its attribution once
+    heads: list[str] | None = None
 
     def lines(self) -> list[str]:
         if self.inline:
@@ -198,7 +206,10 @@ class _Group:
         out = [self.label] if self.label else []
         if self.omitted and self.drop == "front" and self.ranks is None:
             out.append(f"- [... {self.omitted} earlier omitted]")
-        out.extend(_bullet(item) for item in self.items)
+        if self.heads is None:
+            out.extend(_bullet(item) for item in self.items)
+        else:
+            out.extend(_grouped_lines(self.items, self.heads))
         if self.omitted and self.drop == "back":
             out.append(f"- [... {self.omitted} more omitted]")
         return out
@@ -210,8 +221,13 @@ class _Group:
             worst = min(range(len(self.items)), key=lambda i: (self.ranks[i], i))  # type: ignore[index]
             self.items.pop(worst)
             self.ranks.pop(worst)
+            if self.heads is not None:
+                self.heads.pop(worst)
         else:
-            self.items.pop(0 if self.drop == "front" else -1)
+            index = 0 if self.drop == "front" else -1
+            self.items.pop(index)
+            if self.heads is not None:
+                self.heads.pop(index)
         self.omitted += 1
         return True
 
@@ -252,13 +268,44 @@ class _Section:
 
 def _facts_section(ledger: Ledger) -> _Section:
     """The ledger as the *Facts and decisions* section: oldest first, shrinking from the
-    lowest-ranked fact."""
+    lowest-ranked fact; facts in a row said by one source are listed under it once."""
     rank = {id(f): len(ledger.facts) - i for i, f in enumerate(ledger.facts)}  # best first
     facts = sorted(ledger.facts, key=lambda f: f.order)
     return _Section(
         "decisions",
-        [_Group(None, [f.render() for f in facts], ranks=[float(rank[id(f)]) for f in facts])],
+        [
+            _Group(
+                None,
+                [f.body() if f.head() else f.render() for f in facts],
+                ranks=[float(rank[id(f)]) for f in facts],
+                heads=[f.head() for f in facts],
+            )
+        ],
     )
+
+
+def _grouped_lines(items: Sequence[str], heads: Sequence[str]) -> list[str]:
+    """Bullets for ``items``; a run of two or more with one head is that head's bullet with
+    the items indented below it (``ledger.parse_facts`` reads it back), a lone one is
+    ``- head item``.
+
+    >>> _grouped_lines(["a = 1", "b = 2", "c"], ["[tool: cat x]", "[tool: cat x]", ""])
+    ['- [tool: cat x]', '  - a = 1', '  - b = 2', '- c']
+    """
+    out: list[str] = []
+    start = 0
+    while start < len(items):
+        end = start + 1
+        while end < len(items) and heads[end] == heads[start]:
+            end += 1
+        head = heads[start]
+        if head and end - start > 1:
+            out.append(f"- {head}")
+            out.extend(f"  - {_oneline(item)}" for item in items[start:end])
+        else:
+            out.extend(_bullet(f"{head} {item}" if head else item) for item in items[start:end])
+        start = end
+    return out
 
 
 # -- the summarizer -----------------------------------------------------------------------------
@@ -379,7 +426,8 @@ class ExtractiveSummarizer:
       clipped; the lowest-ranked facts go first.
     - ``entry_floor_tokens`` (default 48; >= 8): middle user entries are clipped down to this
       before the first and newest are touched.
-    - ``max_facts`` (60): the ledger's size before the ceiling (best first, see ``ledger``).
+    - ``max_facts`` (60): the ledger's size before the ceiling (best first, see ``ledger``),
+      more for a larger ceiling (``fact_cap``): the cap grows with the budget.
     - ``ledger_weights`` (``signals.WEIGHTS``): the weight of each ranking signal of the ledger
       (``signals.without`` removes some, for an ablation).
     - ``max_errors`` (8), ``max_commands`` (10), ``max_done`` (6), ``max_references`` (48),
@@ -444,6 +492,16 @@ class ExtractiveSummarizer:
         """Who summarizes, for reports."""
         return self._name
 
+    def fact_cap(self, ceiling: int) -> int:
+        """How many facts the ledger ranks for a summary of ``ceiling`` tokens: ``max_facts``,
+        or one per ``TOKENS_PER_FACT`` of the ceiling when that is more (the ceiling, not the
+        count, then decides how many are shown).
+
+        >>> ExtractiveSummarizer().fact_cap(1_000), ExtractiveSummarizer().fact_cap(4_000)
+        (60, 125)
+        """
+        return max(self.max_facts, ceiling // TOKENS_PER_FACT)
+
     async def summarize(self, request: SummaryRequest) -> Summary:
         """The summary of ``request`` (see ``build``; nothing here awaits)."""
         return self.build(request)
@@ -475,7 +533,7 @@ class ExtractiveSummarizer:
             previous=_entries(prev.get("decisions", "")),
             users=carried_users,
             later=request.later,
-            max_facts=self.max_facts,
+            max_facts=self.fact_cap(request.max_tokens),
             weights=self.ledger_weights,
         )
         users = self._user_entries(prev, messages, ledger.superseded_users, ledger.replaced_values)
@@ -820,6 +878,9 @@ class ExtractiveSummarizer:
         return truncate_tokens(text, ceiling), True
 
 
+#: Tokens of a summary's ceiling per fact ranked beyond ``max_facts`` (a fact and its share of
+#: an attribution take about 20; the rest leaves room for the other sections).
+TOKENS_PER_FACT = 32
 #: Below this ceiling a summary uses the short headings (``## Facts``).
 SHORT_LAYOUT_TOKENS = 240
 #: A clipped user entry shorter than this says nothing useful: it is left out instead.
@@ -914,5 +975,6 @@ __all__ = [
     "ExtractiveSummarizer",
     "harvest_references",
     "is_constraint",
+    "section_entries",
     "user_request_text",
 ]

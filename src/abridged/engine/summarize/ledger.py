@@ -324,14 +324,25 @@ class Fact:
     origin: str = ""
 
     def render(self) -> str:
-        """The fact as a summary line: who said it (``[user]``, ``[assistant]``, ``[tool: bash
-        `cmd`]``), ``text``, and, when it replaced a value, ``(was old)``. What a tool printed
-        that reads as an instruction or a decision is quoted as printed, never stated as one."""
+        """The fact as a summary line: who said it (``head``: ``[user]``, ``[assistant]``,
+        ``[tool: bash `cmd`]``) and what (``body``)."""
+        head = self.head()
+        return f"{head} {self.body()}" if head else self.body()
+
+    def head(self) -> str:
+        """Who said it: ``[user]``, ``[assistant]``, ``[tool: bash `cmd`]`` (empty for a fact
+        carried without attribution). Facts in a row with one head are listed under it once
+        (``extractive``), and ``parse_facts`` reads such a group back."""
+        if self.source in ("user", "assistant", "tool"):
+            return f"[{self.origin or self.source}]"
+        return ""
+
+    def body(self) -> str:
+        """``text`` and, when it replaced a value, ``(was old)``. What a tool printed that reads
+        as an instruction or a decision is quoted as printed, never stated as one."""
         text = self.text
         if self.source == "tool" and is_rule(text):
             text = f'printed: "{text}"'
-        if self.source in ("user", "assistant", "tool"):
-            text = f"[{self.origin or self.source}] {text}"
         return f"{text} (was {self.was})" if self.was else text
 
 
@@ -461,11 +472,9 @@ def _statement(line: str, source: Source) -> bool:
         return False
     if len(_WORD_CHARS.findall(line)) < 0.5 * len(line):
         return False  # mostly punctuation: a progress bar, a rule, a drawing
-    if source == "tool":
-        if _NOISE.search(line) or (_is_code(line) and not is_setting(line)):
-            return False
-        if line.startswith("#") and not line.startswith("#!") and not _is_prose(line[1:]):
-            return False
+    if source == "tool" and (_NOISE.search(line) or (_is_code(line) and not is_setting(line))):
+        return False
+    # (A comment is no code: it states a fact when it holds something exact, see ``_weigh``.)
     # Narration (let me, now I will, ...) is the agent's work in progress, unless it decides.
     return not _NARRATION.match(line) or (is_rule(line) and bool(_DECISION.search(line)))
 
@@ -480,12 +489,21 @@ def _kind(line: str, source: Source, modal: float) -> FactKind:
     return "finding" if modal > 0 else "value"
 
 
-def _weigh(text: str, source: Source, seen_in: int = 1) -> _Candidate | None:
+def _weigh(
+    text: str,
+    source: Source,
+    seen_in: int = 1,
+    *,
+    names: Mapping[str, int] | None = None,
+) -> _Candidate | None:
     """The fact ``text`` states from ``source``: its kind, its content signals (``specificity``
     and ``modality``; ``reuse``, ``recency`` and ``source`` are added by the caller, who knows
     the conversation; ``seen_in``: how many messages hold the same line) and its values;
     ``None`` when it is no statement (``_statement``) or states nothing exact or binding
-    (content below ``MIN_CONTENT``)."""
+    (content below ``MIN_CONTENT``). ``names``: how many messages
+    name each code name (``_name_counts``); one named in a single message is rare
+    (``signals.specificity``); ``None`` (a carried fact, whose messages are gone): every code
+    name it holds was rare when it was chosen."""
     # Secrets never become facts, values or "(was ...)" notes; a huge line is read in part.
     line = redact(text[:MAX_UNIT_CHARS]).strip()
     if not _statement(line, source):
@@ -493,7 +511,15 @@ def _weigh(text: str, source: Source, seen_in: int = 1) -> _Candidate | None:
     refs = reference_kinds(line)
     if source != "tool" and not _is_prose(line) and not refs and not _KEYED_LINE.match(line):
         return None  # a fragment of prose without anything exact
-    spec = specificity(refs, line)
+    rare = frozenset(
+        v
+        for v in [v for v, k in refs if k == "identifier"]
+        + _OTHER_CODE_NAME.findall(_BACKTICKED.sub(" ", line))  # (code in backticks: none)
+        if names is None or names.get(v, 0) <= 1
+    )
+    listed = {v for v, _k in refs}
+    named = [*refs, *((v, "identifier") for v in sorted(rare) if v not in listed)]
+    spec = specificity(named, line, rare=rare)
     # (A long statement typed in lower case, as people chat, is no fragment.)
     fragment = _COMMENT.match(line) or not _sentence_like(line, lenient=True)
     if source == "tool" and spec < STRONG and fragment and not is_setting(line):
@@ -661,6 +687,40 @@ def _message_units(
     ]
 
 
+_BACKTICKED = re.compile(r"`[^`\n]*`")
+_CODE_NAME = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b")
+#: Code names ``reference_kinds`` does not list (no digit or underscore inside): a CamelCase
+#: name of two words or more (``TestZeroNade``), a private name (``_lubizis_vipo``), a long
+#: option (``--govilir-vedus``). Counted only when rare (``_weigh``).
+_OTHER_CODE_NAME = re.compile(
+    r"(?<![\w-])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|_[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*|"
+    r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w-])"
+)
+
+
+def _name_counts(messages: Sequence[Message]) -> dict[str, int]:
+    """For each code name (``reference_kinds``' identifier shape), how many of ``messages``
+    name it: in their text, their tool calls' arguments (a command that uses the name) or
+    their tool results, up to ``MAX_SCAN_CHARS`` of each."""
+    counts: dict[str, int] = {}
+    for message in messages:
+        texts = [message.text, *(c.arguments for c in message.tool_calls)]
+        texts.extend(r.text for r in message.tool_results)
+        found = {
+            n
+            for text in texts
+            for pattern in (_CODE_NAME, _OTHER_CODE_NAME)
+            for n in pattern.findall(text[:MAX_SCAN_CHARS])
+        }
+        for name in found:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+#: How much of one message is read for its code names.
+MAX_SCAN_CHARS = 200_000
+
+
 def _line_repeats(messages: Sequence[Message]) -> dict[int, int]:
     """For each line of tool output (its hash, numbers aside), how many messages print it, when
     more than one does (a test runner's header, a banner): such a line is no rare fact."""
@@ -701,6 +761,7 @@ def _iter_facts(
     """``extract_facts``, one message at a time: ``build_ledger`` resolves each fact as it
     comes, so the candidates of a long conversation are never all alive at once."""
     repeats = _line_repeats(messages)
+    names = _name_counts(messages)
     order = start_order
     calls: dict[str, ToolCall] = {}
     last_call: ToolCall | None = None
@@ -723,7 +784,7 @@ def _iter_facts(
                 # staging host: ... Point everything at ip-10-42-9-58.").
                 before = units[position - 1] if position and source != "tool" else ""
                 seen_in = repeats.get(hash(_DIGITS.sub("#", unit.strip())), 1)
-                candidate = _weigh(unit, source, seen_in if source == "tool" else 1)
+                candidate = _weigh(unit, source, seen_in if source == "tool" else 1, names=names)
                 worth = candidate is not None
                 if candidate is None:
                     line = redact(unit[:MAX_UNIT_CHARS]).strip()
@@ -776,6 +837,25 @@ def _iter_facts(
 
 
 _ATTRIBUTION = re.compile(r"^\[(user|assistant|tool)((?::[^\]]*)?)\]\s+")
+#: A group's head alone on its line (``[tool: bash `cmd`]``), its facts as bullets below it.
+_HEAD_LINE = re.compile(r"^\[(?:user|assistant|tool)(?::[^\]]*)?\]$")
+_SUB_BULLET = re.compile(r"^\s*[-*]\s+(.*)$")
+
+
+def ungrouped_facts(entries: Iterable[str]) -> Iterator[str]:
+    """Each entry as one fact line: a group (a head line, then its facts as bullets, as
+    ``Fact.head`` groups them) becomes one line per fact, the head before each."""
+    for entry in entries:
+        head, _, rest = entry.strip().partition("\n")
+        if not rest or not _HEAD_LINE.match(head.strip()):
+            yield entry
+            continue
+        for line in rest.split("\n"):
+            bullet = _SUB_BULLET.match(line)
+            if bullet is not None and bullet.group(1).strip():
+                yield f"{head.strip()} {bullet.group(1).strip()}"
+
+
 _PRINTED = re.compile(r'^printed: "(.*)"$')
 
 
@@ -787,7 +867,7 @@ def parse_facts(
     ...)`` kept; weighed again, never below ``MIN_CONTENT`` (they were facts once)."""
     out: list[Fact] = []
     order = start_order
-    for raw in lines:
+    for raw in ungrouped_facts(lines):
         line = truncate_tokens(" ".join(raw.split()), 2 * FACT_TOKENS)
         if not line or line.startswith("(was"):
             continue
@@ -1621,5 +1701,6 @@ __all__ = [
     "mark_values",
     "parse_facts",
     "resolve",
+    "ungrouped_facts",
     "value_kind",
 ]

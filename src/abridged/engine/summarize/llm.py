@@ -69,7 +69,7 @@ from abridged.core.tokens import (
     estimate_text_tokens,
     estimate_tools_tokens,
 )
-from abridged.engine.summarize.extractive import ExtractiveSummarizer
+from abridged.engine.summarize.extractive import ExtractiveSummarizer, section_entries
 from abridged.engine.summarize.fileops import (
     DEFAULT_EXTRACTORS,
     FileOpsExtractor,
@@ -322,7 +322,9 @@ class LLMSummarizer:
         previous_facts = parse_sections(previous).get("decisions", "") if previous else ""
         ledger = build_ledger(
             messages,
-            previous=[line.lstrip("-* ").strip() for line in previous_facts.split("\n")],
+            # one entry per bullet, as the extractive summarizer reads them: a group of facts
+            # under one attribution stays one entry, which ``parse_facts`` reads fact by fact
+            previous=section_entries(previous_facts),
             later=request.later,
         )
         text = redact(attach_ledger(text, ledger, min(self.max_output_tokens, request.max_tokens)))

@@ -3,9 +3,10 @@
 A candidate fact is ranked by what it holds, never by particular words of particular facts:
 
 - ``specificity``: exact references (tickets, versions, quantities, hosts, paths, e-mails, ...),
-  a ``key: value`` shape, names of people; the more exact it is, the less a reader can rebuild it;
+  code names the conversation names only once, a ``key: value`` shape (in any notation, JSON
+  too), names of people; the more exact it is, the less a reader can rebuild it;
 - ``modality``: rule, decision or finding language (must, never, only, prefer, agreed, the root
-  cause is, ...).
+  cause is, ...), halved when hedged or when the agent plans its own move around it.
 
 Facts of equal weight rank newest first. Three more signals were measured and dropped (the
 ablation in bench/RESULTS.md: removing each changed survival on generated canaries by at most
@@ -19,7 +20,7 @@ some signals removed, for the ablation in ``bench/retention.py --ablate``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Final, Literal
 
 from abridged.engine.summarize.references import STRONG_KINDS
@@ -80,8 +81,9 @@ _FINDING = re.compile(
     r"confirmed|this means|which means|is caused by|because)\b",
     re.IGNORECASE,
 )
-#: ``name: value`` or ``name = value`` (a setting, a field, a header of a table row).
-_KEYED = re.compile(r"^\s*[-+*>#|•\s]*\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S")
+#: ``name: value`` or ``name = value`` (a setting, a field, a header of a table row), also as
+#: a JSON object's field (``{"name": value``): one fact weighs the same in any notation.
+_KEYED = re.compile(r"^\s*[-+*>#|•\s]*(?:\{\s*)?\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S")
 #: A person's name: two capitalized words, not the text's first (``Maren Lindqvist``).
 PERSON = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
 #: Shapes worth less than the strong ones: names with digits or underscores, source files (the
@@ -103,19 +105,38 @@ def _exact_file(value: str, kind: str) -> bool:
     return kind == "file" and "/" in value and value.rsplit(".", 1)[-1] not in _SOURCE_EXTENSIONS
 
 
-def specificity(references: Sequence[tuple[str, str]], text: str, seen_in: int = 1) -> float:
+def specificity(
+    references: Sequence[tuple[str, str]],
+    text: str,
+    seen_in: int = 1,
+    rare: Collection[str] = frozenset(),
+) -> float:
     """How exact ``text`` is, in [0, 1]: its references (``reference_kinds``: strong shapes
     and paths count most, code names and source files little), a keyed shape, a person's name;
     divided by ``seen_in``, the number of messages that hold the same line (numbers aside): a
-    line every test run prints (``Platform: linux``) is no rare fact.
+    line every test run prints (``Platform: linux``) is no rare fact. A code name in ``rare``
+    (one the conversation names in no other message) counts as a strong shape: a flag, a
+    table, a fixture named once is a fact a reader cannot rebuild, while a name the agent
+    keeps using is the code at hand, which the conversation shows anyway.
 
     >>> specificity([("OPS-1", "ticket"), ("2.1.0", "version")], "Ticket OPS-1 ships in 2.1.0")
     0.8
     >>> specificity([], "we will see")
     0.0
     """
-    strong = sum(1 for v, k in references if k in STRONG_KINDS or k == "path" or _exact_file(v, k))
-    weak = sum(1 for v, k in references if k in _WEAK_KINDS and not _exact_file(v, k))
+    strong = sum(
+        1
+        for v, k in references
+        if k in STRONG_KINDS
+        or k == "path"
+        or _exact_file(v, k)
+        or (k == "identifier" and v in rare)
+    )
+    weak = sum(
+        1
+        for v, k in references
+        if k in _WEAK_KINDS and not _exact_file(v, k) and not (k == "identifier" and v in rare)
+    )
     found = 0.6 * min(strong, 1) + 0.2 * min(max(strong - 1, 0), 2) + 0.15 * min(weak, 2)
     if _KEYED.match(text):
         found += 0.25
@@ -130,12 +151,16 @@ def modality(text: str, origin: str = "user") -> float:
     advice (should, make sure, keep, ...) 0.6 when the user gives it (from the agent or a tool
     it is mostly expectation: *this should work*), never when someone plans their own move
     (*I should*, *we need to*); a finding (the cause is, turns out) 0.3 (not enough alone). A
-    hedge (probably, seems) halves it: what follows is not settled.
+    hedge (probably, seems) halves it: what follows is not settled; so does the agent or a
+    tool planning its own move around a rule word (*I need to make sure I don't break it*):
+    that is work in progress, not a rule someone set.
 
     >>> modality("Never push to main."), modality("It turns out it was cold."), modality("ok")
     (1.0, 0.3, 0.0)
     >>> modality("I should check the admin code."), modality("When you are done, keep it short.")
     (0.0, 1.0)
+    >>> modality("I need to make sure I don't break it.", "assistant")
+    0.5
     """
     if _STRONG.search(text) or _IMPERATIVE.search(text) or DECISION.search(text):
         found = 1.0
@@ -145,7 +170,8 @@ def modality(text: str, origin: str = "user") -> float:
         found = 0.3
     else:
         return 0.0
-    return found / 2 if _HEDGE.search(text) else found
+    planning = origin != "user" and _PLANNING.search(text) and not DECISION.search(text)
+    return found / 2 if _HEDGE.search(text) or planning else found
 
 
 def is_rule(text: str) -> bool:
