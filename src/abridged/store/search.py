@@ -45,7 +45,7 @@ def snippet(text: str, word: str, width: int = SNIPPET_CHARS) -> str:
     """``width`` characters of ``text`` around the first occurrence of ``word`` (any case).
 
     >>> snippet("alpha beta gamma delta", "gamma", width=10)
-    '…a gamma d…'
+    '…ta gamma d…'
     """
     flat = " ".join(text.split())
     at = flat.lower().find(word.lower())
