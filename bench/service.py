@@ -641,20 +641,7 @@ def report_capacity(figures: dict[str, Any], command: str) -> str:
         "| workers busy (cores) | direct turns alone | added p50 | added p99 | failed | held |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
-    for lv in figures["levels"]:
-        p50_l = "" if lv["added_p50_ms"] is None else f"{lv['added_p50_ms']:.1f} ms"
-        p99_l = "" if lv["added_p99_ms"] is None else f"{lv['added_p99_ms']:.1f} ms"
-        lines.append(
-            f"| {lv['streams']} | {lv['peak_open']} | {lv['turns']} | {lv['turns_per_s']} | "
-            f"{lv['worker_cpu_ms_per_turn']} ms | {lv['turns_per_s_per_core']} | "
-            f"{lv['worker_busy']} | {', '.join(f'{b:.0f}' for b in lv['baseline_ms'])} ms | "
-            f"{p50_l} | {p99_l} | {lv['failures']} | {'yes' if lv['held'] else 'no'} |"
-        )
-    skipped = [
-        n for n in figures["levels_asked"] if n not in {lv["streams"] for lv in figures["levels"]}
-    ]
-    if skipped:
-        lines.append(f"| {', '.join(map(str, skipped))} | not run (a smaller level was missed) |")
+    lines += _level_rows(figures, per_core=True)
     lines += [
         "",
         f"Provider requests: {figures['provider_requests']}, rejected: "
@@ -809,20 +796,7 @@ def report(figures: dict[str, Any], command: str) -> str:
         "| direct turns alone | added p50 | added p99 | failed | held |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
-    for lv in figures["levels"]:
-        p50_l = "" if lv["added_p50_ms"] is None else f"{lv['added_p50_ms']:.1f} ms"
-        p99_l = "" if lv["added_p99_ms"] is None else f"{lv['added_p99_ms']:.1f} ms"
-        lines.append(
-            f"| {lv['streams']} | {lv['peak_open']} | {lv['turns']} | {lv['turns_per_s']} | "
-            f"{lv['worker_cpu_ms_per_turn']} ms | {lv['worker_busy']} | "
-            f"{', '.join(f'{b:.0f}' for b in lv['baseline_ms'])} ms | "
-            f"{p50_l} | {p99_l} | {lv['failures']} | {'yes' if lv['held'] else 'no'} |"
-        )
-    skipped = [
-        n for n in figures["levels_asked"] if n not in {lv["streams"] for lv in figures["levels"]}
-    ]
-    if skipped:
-        lines.append(f"| {', '.join(map(str, skipped))} | not run (a smaller level was missed) |")
+    lines += _level_rows(figures, per_core=False)
     lines += [
         "",
         f"Provider requests: {figures['provider_requests']}, rejected: "
@@ -893,6 +867,28 @@ def main() -> int:
     if args.json:
         sys.stdout.write(json.dumps(figures) + "\n")
     return 0 if met else 1
+
+
+def _level_rows(figures: dict[str, Any], *, per_core: bool) -> list[str]:
+    """The table rows of the stream levels (with turns/s per core on the capacity run), and a
+    row naming the levels not run."""
+    rows = []
+    for lv in figures["levels"]:
+        p50_l = "" if lv["added_p50_ms"] is None else f"{lv['added_p50_ms']:.1f} ms"
+        p99_l = "" if lv["added_p99_ms"] is None else f"{lv['added_p99_ms']:.1f} ms"
+        core = f"{lv['turns_per_s_per_core']} | " if per_core else ""
+        rows.append(
+            f"| {lv['streams']} | {lv['peak_open']} | {lv['turns']} | {lv['turns_per_s']} | "
+            f"{lv['worker_cpu_ms_per_turn']} ms | {core}{lv['worker_busy']} | "
+            f"{', '.join(f'{b:.0f}' for b in lv['baseline_ms'])} ms | "
+            f"{p50_l} | {p99_l} | {lv['failures']} | {'yes' if lv['held'] else 'no'} |"
+        )
+    skipped = [
+        n for n in figures["levels_asked"] if n not in {lv["streams"] for lv in figures["levels"]}
+    ]
+    if skipped:
+        rows.append(f"| {', '.join(map(str, skipped))} | not run (a smaller level was missed) |")
+    return rows
 
 
 if __name__ == "__main__":

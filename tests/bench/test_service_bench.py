@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "service.py"
@@ -69,3 +70,36 @@ def test_a_tiny_run_reports_its_figures(tmp_path: Path) -> None:
     assert text.startswith("# Benchmark results") and "## service" in text
     assert "| streams | peak open |" in text
     assert done.stdout.strip().splitlines()[-2].startswith("Targets:")
+
+
+def _service_bench() -> Any:
+    import importlib.util
+
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.insert(0, str(SCRIPT.parent))  # the benchmark imports its neighbour ``results``
+    spec = importlib.util.spec_from_file_location("bench_service", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_capacity_table_has_a_row_per_level_and_names_levels_not_run() -> None:
+    # the --workers N --pace S run needs PostgreSQL and minutes: its table is checked on figures
+    level = {
+        "streams": 100, "turns": 300, "added_p50_ms": 12.5, "added_p99_ms": 48.0,
+        "peak_open": 100, "baseline_ms": [3010.0], "turns_per_s": 30.0,
+        "worker_cpu_ms_per_turn": 17.5, "turns_per_s_per_core": 57.1, "worker_busy": 0.52,
+        "failures": 0, "first_failure": None, "held": True,
+    }  # fmt: skip
+    figures = {
+        "concurrent_streams": 100, "load": "2 cores", "workers": 2, "pace_s": 3.0,
+        "stream_turns": 2, "levels": [level], "levels_asked": [100, 200],
+        "provider_requests": 900, "provider_rejected": 0,
+    }  # fmt: skip
+    table = _service_bench().report_capacity(figures, "bench/service.py --workers 2")
+    rows = [line for line in table.splitlines() if line.startswith("| 1") or "| 200" in line]
+    assert rows[0].split(" | ")[5:7] == ["57.1", "0.52"], rows[0]
+    assert rows[1].startswith("| 200 | not run"), rows
+    assert "missed (100)" in table

@@ -20,6 +20,7 @@ from abridged.engine.summarize.ledger import (
     ungrouped_facts,
 )
 from abridged.engine.summarize.prompts import parse_sections
+from tests.engine.summarize.corrections import current, summary_of
 
 SUMMARIZER = ExtractiveSummarizer()
 
@@ -391,39 +392,14 @@ UNMARKED = [
 ]
 
 
-def _placed(text: str, placement: str, k: int) -> list[Message]:
-    if placement == "user":
-        return [Message.user(text), Message.assistant("Noted.")]
-    if placement == "assistant":
-        return [Message.assistant(text), Message.user("ok")]
-    return _bash(f"c{k}", f"cat notes/{k}.txt", f"{text}\n")
-
-
-def _summary(old: str, new: str, placement: str) -> str:
-    messages = [
-        Message.user("Prepare the release notes."),
-        Message.assistant("Starting."),
-        *_placed(old, placement, 1),
-        *_placed("Unrelated: the docs build takes 4 minutes.", "tool", 2),
-        *_placed(new, placement, 3),
-    ]
-    return SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
-
-
-def _current(text: str) -> str:
-    """The summary without what it marks replaced (a ``(was ...)``, a superseded line)."""
-    lines = [line for line in text.split("\n") if SUPERSEDED_MARK not in line]
-    return re.sub(r"\(was [^()\n]*\)", "", "\n".join(lines))
-
-
 @given(st.sampled_from(UNMARKED), st.sampled_from(["user", "tool", "assistant"]))
 @settings(deadline=None, max_examples=30)
 def test_a_correction_without_a_marker_word_replaces_the_old_value(
     pair: tuple[str, str, str], placement: str
 ) -> None:
     old, new, old_value = pair
-    text = _summary(old, new, placement)
-    assert old_value not in _current(text)
+    text = summary_of(old, new, placement)
+    assert old_value not in current(text)
     if placement != "user":  # the user's words are quoted, not listed as facts
         assert f"(was {old_value})" in text
         assert sum("(was" in f for f in _facts(text)) == 1
@@ -450,7 +426,7 @@ def test_two_values_that_both_hold_are_not_a_correction(
     pair: tuple[str, str], placement: str
 ) -> None:
     first, second = pair
-    text = _summary(first, second, placement)
+    text = summary_of(first, second, placement)
     assert "(was" not in text and SUPERSEDED_MARK not in text
     assert first.rstrip(".") in text and second.rstrip(".") in text
 
@@ -463,7 +439,7 @@ def test_a_correction_naming_the_old_value_marks_it_where_it_stands() -> None:
     ]
     text = SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
     assert "(was OPS-48213)" in text and "OPS-50120" in text
-    assert "OPS-48213" not in _current(text)
+    assert "OPS-48213" not in current(text)
 
 
 # -- attribution ----------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ replaces the earlier one, unrelated facts never do."""
 from __future__ import annotations
 
 import json
-import re
 import string
 
 from hypothesis import example, given, settings
@@ -22,6 +21,7 @@ from abridged.engine.summarize.ledger import (
     strongly_corrects,
     value_form,
 )
+from tests.engine.summarize.corrections import current, summary_of
 
 SUMMARIZER = ExtractiveSummarizer()
 PLACEMENTS = ["user", "tool", "assistant"]
@@ -36,35 +36,10 @@ def _bash(call_id: str, command: str, output: str) -> list[Message]:
     ]
 
 
-def _placed(text: str, placement: str, k: int) -> list[Message]:
-    if placement == "user":
-        return [Message.user(text), Message.assistant("Noted.")]
-    if placement == "assistant":
-        return [Message.assistant(text), Message.user("ok")]
-    return _bash(f"c{k}", f"cat notes/{k}.txt", f"{text}\n")
-
-
-def _summary(first: str, second: str, placement: str) -> str:
-    messages = [
-        Message.user("Prepare the release notes."),
-        Message.assistant("Starting."),
-        *_placed(first, placement, 1),
-        *_placed("Unrelated: the docs build takes 4 minutes.", "tool", 2),
-        *_placed(second, placement, 3),
-    ]
-    return SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
-
-
-def _current(text: str) -> str:
-    """The summary without what it marks replaced (a ``(was ...)``, a superseded line)."""
-    lines = [line for line in text.split("\n") if SUPERSEDED_MARK not in line]
-    return re.sub(r"\(was [^()\n]*\)", "", "\n".join(lines))
-
-
 def _stale(first: str, second: str, old: str, placement: str) -> bool:
     """Whether ``old`` is still presented as current once ``second`` corrected it (the
     correction's own text, which may name the old value, left out)."""
-    return old in _current(_summary(first, second, placement).replace(second, ""))
+    return old in current(summary_of(first, second, placement).replace(second, ""))
 
 
 # -- each rule, the same slot -----------------------------------------------------------------
@@ -155,7 +130,7 @@ def test_a_value_replaced_elsewhere_is_marked_where_an_older_fact_states_it() ->
     ledger = build_ledger(messages)
     rendered = " | ".join(f.render() for f in ledger.facts)
     assert "(was 8.20.115-teal)" in rendered
-    assert "8.20.115-teal" not in _current(rendered)
+    assert "8.20.115-teal" not in current(rendered)
     assert "8.20.115-teal" in ledger.replaced_values
 
 
@@ -200,7 +175,7 @@ TWO_SLOTS = [
 @settings(deadline=None, max_examples=40)
 def test_two_facts_of_one_kind_stay_two(pair: tuple[str, str], placement: str) -> None:
     first, second = pair
-    text = _summary(first, second, placement)
+    text = summary_of(first, second, placement)
     assert "(was" not in text and SUPERSEDED_MARK not in text
 
 
@@ -269,8 +244,8 @@ def test_a_later_value_for_the_same_slot_always_supersedes(
     if old in new or new in old:
         return
     key = "_".join(words)
-    text = _summary(_setting(key, old, first_style), _setting(key, new, second_style), placement)
-    assert old not in _current(text)
+    text = summary_of(_setting(key, old, first_style), _setting(key, new, second_style), placement)
+    assert old not in current(text)
     assert new in text
 
 
@@ -294,7 +269,7 @@ def test_unrelated_facts_never_supersede_each_other(
         return
     first = _setting(f"{words[0]}_{words[1]}", one, first_style)
     second = _setting(f"{words[2]}_{words[3]}", two, second_style)
-    text = _summary(first, second, placement)
+    text = summary_of(first, second, placement)
     assert "(was" not in text and SUPERSEDED_MARK not in text
     assert one in text and two in text
 
@@ -309,5 +284,5 @@ def test_a_reference_holding_a_replaced_value_leaves_the_references() -> None:
     ]
     text = SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
     references = text.split("## Exact references", 1)[-1]
-    assert "6.13.845" not in _current(references)
+    assert "6.13.845" not in current(references)
     assert "7.01.220" in text
