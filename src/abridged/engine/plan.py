@@ -514,17 +514,22 @@ class _Planner:
                 limit=self.budget.input_budget,
                 stage="minimal",
             )
+        needed = self._needed(base, 1)
         if self._fits(base, 1):
             plan = self._summarize(
                 trigger, prune, sent, tokens, minimal, stage="minimal", reported=reported
             )
             if self._fits_plan(plan):
                 return plan
-        # The figures are the check's own: the minimal context with a one-token summary.
+            # Nothing new to summarize (all before the cut is pinned): the context keeps the
+            # summary it has, and that is what did not fit.
+            needed = max(needed, self._needed(plan.base_tokens_after, plan.summary_max_tokens))
+        # The figures are the check's own: the minimal context with a one-token summary, or the
+        # plan that was made for it and did not fit.
         raise ContextOverflowError(
             "even the minimal context (system, summary, pinned messages and the latest user "
             "message) does not fit the input budget",
-            tokens=self._needed(base, 1),
+            tokens=needed,
             limit=self.budget.input_budget,
             stage="minimal",
         )
