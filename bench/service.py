@@ -70,6 +70,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -564,18 +565,9 @@ def measure_capacity(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         provider = start_provider(args.pace * 1000)
         model = provider.url + "/v1#gpt-test"
         service = start_service(url, [model], work / "serve.log", workers=args.workers)
-        for n in args.levels:
-            baseline = asyncio.run(
-                direct_baseline(work / f"direct-{n}.db", model, args.stream_turns)
-            )
-            before = workers_cpu(service.popen.pid)
-            level = asyncio.run(run_level(service.url, model, n, baseline))
-            level.worker_cpu_s = workers_cpu(service.popen.pid) - before
-            level.baseline_ms = [round(b * 1000, 1) for b in baseline]
-            levels.append(level)
-            print(json.dumps(level_figures(level)), file=sys.stderr)
-            if not level.held:
-                break
+        levels += run_levels(
+            service, model, args.levels, args.stream_turns, work / "direct", cpu=workers_cpu
+        )
     finally:
         if service is not None:
             service.stop()
@@ -704,19 +696,10 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             )
         )
         direct_s, http_s = paired.direct_s, paired.http_s
-        levels: list[Level] = []
-        for n in args.levels:
-            # the baseline measured again just before each level: the machine drifts
-            baseline = asyncio.run(
-                direct_baseline(work / f"direct-slow-{n}.db", slow_model, args.stream_turns)
-            )
-            before = process_cpu(service.popen.pid)
-            level = asyncio.run(run_level(service.url, slow_model, n, baseline))
-            level.worker_cpu_s = process_cpu(service.popen.pid) - before
-            level.baseline_ms = [round(b * 1000, 1) for b in baseline]
-            levels.append(level)
-            if not level.held:
-                break
+        levels = run_levels(
+            service, slow_model, args.levels, args.stream_turns, work / "direct-slow",
+            cpu=process_cpu,
+        )  # fmt: skip
     finally:
         if service is not None:
             service.stop()
@@ -867,6 +850,32 @@ def main() -> int:
     if args.json:
         sys.stdout.write(json.dumps(figures) + "\n")
     return 0 if met else 1
+
+
+def run_levels(
+    service: Any,
+    model: str,
+    streams: list[int],
+    turns: int,
+    direct: Path,
+    *,
+    cpu: Callable[[int], float],
+) -> list[Level]:
+    """Each level of concurrent streams in turn, until one is not held; the direct baseline is
+    measured again just before each level (the machine drifts), ``cpu`` of the service's pid
+    (its process or all its workers) counted over the level."""
+    levels: list[Level] = []
+    for n in streams:
+        baseline = asyncio.run(direct_baseline(Path(f"{direct}-{n}.db"), model, turns))
+        before = cpu(service.popen.pid)
+        level = asyncio.run(run_level(service.url, model, n, baseline))
+        level.worker_cpu_s = cpu(service.popen.pid) - before
+        level.baseline_ms = [round(b * 1000, 1) for b in baseline]
+        levels.append(level)
+        print(json.dumps(level_figures(level)), file=sys.stderr)
+        if not level.held:
+            break
+    return levels
 
 
 def _level_rows(figures: dict[str, Any], *, per_core: bool) -> list[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.needs import missing, shared_dir
+from tests.serving import wait_until_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -152,7 +153,6 @@ def test_the_long_running_examples_start(prefix: str, page: str, tmp_path: Path)
     a throwaway database appended): each starts, answers, and stops cleanly on SIGTERM."""
     import signal
     import socket
-    import time
 
     import httpx
 
@@ -172,16 +172,7 @@ def test_the_long_running_examples_start(prefix: str, page: str, tmp_path: Path)
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.communicate()[1]
-            try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "it did not start"
-            time.sleep(0.1)
+        wait_until_healthy(proc, base)
         answer = httpx.get(base + page, timeout=5)
         assert answer.status_code == 200
         if page == "/":

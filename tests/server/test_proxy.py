@@ -26,6 +26,7 @@ from abridged.server.proxy.app import create_proxy_app
 from abridged.server.proxy.config import ProxyConfig
 from abridged.testing import ProviderServer, RecordedRequest, Reply
 from tests.server.conftest import free_port
+from tests.serving import wait_until_healthy
 
 WINDOW = 8_192
 KEY = "sk-proxy-test-0123456789abcdef"
@@ -494,16 +495,7 @@ def test_the_proxy_command_starts_answers_and_stops(
         text=True,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.communicate()[1]
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_until_healthy(proc, f"http://127.0.0.1:{port}")
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, max_retries=0)
         reply = client.chat.completions.create(
             model="gpt-test", messages=[{"role": "user", "content": "hi"}]

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +34,7 @@ from tests.server.test_proxy import (
     openai_steps,
     proxying,
 )
+from tests.serving import wait_until_healthy
 
 
 @pytest.fixture
@@ -131,16 +131,7 @@ def test_the_proxy_command_logs_a_json_line_per_request_at_its_log_level(
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.communicate()[1]
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_until_healthy(proc, f"http://127.0.0.1:{port}")
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, max_retries=0)
         history: list[dict[str, Any]] = [{"role": "user", "content": "Read every record."}]
         openai_steps(client, history, 3)
