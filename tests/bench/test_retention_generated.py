@@ -59,6 +59,27 @@ def test_each_session_gets_its_own_reproducible_set() -> None:
     assert fixed.for_session(0) == fixed.for_session(7) == R.load_canaries(path)
 
 
+def test_another_generator_file_makes_the_canaries(tmp_path: Path) -> None:
+    made = tmp_path / "other_generator.py"
+    made.write_text(
+        "from dataclasses import dataclass\n"
+        "@dataclass\n"
+        "class Seen:\n"
+        "    seed: int\n"
+        "def generate(seed, count, variant=0):\n"
+        "    value = f'QZ-{Seen(seed).seed}-{variant}'\n"
+        "    return {'canaries': [{'id': 'x', 'kind': 'identifier', 'at': 0.5,\n"
+        "        'text': f'The ticket is {value}.', 'keep': [value], 'style': 'sentence'}]}\n",
+        encoding="utf-8",
+    )
+    source = R.CanarySource(seed=3, count=6, generator=made)
+    assert [c.keep for c in source.for_session(2)] == [("QZ-3-2",)]
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="defines no generate"):
+        R.CanarySource(seed=3, generator=empty).for_session(0)
+
+
 def test_figures_by_style_kind_template_and_pairs() -> None:
     canaries = [
         R.Canary("a", "path", 0.05, "scratch: /srv/scratch/zobe-4411", ("/srv/scratch/zobe-4411",),
