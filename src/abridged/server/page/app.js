@@ -148,6 +148,9 @@ async function newConversation() {
   const button = $("new-conversation");
   button.disabled = true;
   button.textContent = "Creating…";
+  // what is typed now belongs to the new conversation: not sent to the one still open
+  setComposerEnabled(false);
+  let opened = false;
   try {
     // no title: the first message names it
     let created = await api("POST", "/v1/conversations", {}, { allow: true });
@@ -160,7 +163,9 @@ async function newConversation() {
     const data = created.data;
     await loadConversations();
     await openConversation(data.id);
+    opened = true;
   } finally {
+    if (!opened && state.id) setComposerEnabled(true);
     button.disabled = false;
     button.textContent = "New";
   }
@@ -205,14 +210,20 @@ async function deleteConversation() {
   $("title").textContent = "No conversation";
   $("timeline").replaceChildren();
   $("sessions-panel").hidden = true;
-  for (const b of document.querySelectorAll("#session-controls button, #send, #input")) b.disabled = true;
+  setComposerEnabled(false);
   await loadConversations();
+}
+
+function setComposerEnabled(enabled) {
+  for (const b of document.querySelectorAll("#session-controls button, #send, #input")) b.disabled = !enabled;
 }
 
 async function openConversation(id) {
   state.id = id;
   location.hash = id;
-  for (const b of document.querySelectorAll("#session-controls button, #send, #input")) b.disabled = false;
+  // enabled once the conversation is open: a message typed earlier would go to the old one,
+  // or be wiped by the timeline's reload
+  setComposerEnabled(false);
   let conv = state.conversations.find((c) => c.id === id);
   if (!conv) {
     // opened from a message found: the list may be filtered to other titles
@@ -226,7 +237,11 @@ async function openConversation(id) {
   for (const b of document.querySelectorAll(".conv")) b.classList.toggle("current", b.dataset.id === id);
   state.compactions = null;
   watchContext(id);
-  await Promise.all([loadTimeline(), loadContext(), loadSessions()]);
+  try {
+    await Promise.all([loadTimeline(), loadContext(), loadSessions()]);
+  } finally {
+    if (state.id === id) setComposerEnabled(true);
+  }
 }
 
 // -- sessions --------------------------------------------------------------------------------
