@@ -445,7 +445,10 @@ class ProxyApp:
                 try:
                     usage = tap.usage() if ok else None
                     if usage is not None:
-                        manager.record_usage(usage)
+                        try:
+                            manager.record_usage(usage)
+                        except AbridgedError as exc:  # the client has its answer: only noted
+                            log.warning("the usage report of %s was not recorded: %s", cid, exc)
                     # figured while the turn is still held: the manager is this request's alone
                     self._log(
                         _figures(
