@@ -19,6 +19,8 @@ import httpx
 import openai
 import pytest
 
+from abridged.errors import SettingError
+from abridged.server.proxy.config import ProxyConfig
 from abridged.testing import ProviderServer
 from tests.server.test_proxy import KEY, config_for, proxying, record
 
@@ -381,3 +383,30 @@ def test_a_usage_report_beyond_the_budget_does_not_stop_managing_the_conversatio
         ]
     finally:
         upstream.close()
+
+
+@pytest.mark.parametrize(
+    ("count", "size"), [(1, 100_000), (500, 10)], ids=["one-large-header", "many-headers"]
+)
+def test_headers_over_the_limit_are_431_in_the_apis_shape_and_never_forwarded(
+    count: int, size: int, provider: ProviderServer, tmp_path: Path
+) -> None:
+    # Found by an independent attack: the service answers 431, the proxy forwarded a 1 MB
+    # header and 5,000 headers to the upstream.
+    with proxying(config_for(provider, tmp_path / "h.db")) as base:
+        padding = {f"x-pad-{i}": "a" * size for i in range(count)}
+        chat = _post(base, _CHAT, {"model": "m", "messages": [_USER]}, **padding)
+        assert chat.status_code == 431, chat.text
+        assert "headers" in chat.json()["error"]["message"]
+        claude = _post(
+            base, _MESSAGES, {"model": "c", "max_tokens": 9, "messages": [_USER]}, **padding
+        )
+        assert claude.status_code == 431 and claude.json()["type"] == "error"
+        assert provider.requests == []
+        assert _post(base, _CHAT, {"model": "m", "messages": [_USER]}).status_code == 200
+
+
+def test_the_header_limits_are_validated() -> None:
+    for name, value in (("max_headers", 15), ("max_header_bytes", 4095), ("max_headers", True)):
+        with pytest.raises(SettingError, match=name):
+            ProxyConfig(upstream="http://127.0.0.1:1", **{name: value})
