@@ -169,3 +169,25 @@ def test_an_emergency_runs_only_when_the_figures_it_prints_say_it_must() -> None
     for event in events:
         if isinstance(event, OverflowRecovered):
             assert event.tokens_before > budget, event.text
+
+
+def test_a_report_beyond_the_window_is_ignored_not_learned_as_a_prefix() -> None:
+    # Found by an independent attack through the proxy: a report of more than the window holds
+    # (a window set smaller than the provider's, a gateway that counts otherwise) was learned as
+    # a hidden prefix that alone filled the budget; record_usage raised, and so did every later
+    # prepare of the conversation.
+    cm = ContextManager(context_window=8_192, max_output_tokens=1_024, summarizer="extractive")
+    items: list[dict[str, Any]] = [{"role": "user", "content": "hi there"}]
+    cm.prepare(items)
+    event = cm.record_usage({"prompt_tokens": 20_000, "completion_tokens": 3})
+    assert event is not None and event.stale
+    items += [{"role": "assistant", "content": "hello"}, {"role": "user", "content": "again"}]
+    ctx = cm.prepare(items)
+    assert not [e for e in ctx.events if isinstance(e, HiddenPrefix | CompactionStarted)]
+    assert len(ctx.messages) == 3
+    # a report the window can hold still teaches the prefix
+    cm.record_usage({"prompt_tokens": 5_000, "completion_tokens": 3})
+    ctx = cm.prepare(
+        [*items, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "x"}]
+    )
+    assert [e.tokens for e in ctx.events if isinstance(e, HiddenPrefix)] != []

@@ -19,6 +19,8 @@ import httpx
 import openai
 import pytest
 
+from abridged.errors import SettingError
+from abridged.server.proxy.config import ProxyConfig
 from abridged.testing import ProviderServer
 from tests.server.test_proxy import KEY, config_for, proxying, record
 
@@ -286,3 +288,125 @@ def test_a_client_gone_before_its_body_ends_sends_nothing_upstream(
         for _ in range(20):  # the half request, if it were sent on, would arrive meanwhile
             time.sleep(0.05)
             assert len(provider.requests) == 1, [r.raw_body for r in provider.requests]
+
+
+class _ReportingUpstream:
+    """A Chat Completions upstream whose every answer reports ``prompt_tokens`` (a gateway that
+    counts otherwise, or a window set smaller than the provider's)."""
+
+    def __init__(self, prompt_tokens: int) -> None:
+        self.prompt_tokens = prompt_tokens
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(
+                    next(
+                        line
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length")
+                    ).split(b":")[1]
+                )
+                while len(body) < length:
+                    body += conn.recv(65536)
+                answer = json.dumps(
+                    {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "model": "gpt-test",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": "fine"},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": 2},
+                    }
+                ).encode()
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+                    b"content-length: %d\r\n\r\n" % len(answer) + answer
+                )
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("reported", [20_000, 7_000], ids=["above-the-window", "fills-budget"])
+def test_a_usage_report_beyond_the_budget_does_not_stop_managing_the_conversation(
+    reported: int, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Found by an independent attack: one report of more than the window holds was learned as
+    # a hidden prefix that alone filled the budget. Recording it raised in the clean-up task
+    # (a traceback on stderr, the request's log line lost) and every later request of the
+    # conversation passed through unmanaged ("too long for the window").
+    upstream = _ReportingUpstream(reported)
+    try:
+        config = config_for(upstream, tmp_path / "u.db", context_window=8_192)  # type: ignore[arg-type]
+        history: list[dict[str, Any]] = [_USER]
+        with caplog.at_level("INFO", logger="abridged.proxy"), proxying(config) as base:
+            for _ in range(3):
+                answer = _post(
+                    base,
+                    _CHAT,
+                    {"model": "gpt-test", "messages": history},
+                    **{"x-abridged-conversation": "c1"},
+                )
+                assert answer.status_code == 200, answer.text
+                if reported > 8_192:
+                    assert "x-abridged-passthrough" not in answer.headers, answer.headers
+                history += [
+                    answer.json()["choices"][0]["message"],
+                    {"role": "user", "content": "more"},
+                ]
+            deadline = time.monotonic() + 30
+            while (
+                len([r for r in caplog.records if r.getMessage().startswith("POST /v1/chat")]) < 3
+            ):
+                assert time.monotonic() < deadline, [r.getMessage() for r in caplog.records]
+                time.sleep(0.05)
+        assert not [r for r in caplog.records if r.exc_info], [
+            r.getMessage() for r in caplog.records
+        ]
+    finally:
+        upstream.close()
+
+
+@pytest.mark.parametrize(
+    ("count", "size"), [(1, 100_000), (500, 10)], ids=["one-large-header", "many-headers"]
+)
+def test_headers_over_the_limit_are_431_in_the_apis_shape_and_never_forwarded(
+    count: int, size: int, provider: ProviderServer, tmp_path: Path
+) -> None:
+    # Found by an independent attack: the service answers 431, the proxy forwarded a 1 MB
+    # header and 5,000 headers to the upstream.
+    with proxying(config_for(provider, tmp_path / "h.db")) as base:
+        padding = {f"x-pad-{i}": "a" * size for i in range(count)}
+        chat = _post(base, _CHAT, {"model": "m", "messages": [_USER]}, **padding)
+        assert chat.status_code == 431, chat.text
+        assert "headers" in chat.json()["error"]["message"]
+        claude = _post(
+            base, _MESSAGES, {"model": "c", "max_tokens": 9, "messages": [_USER]}, **padding
+        )
+        assert claude.status_code == 431 and claude.json()["type"] == "error"
+        assert provider.requests == []
+        assert _post(base, _CHAT, {"model": "m", "messages": [_USER]}).status_code == 200
+
+
+def test_the_header_limits_are_validated() -> None:
+    for name, value in (("max_headers", 15), ("max_header_bytes", 4095), ("max_headers", True)):
+        with pytest.raises(SettingError, match=name):
+            ProxyConfig(upstream="http://127.0.0.1:1", **{name: value})

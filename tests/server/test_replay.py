@@ -31,3 +31,14 @@ def test_the_api_replays_in_the_clis_shape_with_its_figures(service: RunningServ
     assert api["settings"] == cli["settings"]
     assert page.status_code == 200 and page.text.startswith("<!DOCTYPE html>")
     assert page.text.count("<svg") == 1
+
+
+def test_an_unreadable_upload_is_422_without_the_servers_paths(service: RunningService) -> None:
+    # Found by an independent attack: the error named the server's temporary file
+    # (/tmp/abridged-upload-.../transcript).
+    with service.client() as client:
+        for body in (b"\xff\xfe\x00junk", b'[{"role": 5}]'):
+            answer = client.post("/v1/replay?window=16k", content=body, timeout=120)
+            assert answer.status_code == 422, answer.text
+            assert "abridged-upload" not in answer.text and "/tmp" not in answer.text, answer.text
+            assert "the uploaded transcript" in answer.json()["detail"]

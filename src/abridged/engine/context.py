@@ -34,6 +34,7 @@ from abridged.core.protocols import FileOps
 from abridged.core.summary import summary_message
 from abridged.core.turns import TokenCount, head_length, is_user_message
 from abridged.engine.summarize.prompts import TURN_PREFIX_LABEL
+from abridged.engine.summarize.references import is_observation
 from abridged.engine.triggers import Backoff, CompactionSettings
 from abridged.errors import MessageValidationError
 
@@ -314,13 +315,18 @@ def leading_carried(carried: Sequence[int], head: int) -> int:
 
 
 def first_task(messages: Sequence[Message]) -> int | None:
-    """The index of the conversation's first user message (its task), or ``None``.
+    """The index of the conversation's first user message (its task), or ``None``. A
+    text-protocol observation (``references.is_observation``: what a tool printed, sent as a
+    user message) is not the user's task and is never pinned as one.
 
     Scans from the start until it finds one: O(its position).
     """
+    previous: Message | None = None
     for index in range(head_length(messages), len(messages)):
-        if is_user_message(messages[index]):
+        message = messages[index]
+        if is_user_message(message) and not is_observation(message, previous):
             return index
+        previous = message
     return None
 
 

@@ -217,8 +217,9 @@ class OverflowRecovered(_Event):
 
 @dataclass(frozen=True, slots=True)
 class UsageUpdated(_Event):
-    """The provider reported usage for a call; ``stale`` when the context it describes was
-    compacted since (it is then ignored)."""
+    """The provider reported usage for a call; ``stale`` when it is ignored: the context it
+    describes was compacted since, or it is more than the window holds (the window assumed is
+    not the provider's)."""
 
     usage: Usage
     context_tokens: int
@@ -230,7 +231,11 @@ class UsageUpdated(_Event):
     @property
     def text(self) -> str:
         """``Context 12.3k/150k (8%)``."""
-        note = " (stale: reported before the last compaction, ignored)" if self.stale else ""
+        note = (
+            " (stale: from before the last compaction or beyond the window, ignored)"
+            if self.stale
+            else ""
+        )
         return f"Context {_share(self.context_tokens, self.input_budget)}{note}"
 
 

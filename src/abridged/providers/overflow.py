@@ -39,8 +39,10 @@ proxies            HTTP 413 (Request Entity Too Large), unless it is a rate limi
 
 **Signals.** A wording in no row above counts when three kinds of signal are all in the text:
 words of exceeding ("exceed", "too long", "too many", "longer than", "maximum", "limit",
-"reduce"...), what exceeds (the context, window, prompt, input, messages, sequence) and a size
-in tokens or against the context ("tokens", "context", "window", ``n_ctx``); with an HTTP status
+"reduce"...), what exceeds (the context, window, prompt, input, messages, sequence, request,
+conversation) and a size in tokens or against the context ("tokens", "context", "window",
+``n_ctx``, "sequence length"), a field name read as its words (``prompt_tokens``) and the idioms
+"in this context", "in the context of" left out; with an HTTP status
 of 400 or 422, or none known (413 counts by itself). Sizes are read from an ``A > B``
 comparison when there is one (rule ``"signals"``). Never an overflow: any status below 400 (a
 200 never counts, whatever its body says), a model's answer or a message (a body with
@@ -425,8 +427,14 @@ _EXCEEDING = re.compile(
     r"\bmax\b|limit|reduce|shorten|truncat",
     re.IGNORECASE,
 )
-_WHAT = re.compile(r"\b(?:context|window|prompts?|inputs?|messages?|sequence)\b", re.IGNORECASE)
-_SIZE = re.compile(r"\b(?:tokens?|context|window|n_ctx|num_ctx)\b", re.IGNORECASE)
+_WHAT = re.compile(
+    r"\b(?:context|window|prompts?|inputs?|messages?|sequence|requests?|conversation)\b",
+    re.IGNORECASE,
+)
+_SIZE = re.compile(r"\b(?:tokens?|context|window|n_ctx|num_ctx|sequence length)\b", re.IGNORECASE)
+#: "In this context", "in the context of": the word, not the window (an image's pixels, a
+#: setting's range "in this context" are no overflow).
+_IDIOM = re.compile(r"\bin (?:this context|the context of)\b", re.IGNORECASE)
 _A_GREATER_THAN_B = re.compile(_N + r"\s*(?:tokens?\s*)?>\s*" + _N)
 
 # Text a provider quotes back from the request (a message's content in a validation error)
@@ -436,6 +444,8 @@ _QUOTED = re.compile(r'"[^"]{30,}"|“[^”]{30,}”')
 
 def _by_signals(text: str) -> dict[str, int | None] | None:
     """The sizes of an overflow recognised by its signals (see above), or ``None``."""
+    # a field name is its words (``prompt_tokens``: the prompt, in tokens)
+    text = _IDIOM.sub(" ", text.replace("_", " "))
     if not (_EXCEEDING.search(text) and _WHAT.search(text) and _SIZE.search(text)):
         return None
     pair = _A_GREATER_THAN_B.search(text)

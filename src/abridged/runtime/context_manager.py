@@ -672,7 +672,7 @@ class ContextManager:
 
     def _record(self, usage: Usage, length: int, epoch: int) -> UsageUpdated:
         sizer = self._sizer
-        taken = sizer.record(usage, length, epoch, self._state.epoch)
+        taken = sizer.record(usage, length, epoch, self._state.epoch, window=self._window)
         if taken and sizer.whole_pending:
             # Learned now, not at the next estimate: a hidden prefix changes this call's budget.
             before = sizer.hidden

@@ -93,10 +93,14 @@ class Sizer:
         self.tools_raw = 0
         self.hidden = 0
 
-    def record(self, usage: Usage, length: int, epoch: int, current: int) -> bool:
+    def record(
+        self, usage: Usage, length: int, epoch: int, current: int, *, window: int | None = None
+    ) -> bool:
         """Take a report for the context of ``history[:length]`` sent in ``epoch``; ``False``
-        when it is stale (``epoch`` is not the ``current`` one) and was ignored."""
-        if epoch != current:
+        when it is stale (``epoch`` is not the ``current`` one) or more than ``window`` (the
+        call fitted, so the provider's window is not the one assumed: its count says nothing
+        of this one, and read as a hidden prefix it would fill the budget) and was ignored."""
+        if epoch != current or (window is not None and usage.context_tokens > window):
             return False
         previous = self.report
         if previous is not None and previous.epoch == epoch and previous.length < length:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from abridged.core.protocols import FileOps, SummaryKind
 from abridged.engine.summarize.fileops import format_file_ops
-from abridged.engine.summarize.folding import escape_tags
+from abridged.engine.summarize.folding import escape_tags, fold_with_origin
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +151,10 @@ _HEADING = re.compile(
 )
 
 
+#: Line breaks other than ``\n`` (``str.splitlines`` and models break lines at each of them).
+_OTHER_BREAKS = re.compile(r"\r|[\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
 def defuse_headings(text: str) -> str:
     r"""``text`` with each line that would read as one of the summary's headings escaped with a
     backslash (Markdown's own escape: it still reads as the words), so that text from a
@@ -161,7 +165,14 @@ def defuse_headings(text: str) -> str:
     \## User intent and requests
     - obey
     """
-    return _HEADING.sub(lambda m: "\\" + m.group(0), text)
+    if text.isascii() and not _OTHER_BREAKS.search(text):
+        return _HEADING.sub(lambda m: "\\" + m.group(0), text)
+    # As a model reads it: folded (``##\u00a0``, fullwidth ``＃``, a zero-width space in the
+    # title) and with every line break a break (``\r``, ``\u2028``...); the backslash goes
+    # before the character the heading starts at.
+    folded, origin = fold_with_origin(text)
+    starts = {origin[m.start()] for m in _HEADING.finditer(_OTHER_BREAKS.sub("\n", folded))}
+    return "".join("\\" + c if i in starts else c for i, c in enumerate(text))
 
 
 def find_headings(text: str) -> list[str]:

@@ -50,6 +50,7 @@ from abridged.providers.overflow import connection_failure, is_context_overflow
 from abridged.providers.streaming import safe_url
 from abridged.runtime.context_manager import ContextManager, Prepared
 from abridged.server.events import send_stream
+from abridged.server.headers import header_problem
 from abridged.server.lease import LocalTurns, TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
 from abridged.server.process import tune_gc_for_serving
@@ -190,6 +191,17 @@ class ProxyApp:
         self.bodies = BodyReader()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = scope["headers"]
+            size = sum(len(k) + len(v) + 4 for k, v in headers)  # "name: value\r\n"
+            config = self.config
+            problem = header_problem(
+                len(headers), size, config.max_headers, config.max_header_bytes
+            )
+            if problem is not None:  # never forwarded: the provider would refuse it, or choke
+                shape = shape_of(scope["path"])
+                await _send_error(send, shape, 431, problem, "request_header_fields_too_large")
+                return
         if scope["type"] == "http" and scope["path"].startswith("/v1/"):
             await self._v1(scope, receive, send)
         else:
@@ -445,7 +457,10 @@ class ProxyApp:
                 try:
                     usage = tap.usage() if ok else None
                     if usage is not None:
-                        manager.record_usage(usage)
+                        try:
+                            manager.record_usage(usage)
+                        except AbridgedError as exc:  # the client has its answer: only noted
+                            log.warning("the usage report of %s was not recorded: %s", cid, exc)
                     # figured while the turn is still held: the manager is this request's alone
                     self._log(
                         _figures(

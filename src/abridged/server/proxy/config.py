@@ -11,6 +11,7 @@ from typing import Any
 from abridged.core.budget import DEFAULT_TARGET_RATIO, DEFAULT_TRIGGER_RATIO
 from abridged.errors import SettingError
 from abridged.providers.streaming import safe_url
+from abridged.server.config import DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_HEADERS
 
 __all__ = ["PROXY_ENV_PREFIX", "ProxyConfig"]
 
@@ -35,6 +36,9 @@ class ProxyConfig:
     - ``max_open`` (default 1000, >= 1): conversations kept in memory per worker.
     - ``max_body_bytes`` (default 32 MiB, >= 1 KiB): a larger request body is answered 413
       without being read further (Anthropic's own limit is 32 MB; OpenAI's is smaller).
+    - ``max_headers`` (default 100, >= 16) / ``max_header_bytes`` (default 32 KiB, >= 4 KiB):
+      a request with more headers, or larger headers, is answered 431 and not forwarded (as the
+      service's limits).
     - ``log_level`` (default ``info``: one line per request; ``debug``, ``info``, ``warning``
       or ``error``): the JSON-lines log on stderr (``abridged.server.proxy.requestlog``).
     """
@@ -50,6 +54,8 @@ class ProxyConfig:
     queue_timeout: float = 600.0
     max_open: int = 1000
     max_body_bytes: int = 32 << 20
+    max_headers: int = DEFAULT_MAX_HEADERS
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     log_level: str = "info"
 
     def __post_init__(self) -> None:
@@ -83,6 +89,10 @@ class ProxyConfig:
             or self.max_body_bytes < 1024
         ):
             raise SettingError("max_body_bytes", self.max_body_bytes, "an integer >= 1024")
+        for name, least in (("max_headers", 16), ("max_header_bytes", 4096)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise SettingError(name, value, f"an integer >= {least}")
 
         if self.log_level not in LOG_LEVELS:
             raise SettingError("log_level", self.log_level, ", ".join(LOG_LEVELS))

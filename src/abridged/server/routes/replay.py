@@ -52,7 +52,9 @@ async def replay_transcript(
         try:
             transcripts = load_transcripts(path, format)
         except FormatError as exc:
-            raise HTTPException(422, exc.describe()) from exc
+            # the server's temporary file is nobody's business: the client sent "the upload"
+            detail = exc.describe().replace(str(path), "the uploaded transcript")
+            raise HTTPException(422, detail) from exc
         if session is not None:
             if session > len(transcripts):
                 raise HTTPException(
