@@ -26,8 +26,10 @@ and prints it), else the ``--canaries`` file (default the shared ``canaries.json
 summary request with the section headings and "Nothing recorded." under each: the worst summary
 the heading check accepts, so what survives is what the safety net under a model summary (the
 user's words, the fact ledger, the exact references: ``engine/summarize/safety_net.py``) carries.
-**``--extractive``**: no model either; the same replay with the extractive summarizer, the
-reference the safety net is measured against.
+With ``--fill`` the reply fills the output ceiling it was asked for with words that hold
+nothing ("Working." under *Current state and next step*): the net then has only the room the
+model's summary leaves. **``--extractive``**: no model either; the same replay with the
+extractive summarizer, the reference the safety net is measured against.
 
 **Figures.** Per compaction: who made the summary (the model, or the extractive fallback and why:
 the fallback's reason as the engine recorded it), seconds, the map-reduce part lost if any. Per
@@ -66,7 +68,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from abridged.core.budget import parse_token_size  # noqa: E402
 from abridged.core.model import Message  # noqa: E402
 from abridged.core.protocols import Completion, StreamEvent, ToolSpec  # noqa: E402
-from abridged.core.tokens import estimate_context_tokens  # noqa: E402
+from abridged.core.tokens import estimate_context_tokens, estimate_text_tokens  # noqa: E402
 from abridged.engine.compaction import CompactionHooks, CompactionResult  # noqa: E402
 from abridged.formats.transcripts import load_transcripts  # noqa: E402
 from abridged.providers.select import chat_model_from_string  # noqa: E402
@@ -409,13 +411,25 @@ async def run_facts_free(args: argparse.Namespace) -> dict[str, Any]:
 
     canaries, source = canary_source(args)
     transcripts = load_transcripts(args.data)[: args.limit]
-    reply = "\n\n".join(f"## {s.title}\nNothing recorded." for s in SECTIONS)
-    with ProviderServer(context_window=args.n_ctx, replies=lambda _r: reply) as server:
+    empty = "\n\n".join(f"## {s.title}\nNothing recorded." for s in SECTIONS)
+
+    def reply(request: Any) -> str:
+        if not args.fill or not request.max_tokens:
+            return empty
+        # as long as the ceiling asked allows, and still nothing a canary could be found in
+        words = max(0, request.max_tokens - estimate_text_tokens(empty) - 16) * 3 // 4
+        filler = " ".join(["Working."] * words)
+        return "\n\n".join(
+            f"## {s.title}\n{filler if s.key == 'state' else 'Nothing recorded.'}" for s in SECTIONS
+        )
+
+    with ProviderServer(context_window=args.n_ctx, replies=reply) as server:
         inner = chat_model_from_string(f"{server.base_url}/v1#facts-free", api_key="none")
         model = Recording(inner, 0)  # the test provider reports usage: no tokenizer needed
         compactions = await replay_all(transcripts, canaries, model, args)
     return {
-        "model": "facts-free (the local test provider: headings, nothing under them)",
+        "model": "facts-free (the local test provider: headings, nothing under them"
+        + (", filled to the ceiling asked)" if args.fill else ")"),
         "n_ctx": args.n_ctx,
         "window": args.window,
         "placement": args.placement,
@@ -514,6 +528,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "--facts-free",
         action="store_true",
         help="no real model: the test provider's summary with headings only (the ledger alone)",
+    )
+    parser.add_argument(
+        "--fill",
+        action="store_true",
+        help="with --facts-free: the reply fills the ceiling asked (the net gets only its share)",
     )
     parser.add_argument(
         "--extractive",
