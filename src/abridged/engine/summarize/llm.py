@@ -35,13 +35,14 @@
    never returned as a summary. Without a fallback, ``ProviderError`` is raised and the caller
    keeps its history as it was.
 
-6. **The safety net.** The model is asked for ``1 - LEDGER_SHARE`` of the ceiling; in the room
-   its summary leaves, the ``safety_net`` summarizer (by default the extractive one) summarizes
-   the same request, and whatever of the user's requests and constraints (verbatim), the fact
-   ledger and the exact references the model's summary does not hold is added to it
-   (``safety_net.add_net``). A model summary that says nothing keeps what the extractive path
-   keeps in that room; the whole stays within the ceiling (cut and flagged ``truncated`` if the
-   estimate of the joined text passes it).
+6. **The safety net.** The ``safety_net`` summarizer (by default the extractive one) summarizes
+   the same request first; the model is asked for the ceiling less the room the net's sections
+   take (at least ``LEDGER_SHARE`` of the ceiling, at most ``NET_MAX_SHARE``). In the room the
+   model's summary leaves (the net made again within it when it does not fit), whatever of the
+   user's requests and constraints (verbatim), the fact ledger and the exact references the
+   model's summary does not hold is added to it (``safety_net.add_net``). A model summary that
+   says nothing keeps what the extractive path keeps; the whole stays within the ceiling (cut
+   and flagged ``truncated`` if the estimate of the joined text passes it).
 
 Every summary is redacted (``redact``), and its *Files read / modified* section lists every
 tracked file (missing ones are appended).
@@ -93,7 +94,7 @@ from abridged.engine.summarize.prompts import (
     transcript_prompt,
 )
 from abridged.engine.summarize.redact import redact
-from abridged.engine.summarize.safety_net import add_net
+from abridged.engine.summarize.safety_net import add_net, net_tokens
 from abridged.engine.summarize.transcript import (
     Transcript,
     TranscriptOptions,
@@ -118,6 +119,8 @@ MIN_PARTIAL_TOKENS = 96
 NET_MARGIN_TOKENS = 8
 #: Room under the ceiling below which no safety net is built (it could hold nothing useful).
 MIN_NET_TOKENS = 32
+#: The most of a summary's ceiling kept for the safety net (the model is asked for the rest).
+NET_MAX_SHARE = 0.5
 
 
 def tool_definitions(tools: Sequence[ToolSpec] | None) -> list[dict[str, Any]]:
@@ -311,15 +314,19 @@ class LLMSummarizer:
             previous = f"{previous}\n\n{leading}" if previous else leading
             messages = rest
         file_ops = extract_file_ops(messages, extractors=self.extractors, previous=request.file_ops)
+        ceiling = min(self.max_output_tokens, request.max_tokens)
+        # Room is kept for the safety net added to the reply: what its sections need, at least
+        # LEDGER_SHARE of the ceiling and at most NET_MAX_SHARE (the model keeps the rest).
+        reserve, probe = int(ceiling * LEDGER_SHARE), None
+        if self.safety_net is not None:
+            probe = await self.safety_net.summarize(request)
+            reserve = min(max(reserve, net_tokens(probe.text)), int(ceiling * NET_MAX_SHARE))
         prompting = _Prompting(
             kind=request.kind,
             previous=previous,
             file_ops=file_ops,
             focus=request.focus,
-            # A share of the ceiling is kept for the safety net added to the reply.
-            ceiling=max(
-                1, int(min(self.max_output_tokens, request.max_tokens) * (1 - LEDGER_SHARE))
-            ),
+            ceiling=max(1, ceiling - reserve),
         )
         run = _Run()
         try:
@@ -336,13 +343,13 @@ class LLMSummarizer:
             reason = f"the model call failed: {type(exc).__name__}: {exc}"
             return await self._fall_back(request, truncate_tokens(redact(reason), 120), run)
         text = ensure_files(text, file_ops)
-        ceiling = min(self.max_output_tokens, request.max_tokens)
         room = ceiling - estimate_text_tokens(text) - NET_MARGIN_TOKENS
-        if self.safety_net is not None and room >= MIN_NET_TOKENS:
-            # The net is built within the room the model's summary left: the whole stays
-            # within the ceiling, and what the model dropped is back (``safety_net``).
-            net = await self.safety_net.summarize(replace(request, max_tokens=room))
-            text = add_net(text, net.text)
+        if self.safety_net is not None and probe is not None and room >= MIN_NET_TOKENS:
+            # The net within the room the model's summary left: the whole stays within the
+            # ceiling, and what the model dropped is back (``safety_net``).
+            if net_tokens(probe.text) > room:
+                probe = await self.safety_net.summarize(replace(request, max_tokens=room))
+            text = add_net(text, probe.text)
         text = redact(text)
         if estimate_text_tokens(text) > ceiling:  # the estimate of the parts is not additive
             text, run.truncated = truncate_tokens(text, ceiling), True

@@ -20,16 +20,30 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+from abridged.core.tokens import estimate_text_tokens
 from abridged.engine.summarize.extractive import section_entries
 from abridged.engine.summarize.prompts import add_to_section, parse_sections
 from abridged.engine.summarize.references import harvest_references
 
-__all__ = ["NET_SECTIONS", "add_net", "missing_entries"]
+__all__ = ["NET_SECTIONS", "add_net", "missing_entries", "net_tokens"]
 
 #: The sections of the net added to a model's summary, most critical first.
 NET_SECTIONS: tuple[str, ...] = ("intent", "constraints", "decisions", "references")
+#: What a section's heading line and the blank line before it cost, about.
+HEADING_TOKENS = 8
 #: The sections whose entries are the user's own words (held only verbatim).
 _VERBATIM = frozenset({"intent", "constraints"})
+
+
+def net_tokens(net: str) -> int:
+    """The estimated tokens of ``net``'s ``NET_SECTIONS`` (headings and bodies): the room the
+    net would take in a summary that holds none of it."""
+    sections = parse_sections(net)
+    return sum(
+        estimate_text_tokens(sections[key]) + HEADING_TOKENS
+        for key in NET_SECTIONS
+        if key in sections
+    )
 
 
 def _folded(text: str) -> str:
