@@ -2,7 +2,8 @@
 
     bench/install_llm.sh                 # once, never in CI: llama-cpp-python + SmolLM2-135M
     .venv/bin/python bench/llm_summary.py [--venv /tmp/llmvenv] [--limit 2] [--compactions 2]
-        [--window 16k] [--n-ctx 8192] [--temperature 0.2] [--canaries PATH | --seed N] [--json]
+        [--window 16k] [--n-ctx 8192] [--temperature 0.2] [--canaries PATH | --seed N|random]
+        [--placement user|tool|assistant] [--facts-free | --extractive] [--json]
 
 **Model.** ``llama_cpp.server`` (the venv's, started here on a free loopback port with
 ``--n_threads 1 --n_ctx N``) serves SmolLM2-135M-Instruct from the GGUF file inside the
@@ -11,17 +12,24 @@
 model, and the fact ledger as the safety net under it.
 
 **Replay.** The first ``--limit`` sessions of ``--data`` (default: the shared swebench-gemini3
-trajectories), each with the canaries planted as user messages (``bench/retention.py``'s
-``insert_canaries``), replayed with ``ContextManager.areplay`` at a ``--window`` conversation
-window, the summarizer being the served model with ``summary_window=--n-ctx`` (its own window:
-requests sized to it with a margin for the estimator) and ``summary_options`` giving the
-temperature. A session stops after ``--compactions`` compactions (the model is slow on one
-thread). Canaries: ``--seed N`` generates them with ``bench/canary_generator.py`` when that module
-is there, else ``--canaries`` (default the shared ``canaries.json``).
+trajectories), each with the canaries planted in ``--placement`` (``user``, ``tool`` or
+``assistant``: ``bench/retention.py``'s ``insert_canaries``), replayed with
+``ContextManager.areplay`` at a ``--window`` conversation window, the summarizer being the served
+model with ``summary_window=--n-ctx`` (its own window: requests sized to it with a margin for the
+estimator) and ``summary_options`` giving the temperature. A session stops after
+``--compactions`` compactions (the model is slow on one thread). Canaries: ``--seed N``
+generates ``--canary-count`` of them per session with ``bench/canary_generator.py`` (session
+``i`` its own set, as ``bench/retention.py --seed`` does; ``--seed random`` draws a fresh seed
+and prints it), else the ``--canaries`` file (default the shared ``canaries.json``).
 
 **``--facts-free``**: no real model; the local test provider (``abridged.testing``) answers every
 summary request with the section headings and "Nothing recorded." under each: the worst summary
-the heading check accepts, so what survives is what the fact ledger alone carries.
+the heading check accepts, so what survives is what the safety net under a model summary (the
+user's words, the fact ledger, the exact references: ``engine/summarize/safety_net.py``) carries.
+With ``--fill`` the reply fills the output ceiling it was asked for with words that hold
+nothing ("Working." under *Current state and next step*): the net then has only the room the
+model's summary leaves. **``--extractive``**: no model either; the same replay with the
+extractive summarizer, the reference the safety net is measured against.
 
 **Figures.** Per compaction: who made the summary (the model, or the extractive fallback and why:
 the fallback's reason as the engine recorded it), seconds, the map-reduce part lost if any. Per
@@ -31,13 +39,14 @@ asked, the seconds, and the kind (single call, map part, merge). *Over the windo
 counted input plus output ceiling pass ``--n-ctx`` (must be 0). *Survival*: after each
 compaction, the canaries planted before its cut (and not superseded by one planted before it)
 whose every keep string is in the context sent next; split by model summaries and fallback ones.
+*Stale*: of the corrections planted before the cut, the share whose old value the context still
+presents as current (``retention.presents_as_current``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import re
 import socket
@@ -59,12 +68,19 @@ sys.path.insert(0, str(ROOT / "bench"))
 from abridged.core.budget import parse_token_size  # noqa: E402
 from abridged.core.model import Message  # noqa: E402
 from abridged.core.protocols import Completion, StreamEvent, ToolSpec  # noqa: E402
-from abridged.core.tokens import estimate_context_tokens  # noqa: E402
+from abridged.core.tokens import estimate_context_tokens, estimate_text_tokens  # noqa: E402
 from abridged.engine.compaction import CompactionHooks, CompactionResult  # noqa: E402
 from abridged.formats.transcripts import load_transcripts  # noqa: E402
 from abridged.providers.select import chat_model_from_string  # noqa: E402
 from abridged.runtime.context_manager import ContextManager  # noqa: E402
-from retention import Canary, insert_canaries, load_canaries, wire_text  # noqa: E402
+from retention import (  # noqa: E402
+    PLACEMENTS,
+    Canary,
+    CanarySource,
+    insert_canaries,
+    presents_as_current,
+    wire_text,
+)
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "swebench-gemini3" / "trajectories.jsonl"
 DEFAULT_CANARIES = ROOT.parent / "shared" / "data" / "canaries" / "canaries.json"
@@ -218,19 +234,19 @@ def start_server(
     raise RuntimeError(f"the model server did not answer in 120 s: see {log}")
 
 
-def canaries_for(seed: int | None, path: Path) -> tuple[list[Canary], str]:
-    if seed is not None:
-        try:  # bench/canary_generator.py: built on another branch, may be absent
-            canary_generator = importlib.import_module("canary_generator")
-        except ImportError:
-            print("bench/canary_generator.py not found: using", path, file=sys.stderr)
-        else:
-            data = canary_generator.generate(seed)
-            out = ROOT / "build" / f"canaries-seed-{seed}.json"
-            out.parent.mkdir(exist_ok=True)
-            out.write_text(json.dumps(data), encoding="utf-8")
-            return load_canaries(out), f"generated, seed {seed}"
-    return load_canaries(path), str(path)
+def canary_source(args: argparse.Namespace) -> tuple[CanarySource, str]:
+    """Where each session's canaries come from (``retention.CanarySource``): generated per
+    session from ``--seed`` (``random``: a fresh seed, printed), else the ``--canaries`` file."""
+    if args.seed is None:
+        return CanarySource(path=args.canaries), str(args.canaries)
+    seed = args.seed
+    if seed == "random":
+        from canary_generator import fresh_seed
+
+        seed = fresh_seed()
+        print(f"canaries: generated, seed {seed} (--seed {seed} reproduces this run)", flush=True)
+    source = CanarySource(seed=int(seed), count=args.canary_count)
+    return source, f"generated, seed {seed}, {args.canary_count} per session"
 
 
 @dataclass(slots=True)
@@ -242,19 +258,23 @@ class Compaction:
     usage: bool
     survived: int
     owed: int
+    #: corrections planted before the cut, and those whose old value is still shown as current
+    corrected: int = 0
+    stale: int = 0
 
 
 async def replay_session(
     transcript: Any,
     canaries: Sequence[Canary],
-    model: Recording,
+    model: Any,
     *,
+    placement: str,
     window: int,
     n_ctx: int,
     temperature: float,
     compactions: int,
 ) -> list[Compaction]:
-    seeded = insert_canaries(transcript.messages, canaries, "user")
+    seeded = insert_canaries(transcript.messages, canaries, placement)
     results: list[CompactionResult] = []
     cm = ContextManager(
         context_window=window,
@@ -281,6 +301,16 @@ async def replay_session(
             if position < cut and i not in replaced
         ]
         survived = sum(1 for c in owed if all(k in text for k in c.keep))
+        corrections = [
+            by_id[i]
+            for i, position in seeded.positions.items()
+            if position < cut and by_id[i].supersedes in by_id
+        ]
+        stale = sum(
+            1
+            for c in corrections
+            if presents_as_current(text, by_id[c.supersedes].keep, c.keep)  # type: ignore[index]
+        )
         for result in fresh:
             out.append(
                 Compaction(
@@ -291,6 +321,8 @@ async def replay_session(
                     result.summary_usage is not None,
                     survived,
                     len(owed),
+                    len(corrections),
+                    stale,
                 )
             )
         print(
@@ -343,19 +375,26 @@ def summarize_figures(
         "survival_model": survival(model),
         "survival_fallback": survival(fallback),
         "survival_all": survival(compactions),
+        "stale": _share(sum(c.stale for c in compactions), sum(c.corrected for c in compactions)),
     }
 
 
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
 async def replay_all(
-    transcripts: list[Any], canaries: Any, model: Any, args: argparse.Namespace
+    transcripts: list[Any], canaries: CanarySource, model: Any, args: argparse.Namespace
 ) -> list[Compaction]:
-    """Every session replayed with ``model`` as the summarizer; their compactions."""
+    """Every session replayed with ``model`` as the summarizer (``"extractive"``: no model);
+    session ``i`` with its own canaries; their compactions."""
     compactions: list[Compaction] = []
-    for transcript in transcripts:
+    for index, transcript in enumerate(transcripts):
         compactions += await replay_session(
             transcript,
-            canaries,
+            canaries.for_session(index),
             model,
+            placement=args.placement,
             window=args.window,
             n_ctx=args.n_ctx,
             temperature=args.temperature,
@@ -370,27 +409,57 @@ async def run_facts_free(args: argparse.Namespace) -> dict[str, Any]:
     from abridged.engine.summarize.prompts import SECTIONS
     from abridged.testing import ProviderServer
 
-    canaries, source = canaries_for(args.seed, args.canaries)
+    canaries, source = canary_source(args)
     transcripts = load_transcripts(args.data)[: args.limit]
-    reply = "\n\n".join(f"## {s.title}\nNothing recorded." for s in SECTIONS)
-    with ProviderServer(context_window=args.n_ctx, replies=lambda _r: reply) as server:
+    empty = "\n\n".join(f"## {s.title}\nNothing recorded." for s in SECTIONS)
+
+    def reply(request: Any) -> str:
+        if not args.fill or not request.max_tokens:
+            return empty
+        # as long as the ceiling asked allows, and still nothing a canary could be found in
+        words = max(0, request.max_tokens - estimate_text_tokens(empty) - 16) * 3 // 4
+        filler = " ".join(["Working."] * words)
+        return "\n\n".join(
+            f"## {s.title}\n{filler if s.key == 'state' else 'Nothing recorded.'}" for s in SECTIONS
+        )
+
+    with ProviderServer(context_window=args.n_ctx, replies=reply) as server:
         inner = chat_model_from_string(f"{server.base_url}/v1#facts-free", api_key="none")
         model = Recording(inner, 0)  # the test provider reports usage: no tokenizer needed
         compactions = await replay_all(transcripts, canaries, model, args)
     return {
-        "model": "facts-free (the local test provider: headings, nothing under them)",
+        "model": "facts-free (the local test provider: headings, nothing under them"
+        + (", filled to the ceiling asked)" if args.fill else ")"),
         "n_ctx": args.n_ctx,
         "window": args.window,
+        "placement": args.placement,
         "sessions": [t.id for t in transcripts],
         "canaries": source,
         **summarize_figures(compactions, model.calls, args.n_ctx),
     }
 
 
+async def run_extractive(args: argparse.Namespace) -> dict[str, Any]:
+    """The reference: the same replay with the extractive summarizer (no model at all)."""
+    canaries, source = canary_source(args)
+    transcripts = load_transcripts(args.data)[: args.limit]
+    compactions = await replay_all(transcripts, canaries, "extractive", args)
+    return {
+        "model": "none (the extractive summarizer)",
+        "window": args.window,
+        "placement": args.placement,
+        "sessions": [t.id for t in transcripts],
+        "canaries": source,
+        **summarize_figures(compactions, [], args.n_ctx),
+    }
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.facts_free:
         return await run_facts_free(args)
-    canaries, source = canaries_for(args.seed, args.canaries)
+    if args.extractive:
+        return await run_extractive(args)
+    canaries, source = canary_source(args)
     transcripts = load_transcripts(args.data)[: args.limit]
     gguf = find_gguf(args.venv)
     port = free_port()
@@ -437,7 +506,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--venv", type=Path, default=Path("/tmp/llmvenv"))
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--canaries", type=Path, default=DEFAULT_CANARIES)
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument(
+        "--seed",
+        type=lambda v: v if v == "random" else int(v),
+        default=None,
+        help="generated canaries, each session its own set (random: a fresh seed, printed)",
+    )
+    parser.add_argument(
+        "--canary-count", type=int, default=24, help="generated canaries per session (24)"
+    )
+    parser.add_argument("--placement", choices=PLACEMENTS, default="user")
     parser.add_argument("--limit", type=int, default=2, help="sessions (default 2)")
     parser.add_argument("--compactions", type=int, default=2, help="per session (default 2)")
     parser.add_argument(
@@ -450,6 +528,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "--facts-free",
         action="store_true",
         help="no real model: the test provider's summary with headings only (the ledger alone)",
+    )
+    parser.add_argument(
+        "--fill",
+        action="store_true",
+        help="with --facts-free: the reply fills the ceiling asked (the net gets only its share)",
+    )
+    parser.add_argument(
+        "--extractive",
+        action="store_true",
+        help="no model: the extractive summarizer (the reference for --facts-free)",
     )
     parser.add_argument("--json", action="store_true", help="the whole result as JSON, last line")
     args = parser.parse_args(argv)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 from abridged.cli.app import app
 from abridged.cli.common import Knobs, limits_for, load
 from abridged.cli.replay import run_replay_async
+from abridged.core.budget import parse_token_size
 from abridged.engine.summarize.prompts import SECTIONS
 from abridged.testing import ProviderServer, RecordedRequest
 from tests.cli.conftest import CLAUDE_CODE, CODEX, EXAMPLE, Run
@@ -435,3 +437,36 @@ def test_a_replay_kept_with_db_reopens_sending_the_same_bytes(cli: Run, tmp_path
             await store.close()
 
     assert asyncio.run(reopen()) == sent
+
+
+def test_a_hidden_prefix_replay_counts_a_recovery_only_when_there_was_one() -> None:
+    """A Codex-like rollout (the first call reports a 17k hidden prefix, later reports grow
+    faster than the messages), replayed as ``abridged replay --window 128k --max-output 64k``
+    does (store-backed, input budget 61.4k): each emergency stage's printed figures show a
+    context above the input budget, and the replay counts as recoveries exactly the calls whose
+    context was above it before the emergency path ran."""
+    from abridged.formats.transcripts import Transcript
+    from tests.runtime.test_hidden_prefix import invisible_growth_transcript
+
+    transcript = Transcript("codex-like", tuple(invisible_growth_transcript(17_000, 2_000)), "x")
+    data = asyncio.run(
+        run_replay_async(
+            [transcript], db=None, knobs=Knobs(), window="128k", max_output="64k", path="x"
+        )
+    ).to_json()
+    budget = data["sessions"][0]["budget"]["input_budget"]
+    steps = data["steps"]
+    for step in steps:
+        for text in step["events"]:
+            if text.startswith("Compacting (emergency:"):
+                # the figures it prints are the ones that sent it there
+                m = re.search(r"context (\S+) > input budget (\S+)$", text)
+                assert m is not None, text
+                printed = [parse_token_size(v, name="x") for v in m.groups()]
+                assert printed[0] > printed[1], text
+        if step["action"] == "recover":
+            assert step["tokens_before"] > budget, step
+    recovered = [s for s in steps if s["action"] == "recover"]
+    assert data["totals"]["recoveries"] == len(recovered)
+    assert all(s["context_tokens"] <= budget for s in steps)
+    assert any(s["action"] == "compact" for s in steps)  # the trigger was reached

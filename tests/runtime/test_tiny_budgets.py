@@ -10,8 +10,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from abridged.core.budget import compute_budget
+from abridged.core.model import Message, ToolCall, Usage, assign_ids
 from abridged.core.summary import summary_message
 from abridged.core.tokens import REPLY_PRIMING, TokenCounter
+from abridged.engine.events import CompactionStarted, OverflowRecovered
 from abridged.errors import ContextOverflowError
 from abridged.formats.openai_chat import messages_from_openai
 from abridged.runtime import ContextManager
@@ -129,3 +132,96 @@ def test_when_nothing_fits_the_error_shows_the_figures_its_check_compared(words:
     assert error.tokens is not None and error.tokens > error.limit
     # what the check compared is at least the latest message itself
     assert error.tokens >= size_of(items[-1:])
+
+
+# -- agent sessions whose reports hold a hidden prefix --------------------------------------------
+
+
+@st.composite
+def agent_sessions(draw: st.DrawFn) -> tuple[list[Message], int]:
+    """A recorded agent session (a task, then steps of a tool call and its output, now and then
+    a user message) whose every reply reports what a provider would count: a hidden prefix (a
+    system prompt and tools the log does not hold) plus the messages before it."""
+    seed = draw(st.integers(0, 10_000))
+    hidden = draw(st.sampled_from([0, 2_000, 17_000]))
+    counter = TokenCounter()
+    messages = [Message.user(sentence(seed, draw(st.integers(4, 40))))]
+    for k in range(draw(st.integers(3, 30))):
+        if k and draw(st.integers(0, 9)) == 0:
+            messages.append(Message.user(sentence(seed + k, draw(st.integers(1, 30)))))
+        size = hidden + sum(counter.message_tokens(m) for m in messages) + REPLY_PRIMING
+        call = ToolCall(f"c{k}", "shell", f'{{"cmd": "cat part{k}.log"}}')
+        messages.append(
+            Message.assistant(f"step {k}", tool_calls=[call], usage=Usage(input=size, output=20))
+        )
+        words = draw(st.sampled_from([10, 100, 400, 1_200]))
+        messages.append(Message.tool(f"c{k}", sentence(seed + 50 + k, words), name="shell"))
+    return assign_ids(messages), hidden
+
+
+def window_for(input_budget: int, output: int) -> int:
+    """The smallest window (1k at least) whose input budget (``output`` reserved, the default
+    margin) is at least ``input_budget``."""
+    window = max(1_024, input_budget + output)
+    while compute_budget(window, output).input_budget < input_budget:
+        window += max(1, (input_budget - compute_budget(window, output).input_budget) // 2)
+    return window
+
+
+def replay_calls(messages: list[Message]) -> list[int]:
+    """The transcript index of each call a replay makes (``ContextManager.replay``'s rule)."""
+    calls = [
+        i
+        for i, m in enumerate(messages)
+        if m.role == "assistant" and (i == 0 or messages[i - 1].role != "assistant")
+    ]
+    return calls + ([len(messages)] if messages[-1].role != "assistant" else [])
+
+
+@settings(max_examples=40, deadline=None)
+@given(session=agent_sessions(), share=st.sampled_from([0.1, 0.15, 0.2, 0.3]))
+def test_agent_sessions_with_a_hidden_prefix_fit_tiny_budgets_and_emergencies_are_honest(
+    session: tuple[list[Message], int], share: float
+) -> None:
+    """Replayed at an input budget of the hidden prefix plus ``share`` of the session's
+    messages: every context handed out fits the input budget, by the engine's measure and by
+    the provider's (the hidden prefix plus the messages sent); an emergency stage, or a
+    recovery counted, only ever shows a context above the input budget; a refusal only when
+    the minimal context (hidden prefix, task, latest request, a summary's envelope) cannot
+    fit."""
+    messages, hidden = session
+    counter = TokenCounter()
+    total = sum(counter.message_tokens(m) for m in messages)
+    output = 256
+    cm = ContextManager(
+        context_window=window_for(hidden + int(total * share), output),
+        max_output_tokens=output,
+        summarizer="extractive",
+    )
+    calls = replay_calls(messages)
+    done = 0
+    try:
+        for step in cm.replay(messages):
+            done += 1
+            budget = step.budget.input_budget
+            assert step.tokens <= budget, (step.index, step.tokens, budget)
+            # the provider's count; the hidden prefix is learned from reports, within 5%
+            counted = hidden + sum(counter.message_tokens(m) for m in step.context)
+            assert counted + REPLY_PRIMING <= budget + 0.05 * hidden, (step.index, counted, budget)
+            for event in step.events:
+                if isinstance(event, CompactionStarted) and event.emergency is not None:
+                    assert event.tokens_before > budget, event.text
+                if isinstance(event, OverflowRecovered):
+                    assert event.tokens_before > budget, event.text
+    except ContextOverflowError as error:
+        assert error.limit == cm.budget.input_budget
+        assert error.tokens is not None and error.tokens > error.limit, str(error)
+        at = calls[done]
+        latest = next(m for m in reversed(messages[:at]) if m.role == "user")
+        minimal = hidden + size_of_messages([messages[0], latest]) + ENVELOPE + 16
+        assert minimal > error.limit, (at, minimal, str(error))
+
+
+def size_of_messages(messages: list[Message]) -> int:
+    counter = TokenCounter()
+    return sum(counter.message_tokens(m) for m in messages)

@@ -221,6 +221,7 @@ class SummarizerFactory:
                 output, room = summary_output_tokens(budget), summary_input_tokens(budget)
                 if self.window is not None:
                     output, room = summarizer_limits(budget, self.window)
+                extractive = OffLoopSummarizer(ExtractiveSummarizer())
                 try:
                     made = LLMSummarizer(
                         RetryingModel(model, retries=self.retries, delay=self.retry_delay),
@@ -229,7 +230,8 @@ class SummarizerFactory:
                         # a smaller model's window is not the conversation's: its own prompt
                         cache_reuse=self.cache_reuse and self.window is None,
                         counter=self.counter,
-                        fallback=OffLoopSummarizer(ExtractiveSummarizer()),
+                        fallback=extractive,
+                        safety_net=extractive,
                         options=self.options,
                     )
                 except SettingError:  # a window too small for the model's prompts

@@ -18,6 +18,7 @@ from abridged.core.tokens import estimate_context_tokens
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.ledger import LEDGER_SHARE
 from abridged.engine.summarize.llm import (
+    NET_MAX_SHARE,
     LLMSummarizer,
     clean_reply,
     ensure_files,
@@ -31,6 +32,7 @@ from abridged.engine.summarize.prompts import (
     parse_sections,
     render_sections,
 )
+from abridged.engine.summarize.safety_net import net_tokens
 from abridged.errors import ProviderError, SettingError
 from abridged.providers.scripted import ScriptedCall, ScriptedModel
 from tests.strategies import conversations
@@ -39,9 +41,13 @@ GOOD = render_sections({"intent": "- Fix the parser.", "state": "Tests pass."})
 TITLES = [s.title for s in SECTIONS]
 
 
-def _asked(ceiling: int) -> int:
-    """What the model is asked for under ``ceiling``: a share is kept for the fact ledger."""
-    return max(1, int(ceiling * (1 - LEDGER_SHARE)))
+def _asked(ceiling: int, request: SummaryRequest | None) -> int:
+    """What the model is asked for under ``ceiling``: the room the safety net's sections take in
+    the extractive summary of ``request`` is kept for it, at least ``LEDGER_SHARE`` of the
+    ceiling and at most ``NET_MAX_SHARE`` (``None``: a summarizer without a net)."""
+    need = net_tokens(ExtractiveSummarizer().build(request).text) if request else 0
+    reserve = min(max(int(ceiling * LEDGER_SHARE), need), int(ceiling * NET_MAX_SHARE))
+    return max(1, ceiling - reserve)
 
 
 def _fits(call: ScriptedCall, budget: int) -> bool:
@@ -70,7 +76,8 @@ def _request(messages: Sequence[Message], **kwargs: object) -> SummaryRequest:
 async def test_one_call_with_the_anti_continuation_system_prompt_and_the_sections() -> None:
     model = ScriptedModel([GOOD])
     summarizer = LLMSummarizer(model, max_output_tokens=1_500, input_budget_tokens=20_000)
-    summary = await summarizer.summarize(_request(_session(), max_tokens=1_000))
+    request = _request(_session(), max_tokens=1_000)
+    summary = await summarizer.summarize(request)
     assert len(model.calls) == 1
     call = model.calls[0]
     system, prompt = call.messages
@@ -81,8 +88,8 @@ async def test_one_call_with_the_anti_continuation_system_prompt_and_the_section
     assert body.count("<conversation>") == 1 and "<user>\nFix the unit parser.\n</user>" in body
     positions = [body.index("## " + t) for t in TITLES]
     assert positions == sorted(positions)
-    # min(max_output_tokens, request.max_tokens), less the fact ledger's share
-    assert call.max_output_tokens == _asked(1_000) < 1_000
+    # min(max_output_tokens, request.max_tokens), less the safety net's room
+    assert call.max_output_tokens == _asked(1_000, request) < 1_000
     assert call.tools is None
     assert summary.summarizer == "llm:scripted"
     # The reply's sections, and the files section the tracked reads added.
@@ -138,7 +145,8 @@ async def test_map_reduce_keeps_every_call_within_the_input_budget() -> None:
     model = ScriptedModel(default=_tagging_reply)
     summarizer = LLMSummarizer(model, max_output_tokens=400, input_budget_tokens=budget)
     messages = _big_session(40)
-    summary = await summarizer.summarize(_request(messages, max_tokens=400))
+    request = _request(messages, max_tokens=400)
+    summary = await summarizer.summarize(request)
     assert summary.fallback_reason is None
     assert len(model.calls) >= 3
     assert all(_fits(call, budget) for call in model.calls)
@@ -153,7 +161,7 @@ async def test_map_reduce_keeps_every_call_within_the_input_budget() -> None:
     # The final summary is the last merge, made within the depth bound (map = level 0).
     level = int(re.search(r"level=(\d+)", summary.text).group(1))  # type: ignore[union-attr]
     assert 1 <= level <= summarizer.max_depth - 1
-    assert model.calls[-1].max_output_tokens == _asked(400)
+    assert model.calls[-1].max_output_tokens == _asked(400, request)
 
 
 async def test_map_reduce_folds_the_previous_summary_first() -> None:
@@ -179,10 +187,12 @@ def _padded_reply(messages: Sequence[Message], tools: Sequence[ToolSpec] | None)
 async def test_map_reduce_depth_is_bounded(depth: int) -> None:
     budget = 2_500
     model = ScriptedModel(default=_padded_reply, enforce_max_output=True)
+    # no safety net: its room would shrink the partial summaries, and so the levels needed
     summarizer = LLMSummarizer(
-        model, max_output_tokens=300, input_budget_tokens=budget, max_depth=depth
+        model, max_output_tokens=300, input_budget_tokens=budget, max_depth=depth, safety_net=None
     )
-    summary = await summarizer.summarize(_request(_big_session(120), max_tokens=300))
+    request = _request(_big_session(120), max_tokens=300)
+    summary = await summarizer.summarize(request)
     assert summary.fallback_reason is None
     level = int(re.search(r"level=(\d+)", summary.text).group(1))  # type: ignore[union-attr]
     assert level <= depth - 1
@@ -190,7 +200,7 @@ async def test_map_reduce_depth_is_bounded(depth: int) -> None:
         assert level >= 2  # several reduce levels really happened
     assert all(_fits(call, budget) for call in model.calls)
     assert all(call.max_output_tokens is not None for call in model.calls)
-    assert model.calls[-1].max_output_tokens == _asked(300)
+    assert model.calls[-1].max_output_tokens == _asked(300, None)
     assert summary.truncated  # every reply was cut at its ceiling
 
 
@@ -277,9 +287,8 @@ async def test_cache_reuse_sends_the_exact_prefix_then_one_instruction() -> None
     summarizer = LLMSummarizer(
         model, max_output_tokens=500, input_budget_tokens=20_000, cache_reuse=True
     )
-    summary = await summarizer.summarize(
-        _request(summarized, prefix=prefix, tools=tools, max_tokens=400)
-    )
+    request = _request(summarized, prefix=prefix, tools=tools, max_tokens=400)
+    summary = await summarizer.summarize(request)
     call = model.calls[0]
     assert call.messages[: len(prefix)] == prefix
     assert all(a is b for a, b in zip(call.messages, prefix, strict=False))
@@ -292,7 +301,7 @@ async def test_cache_reuse_sends_the_exact_prefix_then_one_instruction() -> None
     assert "\u00abStep 2.\u00bb" in instruction.text  # where the kept part starts
     assert call.tools == tools
     assert call.options.get("tool_choice") == "none"
-    assert call.max_output_tokens == _asked(400)
+    assert call.max_output_tokens == _asked(400, request)
     assert summary.fallback_reason is None and _fits(call, 20_000)
 
 

@@ -54,8 +54,8 @@ async def test_the_ledger_restores_what_the_model_left_out() -> None:
     assert "The deploy settings were read from the notes." in facts  # the model's own line
     assert "return x + 1" not in summary.text  # code is no fact
     assert estimate_text_tokens(summary.text) <= 800
-    # The model was asked for less than the ceiling: the rest is the ledger's.
-    assert model.calls[0].max_output_tokens == int(800 * (1 - LEDGER_SHARE))
+    # The model was asked for less than the ceiling: at least the ledger's share is the net's.
+    assert model.calls[0].max_output_tokens <= int(800 * (1 - LEDGER_SHARE))
 
 
 async def test_a_model_summary_that_has_every_fact_gets_nothing_added() -> None:

@@ -35,6 +35,15 @@
    never returned as a summary. Without a fallback, ``ProviderError`` is raised and the caller
    keeps its history as it was.
 
+6. **The safety net.** The ``safety_net`` summarizer (by default the extractive one) summarizes
+   the same request first; the model is asked for the ceiling less the room the net's sections
+   take (at least ``LEDGER_SHARE`` of the ceiling, at most ``NET_MAX_SHARE``). In the room the
+   model's summary leaves (the net made again within it when it does not fit), whatever of the
+   user's requests and constraints (verbatim), the fact ledger and the exact references the
+   model's summary does not hold is added to it (``safety_net.add_net``). A model summary that
+   says nothing keeps what the extractive path keeps; the whole stays within the ceiling (cut
+   and flagged ``truncated`` if the estimate of the joined text passes it).
+
 Every summary is redacted (``redact``), and its *Files read / modified* section lists every
 tracked file (missing ones are appended).
 
@@ -69,23 +78,23 @@ from abridged.core.tokens import (
     estimate_text_tokens,
     estimate_tools_tokens,
 )
-from abridged.engine.summarize.extractive import ExtractiveSummarizer, section_entries
+from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.fileops import (
     DEFAULT_EXTRACTORS,
     FileOpsExtractor,
     extract_file_ops,
 )
-from abridged.engine.summarize.ledger import LEDGER_SHARE, attach_ledger, build_ledger
+from abridged.engine.summarize.ledger import LEDGER_SHARE
 from abridged.engine.summarize.prompts import (
     SYSTEM_PROMPT,
     add_to_section,
     cache_reuse_instruction,
     find_headings,
     merge_prompt,
-    parse_sections,
     transcript_prompt,
 )
 from abridged.engine.summarize.redact import redact
+from abridged.engine.summarize.safety_net import add_net, net_tokens
 from abridged.engine.summarize.transcript import (
     Transcript,
     TranscriptOptions,
@@ -106,6 +115,12 @@ DEFAULT_FALLBACK: Summarizer = ExtractiveSummarizer()
 SLACK_TOKENS = 16
 #: A partial summary (map output) smaller than this would say nothing useful.
 MIN_PARTIAL_TOKENS = 96
+#: Tokens kept free between a model's summary and the net added to it (joins, rounding).
+NET_MARGIN_TOKENS = 8
+#: Room under the ceiling below which no safety net is built (it could hold nothing useful).
+MIN_NET_TOKENS = 32
+#: The most of a summary's ceiling kept for the safety net (the model is asked for the rest).
+NET_MAX_SHARE = 0.5
 
 
 def tool_definitions(tools: Sequence[ToolSpec] | None) -> list[dict[str, Any]]:
@@ -216,6 +231,9 @@ class LLMSummarizer:
     - ``input_budget_tokens`` (>= the prompt's own size + 512): the most any one call may send.
     - ``fallback`` (default: ``ExtractiveSummarizer()``; ``None`` to raise instead): who makes the
       summary when the model fails.
+    - ``safety_net`` (default: ``ExtractiveSummarizer()``; ``None``: the model's summary alone):
+      the deterministic summarizer whose user requests, constraints, facts and references are
+      added where an accepted model summary lacks them, within the ceiling (``safety_net``).
     - ``cache_reuse`` (default ``False``): send the conversation's prefix and a final instruction
       (see the module docstring); meant for when ``model`` is the conversation's own model.
     - ``name`` (default ``"llm:<model name>"``).
@@ -234,6 +252,7 @@ class LLMSummarizer:
         max_output_tokens: int,
         input_budget_tokens: int,
         fallback: Summarizer | None = DEFAULT_FALLBACK,
+        safety_net: Summarizer | None = DEFAULT_FALLBACK,
         cache_reuse: bool = False,
         name: str | None = None,
         transcript: TranscriptOptions | None = None,
@@ -261,6 +280,7 @@ class LLMSummarizer:
         self.max_output_tokens = max_output_tokens
         self.input_budget_tokens = input_budget_tokens
         self.fallback = fallback
+        self.safety_net = safety_net
         self.cache_reuse = cache_reuse
         self._name = name or f"llm:{model.name}"
         self.transcript = transcript or TranscriptOptions()
@@ -294,15 +314,19 @@ class LLMSummarizer:
             previous = f"{previous}\n\n{leading}" if previous else leading
             messages = rest
         file_ops = extract_file_ops(messages, extractors=self.extractors, previous=request.file_ops)
+        ceiling = min(self.max_output_tokens, request.max_tokens)
+        # Room is kept for the safety net added to the reply: what its sections need, at least
+        # LEDGER_SHARE of the ceiling and at most NET_MAX_SHARE (the model keeps the rest).
+        reserve, probe = int(ceiling * LEDGER_SHARE), None
+        if self.safety_net is not None:
+            probe = await self.safety_net.summarize(request)
+            reserve = min(max(reserve, net_tokens(probe.text)), int(ceiling * NET_MAX_SHARE))
         prompting = _Prompting(
             kind=request.kind,
             previous=previous,
             file_ops=file_ops,
             focus=request.focus,
-            # A share of the ceiling is kept for the fact ledger attached to the reply.
-            ceiling=max(
-                1, int(min(self.max_output_tokens, request.max_tokens) * (1 - LEDGER_SHARE))
-            ),
+            ceiling=max(1, ceiling - reserve),
         )
         run = _Run()
         try:
@@ -319,15 +343,16 @@ class LLMSummarizer:
             reason = f"the model call failed: {type(exc).__name__}: {exc}"
             return await self._fall_back(request, truncate_tokens(redact(reason), 120), run)
         text = ensure_files(text, file_ops)
-        previous_facts = parse_sections(previous).get("decisions", "") if previous else ""
-        ledger = build_ledger(
-            messages,
-            # one entry per bullet, as the extractive summarizer reads them: a group of facts
-            # under one attribution stays one entry, which ``parse_facts`` reads fact by fact
-            previous=section_entries(previous_facts),
-            later=request.later,
-        )
-        text = redact(attach_ledger(text, ledger, min(self.max_output_tokens, request.max_tokens)))
+        room = ceiling - estimate_text_tokens(text) - NET_MARGIN_TOKENS
+        if self.safety_net is not None and probe is not None and room >= MIN_NET_TOKENS:
+            # The net within the room the model's summary left: the whole stays within the
+            # ceiling, and what the model dropped is back (``safety_net``).
+            if net_tokens(probe.text) > room:
+                probe = await self.safety_net.summarize(replace(request, max_tokens=room))
+            text = add_net(text, probe.text)
+        text = redact(text)
+        if estimate_text_tokens(text) > ceiling:  # the estimate of the parts is not additive
+            text, run.truncated = truncate_tokens(text, ceiling), True
         return Summary(
             text=text,
             summarizer=self.name,
