@@ -312,6 +312,8 @@ class ContextManager:
         self._budget: Budget | None = None
         self._head_key: tuple[str, ...] | None = None
         self._tools_key = _UNSET
+        # the state a conversation's size was last rebased for (``_size_for``)
+        self._sized_for: tuple[Any, ...] | None = None
         self._refresh_tools()
 
     def _new_ledger(self) -> Ledger:
@@ -989,3 +991,82 @@ class ContextManager:
             return self._sizer.exact(self._state, length, tracked.history, tracked.ledger)
 
         return compute
+
+    # -- a Conversation's history ------------------------------------------------------------
+    # ``abridged.runtime.conversation`` keeps its history in a manager of its own, so that a
+    # conversation has one ledger, one sizer, one budget and one summarizer factory, the ones
+    # every ContextManager has. Its messages come from its store (they are never edited), so
+    # they are taken as they are, not tracked as a caller's list.
+
+    @classmethod
+    def _for_conversation(
+        cls,
+        limits: ModelLimits,
+        *,
+        budget: BudgetSettings,
+        settings: CompactionSettings,
+        counter: TokenCounter,
+        summarizers: SummarizerFactory,
+    ) -> ContextManager:
+        """The manager of a ``Conversation`` (``summarizers``: the conversation's factory)."""
+        manager = cls(limits, format="abridged", budget=budget, settings=settings, counter=counter)
+        manager._summarizer = summarizers
+        return manager
+
+    def _configure(
+        self,
+        *,
+        limits: ModelLimits | None = None,
+        budget: BudgetSettings | None = None,
+        settings: CompactionSettings | None = None,
+    ) -> None:
+        """New limits or settings of a conversation (effective at the next check)."""
+        if limits is not None:
+            self._window, self._max_output = limits.context_window, limits.max_output
+        if budget is not None:
+            self._budget_settings = budget
+        if settings is not None:
+            self.settings = settings
+        self._budget = None
+
+    def _load(self, history: Sequence[Message], state: CompactionState) -> None:
+        """Hold ``history`` (read from the store) in ``state``; the last report is forgotten,
+        the calibration kept."""
+        self._tracked.reset()
+        self._tracked.append_messages(history)
+        self._sizer.forget()
+        self._state = state
+        self._states = [state]
+        self._sized_for = None
+
+    def _append_message(self, message: Message) -> None:
+        self._tracked.append_messages((message,))
+
+    def _adopt(self, state: CompactionState) -> None:
+        """A conversation's new state (the next call's count, a commit, a reload)."""
+        self._state = state
+        self._states[-1] = state
+
+    def _tools_raw_for(self, tools: Sequence[ToolSpec]) -> int:
+        """The uncalibrated estimate of a conversation's tool definitions, ``tools`` now."""
+        self._tools_arg = tools
+        self._refresh_tools()
+        return self._sizer.tools_raw
+
+    def _budget_for(self, tools: Sequence[ToolSpec]) -> Budget:
+        """The budget for ``tools``, with the calibration as it is now: a conversation learns
+        its calibration at every call, and its budget follows it."""
+        self._tools_raw_for(tools)
+        self._budget = None
+        return self._current_budget()
+
+    def _size_for(self, tools: Sequence[ToolSpec]) -> int:
+        """A conversation's context size (``context_tokens``) with ``tools``; what is sent
+        before the tail is recomputed whenever the state changed."""
+        self._tools_raw_for(tools)
+        state, tracked = self._state, self._tracked
+        key = (state.epoch, state.cut, state.summary, state.carried, len(state.pruned))
+        if key != self._sized_for:
+            self._sizer.rebase(state, tracked.history, tracked.ledger)
+            self._sized_for = key
+        return self.context_tokens()

@@ -134,6 +134,18 @@ class TrackedList:
             if _holds_compaction(self.history[index]):
                 self.provider_compaction = index
 
+    def append_messages(self, messages: Sequence[Message]) -> None:
+        """Take ``messages`` as they are, each its own item (a ``Conversation``'s history: its
+        messages are already read, named and stored)."""
+        start = len(self.history)
+        self.items.extend(messages)
+        self.history.extend(messages)
+        self.ends.extend(range(start + 1, len(self.history) + 1))
+        self.ledger.extend(messages)
+        for index in range(start, len(self.history)):
+            if _holds_compaction(self.history[index]):
+                self.provider_compaction = index
+
     def group_start(self, item_index: int) -> int:
         """The first item of the group ``item_index`` was read in (itself, unless it is one of
         a Responses group's later items, whose ranges are empty)."""
