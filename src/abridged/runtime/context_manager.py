@@ -56,12 +56,14 @@ from abridged.core.protocols import ChatModel, Summarizer, ToolSpec
 from abridged.core.tokens import REPLY_PRIMING, TokenCounter, estimate_tools_tokens
 from abridged.core.turns import head_length
 from abridged.core.windows import ModelLimits
-from abridged.engine.compaction import CompactionHooks, CompactionResult, run_compaction
+from abridged.engine.compaction import CompactionHooks, CompactionResult, rebase, run_compaction
 from abridged.engine.context import CompactionState, build_context
 from abridged.engine.events import Event, HiddenPrefix, UsageUpdated
-from abridged.engine.plan import CompactionPlan, plan_compaction, plan_emergency
-from abridged.engine.triggers import CompactionSettings
-from abridged.errors import SettingError
+from abridged.engine.plan import CompactionPlan, context_length, plan_compaction, plan_emergency
+from abridged.engine.summarize.extractive import ExtractiveSummarizer
+from abridged.engine.triggers import CompactionSettings, choose_trigger
+from abridged.errors import SettingError, StoreError
+from abridged.runtime.background import BackgroundCompaction, Host
 from abridged.runtime.caller_formats import (
     Format,
     check_format,
@@ -80,12 +82,13 @@ from abridged.runtime.driver import (
 )
 from abridged.runtime.ledger import Ledger
 from abridged.runtime.output import OutputCache
-from abridged.runtime.persistence import StoredConversation
+from abridged.runtime.persistence import Committed, StoredConversation
 from abridged.runtime.settings import Settings, check_budget, resolve_settings, resolve_window
 from abridged.runtime.sizing import Sizer, known_output_tokens
 from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
 
 if TYPE_CHECKING:
+    from abridged.runtime.history import Loaded
     from abridged.store import ConversationInfo, Store
 
 __all__ = [
@@ -295,6 +298,7 @@ class ContextManager:
             else None
         )
         self._edited: int | None = None  # the first history index edited since the last call
+        self._background: BackgroundCompaction | None = None  # a conversation's compaction task
         self._reset()
 
     def _reset(self) -> None:
@@ -312,8 +316,10 @@ class ContextManager:
         self._budget: Budget | None = None
         self._head_key: tuple[str, ...] | None = None
         self._tools_key = _UNSET
-        # the state a conversation's size was last rebased for (``_size_for``)
+        # a conversation's: the state its size was last rebased for (``_size_for``), and the
+        # stored sequence number of each history message (``None``: not stored)
         self._sized_for: tuple[Any, ...] | None = None
+        self._seqs: list[int | None] = []
         self._refresh_tools()
 
     def _new_ledger(self) -> Ledger:
@@ -1007,11 +1013,20 @@ class ContextManager:
         settings: CompactionSettings,
         counter: TokenCounter,
         summarizers: SummarizerFactory,
+        store: Store,
+        conversation_id: str,
+        owner: str | None,
     ) -> ContextManager:
-        """The manager of a ``Conversation`` (``summarizers``: the conversation's factory)."""
+        """The manager of a ``Conversation`` (``summarizers``: the conversation's factory),
+        committing to its stored conversation."""
         manager = cls(limits, format="abridged", budget=budget, settings=settings, counter=counter)
         manager._summarizer = summarizers
+        manager._persisted = StoredConversation(store, conversation_id, owner=owner)
         return manager
+
+    def _attach_background(self, host: Host) -> None:
+        """Give a conversation's manager its compaction task (``BackgroundCompaction``)."""
+        self._background = BackgroundCompaction(self, host)
 
     def _configure(
         self,
@@ -1029,18 +1044,23 @@ class ContextManager:
             self.settings = settings
         self._budget = None
 
-    def _load(self, history: Sequence[Message], state: CompactionState) -> None:
-        """Hold ``history`` (read from the store) in ``state``; the last report is forgotten,
-        the calibration kept."""
+    def _load(self, loaded: Loaded) -> None:
+        """Hold a conversation's history as read from the store, in its state; the last report
+        is forgotten, the calibration kept."""
         self._tracked.reset()
-        self._tracked.append_messages(history)
+        self._tracked.append_messages(loaded.history)
+        self._seqs = list(loaded.seqs)
         self._sizer.forget()
-        self._state = state
-        self._states = [state]
+        self._state = loaded.state
+        self._states = [loaded.state]
         self._sized_for = None
+        assert self._persisted is not None
+        self._persisted.attach(loaded.context.version, loaded.context.session.id)
 
-    def _append_message(self, message: Message) -> None:
+    def _append_message(self, message: Message, seq: int | None) -> None:
+        """A message the conversation stored (``seq``) or holds unstored (``None``)."""
         self._tracked.append_messages((message,))
+        self._seqs.append(seq)
 
     def _adopt(self, state: CompactionState) -> None:
         """A conversation's new state (the next call's count, a commit, a reload)."""
@@ -1070,3 +1090,72 @@ class ContextManager:
             self._sizer.rebase(state, tracked.history, tracked.ledger)
             self._sized_for = key
         return self.context_tokens()
+
+    def _due_for(self, tools: Sequence[ToolSpec], size: int) -> bool:
+        """Whether a trigger fires for a conversation's context of ``size`` tokens (what
+        ``plan_compaction`` checks first, O(1)): only then is there anything to plan."""
+        state = self._state
+        trigger = choose_trigger(
+            size,
+            context_length(self._tracked.history, state),
+            self._budget_for(tools),
+            self.settings,
+            backoff=state.backoff,
+            calls=state.calls,
+        )
+        return trigger is not None
+
+    def _plan_for(
+        self,
+        tools: Sequence[ToolSpec],
+        *,
+        size: int | None = None,
+        budget: Budget | None = None,
+        emergency: bool = False,
+        **options: Any,
+    ) -> Callable[[], CompactionPlan | None]:
+        """A plan of a conversation's context as it is now (``plan_compaction``, or
+        ``plan_emergency`` with ``emergency``; ``options`` are theirs), to make in a worker
+        thread: its arguments are read now, on a snapshot of the history."""
+        args = self._engine_args(budget if budget is not None else self._budget_for(tools))
+        history = tuple(self._tracked.history)
+        if emergency:
+            return functools.partial(plan_emergency, history, **args, **options)
+        size = self._size_for(tools) if size is None else size
+        return functools.partial(plan_compaction, history, **args, context_tokens=size, **options)
+
+    async def _run_for(
+        self, plan: CompactionPlan, summarizer: Summarizer, hooks: CompactionHooks
+    ) -> CompactionResult:
+        """Carry out a conversation's ``plan`` (the extractive fallback off the event loop)."""
+        return await run_compaction(
+            plan,
+            summarizer,
+            hooks=hooks,
+            clock=self._clock,
+            count_tokens=self._count,
+            fallback=OffLoopSummarizer(ExtractiveSummarizer()),
+            gather=asyncio.gather,
+        )
+
+    async def _commit_for(
+        self,
+        result: CompactionResult,
+        *,
+        duration_ms: float,
+        on_prune_error: Callable[[StoreError], None],
+    ) -> Committed | None:
+        """Commit a conversation's ``result`` (store first, then memory) through the one commit
+        path, applied by the engine's ``rebase`` to the history that grew while it ran; ``None``
+        when it was dropped (the context changed meanwhile), ``lost`` when another writer
+        changed the conversation first (the conversation reads the store again)."""
+        rebased = rebase(result, self._tracked.history, self._state)
+        if rebased is None:
+            return None
+        assert self._persisted is not None
+        committed = await self._persisted.commit_at(
+            rebased, self._seqs, duration_ms=duration_ms, on_prune_error=on_prune_error
+        )
+        if not committed.lost:
+            self._adopt(rebased.state)
+        return committed

@@ -159,12 +159,13 @@ class ConversationCore:
             settings=settings.compaction,
             counter=self.counter,
             summarizers=self._summarizers,
+            store=store,
+            conversation_id=conversation_id,
+            owner=owner,
         )
         self._system_messages: list[Message] = (
             [Message.system(system, id="system")] if system else []
         )
-        self._seqs: list[int | None] = []
-        self._version = 0
         self.session: SessionInfo | None = None
         self.call_log: deque[CallRecord] = deque(maxlen=10_000)
         # the worker, the turn in progress, the background compaction
@@ -179,7 +180,6 @@ class ConversationCore:
         self._abort_requested = False
         self._call_task: asyncio.Task[Any] | None = None
         self._tool_tasks: set[asyncio.Task[Any]] = set()
-        self._compaction: asyncio.Task[CompactionResult | None] | None = None
         self._manual_request: tuple[str | None] | None = None
         self._summary_pending = False
         self._closed = False
@@ -231,8 +231,20 @@ class ConversationCore:
         self._manager._adopt(state)
 
     @property
+    def _compaction(self) -> asyncio.Task[CompactionResult | None] | None:
+        """The compaction task running or last run (the manager's, once ``Compacting`` gave
+        it one)."""
+        background = self._manager._background
+        return background.task if background is not None else None
+
+    @property
     def _sizer(self) -> Sizer:
         return self._manager._sizer
+
+    @property
+    def _seqs(self) -> list[int | None]:
+        """The stored sequence number of each history message (``None``: not stored)."""
+        return self._manager._seqs
 
     @property
     def history(self) -> tuple[Message, ...]:
@@ -385,16 +397,13 @@ class ConversationCore:
             epoch=self._state.epoch + 1 if self.session is not None else 0,
             calls=self._state.calls,
         )
-        self._manager._load(loaded.history, loaded.state)
-        self._seqs = loaded.seqs
-        self._version = loaded.context.version
+        self._manager._load(loaded)
         if loaded.context.damaged:  # sent as placeholders: said, never silent
             self._notice(damaged_notice(loaded.context.damaged))
         self.session = loaded.context.session
 
     def _append(self, message: Message, seq: int | None) -> None:
-        self._manager._append_message(message)
-        self._seqs.append(seq)
+        self._manager._append_message(message, seq)
 
     async def _interruptible(self, awaitable: Any) -> Any:
         """Await ``awaitable`` as the task ``abort`` cancels; ``AbortedError`` when it did."""
