@@ -28,7 +28,7 @@ PHASES = {
         ("token counts, budget, sizing", "core/tokens.py"),
         ("token counts, budget, sizing", "compute_budget"),
         ("token counts, budget, sizing", "runtime/sizing.py"),
-        ("token counts, budget, sizing", "runtime/ledger.py"),
+        ("token counts, budget, sizing", "runtime/token_sums.py"),
         ("context view / compaction plan", "engine/"),
         ("meter (context_overview)", "context_overview"),
         ("events to the client (SSE)", "server/events.py"),

@@ -17,7 +17,7 @@ stable-first (system, summary, pinned, pruned region, tail: see ``abridged.engin
 
 **Cost per call.** The manager recognises the unchanged prefix of the list you pass
 (``abridged.runtime.tracking``), reads only the new items, keeps running token sums and bounds
-(``abridged.runtime.ledger``, ``abridged.runtime.sizing``), and builds a context only when it
+(``abridged.runtime.token_sums``, ``abridged.runtime.sizing``), and builds a context only when it
 changes (``abridged.runtime.output``). A call costs O(new messages) while nothing is compacted;
 a compaction costs O(context). When you edit or drop earlier messages the manager re-plans from
 the first difference: a summary that covered an edited message is dropped, an older one is kept.
@@ -80,11 +80,11 @@ from abridged.runtime.driver import (
     off_loop,
     off_loop_fallback,
 )
-from abridged.runtime.ledger import Ledger
 from abridged.runtime.output import OutputCache
 from abridged.runtime.persistence import Committed, StoredConversation
 from abridged.runtime.settings import Settings, check_budget, resolve_settings, resolve_window
 from abridged.runtime.sizing import Sizer, known_output_tokens
+from abridged.runtime.token_sums import TokenSums
 from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
 
 if TYPE_CHECKING:
@@ -302,7 +302,7 @@ class ContextManager:
         self._reset()
 
     def _reset(self) -> None:
-        self._tracked = TrackedList(self._fixed_format, self._verify, self._new_ledger)
+        self._tracked = TrackedList(self._fixed_format, self._verify, self._new_sums)
         self._sizer = Sizer(self.counter)
         self._output = OutputCache()
         self._state = CompactionState()
@@ -322,8 +322,8 @@ class ContextManager:
         self._seqs: list[int | None] = []
         self._refresh_tools()
 
-    def _new_ledger(self) -> Ledger:
-        return Ledger(self.counter.message_tokens, token_upper_bound)
+    def _new_sums(self) -> TokenSums:
+        return TokenSums(self.counter.message_tokens, token_upper_bound)
 
     # -- public state ------------------------------------------------------------------------
 
@@ -367,7 +367,7 @@ class ContextManager:
     def context_tokens(self) -> int:
         """The current context's size (estimating what was only bounded so far)."""
         tracked = self._tracked
-        return self._sizer.exact(self._state, len(tracked.history), tracked.history, tracked.ledger)
+        return self._sizer.exact(self._state, len(tracked.history), tracked.history, tracked.sums)
 
     def history_tokens(self) -> int:
         """The size the whole history would have if it were sent as the caller holds it (the
@@ -375,8 +375,8 @@ class ContextManager:
         proxy's request log compares it with ``context_tokens()``. Estimates what was only
         bounded so far (each message once)."""
         tracked = self._tracked
-        tracked.ledger.materialize(tracked.history)
-        raw = tracked.ledger.exact(0, tracked.ledger.length)
+        tracked.sums.materialize(tracked.history)
+        raw = tracked.sums.exact(0, tracked.sums.length)
         return self.counter.calibration.apply(raw + self._sizer.tools_raw + REPLY_PRIMING) + (
             self._sizer.hidden
         )
@@ -514,7 +514,7 @@ class ContextManager:
 
     def _plan_recovery(self, reported_tokens: int | None) -> CompactionPlan:
         tracked = self._tracked
-        self._sizer.learn(self._state, tracked.history, tracked.ledger)
+        self._sizer.learn(self._state, tracked.history, tracked.sums)
         return plan_emergency(
             tracked.history, **self._engine_args(), context_tokens=reported_tokens
         )
@@ -629,7 +629,7 @@ class ContextManager:
             self._sizer.forget()
         elif change.reread:
             self._output.invalidate()
-            self._sizer.rebase(self._state, tracked.history, tracked.ledger)
+            self._sizer.rebase(self._state, tracked.history, tracked.sums)
         boundary = tracked.provider_compaction
         if boundary is not None and boundary > self._state.cut:
             # The provider compacted the conversation itself (a Responses or Anthropic
@@ -685,7 +685,7 @@ class ContextManager:
             # Learned now, not at the next estimate: a hidden prefix changes this call's budget.
             before = sizer.hidden
             tracked = self._tracked
-            sizer.learn(self._state, tracked.history, tracked.ledger)
+            sizer.learn(self._state, tracked.history, tracked.sums)
             after = sizer.hidden
             if after != before:
                 self._budget = None
@@ -816,7 +816,7 @@ class ContextManager:
         max_messages = self.settings.max_messages
         few = max_messages is None or self._context_length() <= max_messages
         # far enough below every threshold: nothing needs estimating
-        return not few or self._sizer.upper(self._state, self._tracked.ledger) >= limit
+        return not few or self._sizer.upper(self._state, self._tracked.sums) >= limit
 
     def _engine_args(self, budget: Budget | None = None) -> dict[str, Any]:
         """What every plan of this conversation is made with (the engine's keyword arguments);
@@ -946,7 +946,7 @@ class ContextManager:
         if moved or push:
             tracked = self._tracked
             self._output.invalidate()
-            self._sizer.rebase(state, tracked.history, tracked.ledger)
+            self._sizer.rebase(state, tracked.history, tracked.sums)
 
     def _finish(
         self, messages: Sequence[Any] | None, *, changed: bool, sending: bool = True
@@ -969,7 +969,7 @@ class ContextManager:
         if self._provider_moved and sending:
             changed, self._provider_moved = True, False
         length = len(tracked.history)
-        if changed or tracked.ledger.estimated == length:
+        if changed or tracked.sums.estimated == length:
             size = _Size(self.context_tokens())
         else:
             size = _Size(None, self._size_later(length, state.epoch))
@@ -988,21 +988,21 @@ class ContextManager:
         )
 
     def _size_later(self, length: int, epoch: int) -> Callable[[], int]:
-        upper = self._sizer.upper(self._state, self._tracked.ledger)
+        upper = self._sizer.upper(self._state, self._tracked.sums)
 
         def compute() -> int:
             tracked = self._tracked
             if self._state.epoch != epoch or len(tracked.history) < length:
                 return upper
-            return self._sizer.exact(self._state, length, tracked.history, tracked.ledger)
+            return self._sizer.exact(self._state, length, tracked.history, tracked.sums)
 
         return compute
 
     # -- a Conversation's history ------------------------------------------------------------
     # ``abridged.runtime.conversation`` keeps its history in a manager of its own, so that a
-    # conversation has one ledger, one sizer, one budget and one summarizer factory, the ones
-    # every ContextManager has. Its messages come from its store (they are never edited), so
-    # they are taken as they are, not tracked as a caller's list.
+    # conversation has one set of token sums, one sizer, one budget and one summarizer factory,
+    # the ones every ContextManager has. Its messages come from its store (they are never
+    # edited), so they are taken as they are, not tracked as a caller's list.
 
     @classmethod
     def _for_conversation(
@@ -1087,7 +1087,7 @@ class ContextManager:
         state, tracked = self._state, self._tracked
         key = (state.epoch, state.cut, state.summary, state.carried, len(state.pruned))
         if key != self._sized_for:
-            self._sizer.rebase(state, tracked.history, tracked.ledger)
+            self._sizer.rebase(state, tracked.history, tracked.sums)
             self._sized_for = key
         return self.context_tokens()
 

@@ -151,7 +151,7 @@ class ConversationCore:
             retries=settings.max_retries,
             retry_delay=settings.retry_delay,
         )
-        # the history, its ledger, the sizer, the budget and the compaction state live in the
+        # the history, its sums, the sizer, the budget and the compaction state live in the
         # conversation's ContextManager: one of each per conversation, as for any manager
         self._manager = ContextManager._for_conversation(
             limits,
