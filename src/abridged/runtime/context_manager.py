@@ -678,19 +678,31 @@ class ContextManager:
         if report is None or (report.length, report.epoch) != last:
             self._record(usage, last[0], last[1])
 
-    def _record(self, usage: Usage, length: int, epoch: int) -> UsageUpdated:
+    def _take_report(
+        self, usage: Usage, length: int, epoch: int
+    ) -> tuple[bool, HiddenPrefix | None]:
+        """Take the provider's report of the context of ``history[:length]`` sent in ``epoch``
+        (the one rule every manager, a conversation's too, learns its calibration by): whether
+        it was taken (``False``: stale), and the hidden prefix it revealed or changed."""
         sizer = self._sizer
         taken = sizer.record(usage, length, epoch, self._state.epoch)
-        if taken and sizer.whole_pending:
-            # Learned now, not at the next estimate: a hidden prefix changes this call's budget.
-            before = sizer.hidden
-            tracked = self._tracked
-            sizer.learn(self._state, tracked.history, tracked.sums)
-            after = sizer.hidden
-            if after != before:
-                self._budget = None
-            if (after > 0) != (before > 0) or abs(after - before) > before // 4:
-                self._emit(HiddenPrefix(tokens=after, previous=before))
+        if not (taken and sizer.whole_pending):
+            return taken, None
+        # Learned now, not at the next estimate: a hidden prefix changes this call's budget.
+        before = sizer.hidden
+        tracked = self._tracked
+        sizer.learn(self._state, tracked.history, tracked.sums)
+        after = sizer.hidden
+        if after != before:
+            self._budget = None
+        if (after > 0) != (before > 0) or abs(after - before) > before // 4:
+            return taken, HiddenPrefix(tokens=after, previous=before)
+        return taken, None
+
+    def _record(self, usage: Usage, length: int, epoch: int) -> UsageUpdated:
+        taken, hidden = self._take_report(usage, length, epoch)
+        if hidden is not None:
+            self._emit(hidden)
         event = UsageUpdated(
             usage=usage,
             context_tokens=usage.context_tokens,
@@ -1081,15 +1093,27 @@ class ContextManager:
         return self._current_budget()
 
     def _size_for(self, tools: Sequence[ToolSpec]) -> int:
-        """A conversation's context size (``context_tokens``) with ``tools``; what is sent
-        before the tail is recomputed whenever the state changed."""
+        """A conversation's context size (``context_tokens``) with ``tools``."""
+        self._rebase_for(tools)
+        return self.context_tokens()
+
+    def _rebase_for(self, tools: Sequence[ToolSpec]) -> None:
+        """Recompute what a conversation sends before the tail, with ``tools``, when its state
+        changed since the last time."""
         self._tools_raw_for(tools)
         state, tracked = self._state, self._tracked
         key = (state.epoch, state.cut, state.summary, state.carried, len(state.pruned))
         if key != self._sized_for:
             self._sizer.rebase(state, tracked.history, tracked.sums)
             self._sized_for = key
-        return self.context_tokens()
+
+    def _report_for(
+        self, tools: Sequence[ToolSpec], usage: Usage, length: int, epoch: int
+    ) -> tuple[bool, HiddenPrefix | None]:
+        """A conversation's report of the context of ``history[:length]`` sent in ``epoch``,
+        learned as every manager learns (``_take_report``)."""
+        self._rebase_for(tools)
+        return self._take_report(usage, length, epoch)
 
     def _due_for(self, tools: Sequence[ToolSpec], size: int) -> bool:
         """Whether a trigger fires for a conversation's context of ``size`` tokens (what

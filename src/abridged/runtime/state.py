@@ -9,7 +9,8 @@ the turn loop (``abridged.runtime.turn``) build on it.
 
 **Size of the context**: the provider's last report, when it describes the current compaction
 epoch, plus the calibrated estimate of what was added since; otherwise the calibrated estimate
-of the whole context (``TokenCounter``, calibrated against every report).
+of the whole context (``TokenCounter``, calibrated from the reports by the rule every
+``ContextManager`` learns by: ``abridged.runtime.sizing``).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from abridged.runtime.events import ConversationEvent, Notice
 from abridged.runtime.history import damaged_notice, load_history
 from abridged.runtime.queue import Inbound, Inbox
 from abridged.runtime.settings import ConversationSettings
-from abridged.runtime.sizing import Report, Sizer
+from abridged.runtime.sizing import Sizer
 from abridged.runtime.tools import ToolRegistry, clip_tool_message
 from abridged.store import SessionInfo, Store
 
@@ -365,13 +366,6 @@ class ConversationCore:
     def _size(self) -> int:
         """The provider's last report (of this epoch) plus the calibrated estimate since."""
         return self._manager._size_for(self.tools.specs)
-
-    def _set_report(self, report: Report | None) -> None:
-        """The provider's count of a context (``None``: forget it)."""
-        if report is None:
-            self._sizer.forget()
-        else:
-            self._sizer.report = report
 
     def _tool_cap(self, budget: Budget | None = None) -> int:
         cap = self._settings.tool_result_max_tokens
