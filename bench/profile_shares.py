@@ -31,7 +31,7 @@ PHASES = {
         ("token counts, budget, sizing", "runtime/token_sums.py"),
         ("context view / compaction plan", "engine/"),
         ("meter (context_overview)", "context_overview"),
-        ("events to the client (SSE)", "server/events.py"),
+        ("events to the client (SSE)", "server/sse.py"),
         ("events to the client (SSE)", "routes/messages.py:_sse"),
         ("HTTP request handling (FastAPI)", "fastapi/"),
         ("tools run", "runtime/tools.py"),

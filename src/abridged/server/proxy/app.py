@@ -49,7 +49,6 @@ from abridged.errors import (
 from abridged.providers.overflow import connection_failure, is_context_overflow
 from abridged.providers.streaming import safe_url
 from abridged.runtime.context_manager import ContextManager, Prepared
-from abridged.server.events import send_stream
 from abridged.server.lease import LocalTurns, TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
 from abridged.server.process import tune_gc_for_serving
@@ -69,6 +68,7 @@ from abridged.server.proxy.upstream import (
     forward_headers,
     response_headers,
 )
+from abridged.server.sse import send_stream
 from abridged.store import Store
 
 __all__ = ["ProxyApp", "create_proxy_app", "proxy_app_from_environment"]
