@@ -19,6 +19,7 @@ from abridged.engine.events import (
 from abridged.formats.openai_chat import messages_from_openai
 from abridged.runtime import ContextManager
 from abridged.runtime.sizing import HIDDEN_MIN_TOKENS
+from abridged.store import Store
 
 HIDDEN = 20_000  # what the provider counts besides the messages (a big agent's system and tools)
 
@@ -191,3 +192,55 @@ def test_a_report_beyond_the_window_is_ignored_not_learned_as_a_prefix() -> None
         [*items, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "x"}]
     )
     assert [e.tokens for e in ctx.events if isinstance(e, HiddenPrefix)] != []
+
+
+async def test_a_conversation_learns_the_prefix_by_the_managers_rule(store: Store) -> None:
+    """A ``Conversation`` learns its calibration as every ``ContextManager`` does: a provider
+    that counts 20k tokens the messages do not hold (its own system prompt) is a hidden prefix,
+    said by an event and counted in the budget, not a calibration factor pushed to its bound.
+    The real OpenAI SDK against the local provider; a thin wrapper adds the prefix to the
+    usage it reports (no provider here has a prompt of its own)."""
+    from dataclasses import replace
+
+    from abridged.core.protocols import Completion
+    from abridged.runtime import Conversation
+    from abridged.runtime.events import Notice
+    from abridged.testing import ProviderServer
+    from tests.runtime.support import make_model
+
+    class WithPrefix:
+        def __init__(self, model: Any) -> None:
+            self.model = model
+            self.name = model.name
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.model, name)
+
+        async def stream(self, *args: Any, **kwargs: Any) -> Any:
+            async for event in self.model.stream(*args, **kwargs):
+                if isinstance(event, Completion) and event.usage is not None:
+                    usage = replace(event.usage, input=event.usage.input + 20_000)
+                    yield replace(event, usage=usage)
+                else:
+                    yield event
+
+    with ProviderServer(context_window=128_000, replies=["one", "two"]) as server:
+        convo = await Conversation.open(
+            store,
+            WithPrefix(make_model("openai", server)),
+            summarizer="extractive",
+            context_window=128_000,
+            max_output_tokens=4_096,
+        )
+        before = convo.budget().tools_tokens
+        first = await convo.send("hello")
+        await convo.send("and again")
+        found = [
+            e.event
+            for e in first.events
+            if isinstance(e, Notice) and isinstance(e.event, HiddenPrefix)
+        ]
+        assert found and found[0].tokens > 19_000
+        assert convo.budget().tools_tokens - before > 19_000
+        assert convo.counter.calibration.factor < 1.5
+        await convo.close()

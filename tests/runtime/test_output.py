@@ -6,8 +6,8 @@ from typing import Any
 
 from abridged.core.model import Message, Text, ToolResult
 from abridged.engine.context import CompactionState
-from abridged.runtime.ledger import Ledger
 from abridged.runtime.output import OutputCache, render_context
+from abridged.runtime.token_sums import TokenSums
 from abridged.runtime.tracking import TrackedList
 
 
@@ -30,14 +30,14 @@ def anthropic_items() -> list[dict[str, Any]]:
 
 
 def test_uncompacted_output_is_the_callers_items() -> None:
-    tracked = TrackedList("anthropic", "auto", lambda: Ledger(lambda m: 1, lambda m: 1))
+    tracked = TrackedList("anthropic", "auto", lambda: TokenSums(lambda m: 1, lambda m: 1))
     items = anthropic_items()
     tracked.sync(items, "sys")
     assert render_context(tracked, CompactionState()) == items
 
 
 def test_a_cut_inside_an_item_converts_its_kept_part() -> None:
-    tracked = TrackedList("anthropic", "auto", lambda: Ledger(lambda m: 1, lambda m: 1))
+    tracked = TrackedList("anthropic", "auto", lambda: TokenSums(lambda m: 1, lambda m: 1))
     items = anthropic_items()
     tracked.sync(items, "sys")
     history = tracked.history  # system, go, tool_use, tool result, "and then?", done
@@ -50,7 +50,7 @@ def test_a_cut_inside_an_item_converts_its_kept_part() -> None:
 
 
 def test_pruned_results_are_converted_and_the_cache_extends() -> None:
-    tracked = TrackedList("openai", "auto", lambda: Ledger(lambda m: 1, lambda m: 1))
+    tracked = TrackedList("openai", "auto", lambda: TokenSums(lambda m: 1, lambda m: 1))
     items: list[dict[str, Any]] = [
         {"role": "user", "content": "go"},
         {

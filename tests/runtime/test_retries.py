@@ -94,3 +94,43 @@ async def test_changed_settings_reach_the_summary_calls(
     model = getattr(summarizer, "model", None)
     assert model is not None and model.retries == 0
     await convo.close()
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+@pytest.mark.parametrize(
+    ("headers", "waits"),
+    [
+        ({"retry-after": "7"}, [7.0, 7.0]),
+        ({"retry-after-ms": "1500"}, [1.5, 1.5]),
+        ({"retry-after": "3600"}, [0.5, 1.0]),  # beyond MAX_RETRY_AFTER: the backoff
+        ({}, [0.5, 1.0]),
+    ],
+)
+async def test_retry_after_of_the_provider_is_the_wait(
+    server: ProviderServer, kind: str, headers: dict[str, str], waits: list[float]
+) -> None:
+    """A 429 carrying ``Retry-After`` (seconds, or OpenAI's ``retry-after-ms``) is retried after
+    the wait it asks for, read from the real SDK's response over HTTP; without one (or one too
+    long), the backoff ``retry_delay * 2**n``. The waits are recorded, not slept."""
+    from abridged.core.model import Message
+    from abridged.runtime.recovery import with_retries
+
+    server.set_replies(
+        lambda _request: Reply(
+            error=(429, {"error": {"message": "slow down", "type": "rate_limit_error"}}),
+            headers=headers,
+        )
+    )
+    model = default_model(kind, server)
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    with pytest.raises(ProviderError) as caught:
+        await with_retries(
+            lambda: model.complete([Message.user("hello")]), retries=2, delay=0.5, sleep=sleep
+        )
+    assert caught.value.context.get("status") == 429
+    assert slept == waits
+    assert len(server.requests) == 3

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from abridged.errors import FormatError
-from abridged.runtime.ledger import Ledger
+from abridged.runtime.token_sums import TokenSums
 from abridged.runtime.tracking import TrackedList, spot_positions
 
 
 def tracked(verify: str = "auto") -> TrackedList:
-    return TrackedList(None, verify, lambda: Ledger(lambda m: 1, lambda m: 2))  # type: ignore[arg-type]
+    return TrackedList(None, verify, lambda: TokenSums(lambda m: 1, lambda m: 2))  # type: ignore[arg-type]
 
 
 def chat(n: int) -> list[dict[str, Any]]:
@@ -35,7 +35,7 @@ def test_appends_are_read_alone() -> None:
     assert change.appended_at == 0 and change.edited is None and len(t.history) == 5
     items.append({"role": "user", "content": "more"})
     change = t.sync(items, None)
-    assert change.appended_at == 5 and change.edited is None and t.ledger.length == 6
+    assert change.appended_at == 5 and change.edited is None and t.sums.length == 6
 
 
 def test_a_new_list_is_compared_in_full_and_an_edit_found() -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from abridged.errors import SettingError
 from abridged.server.config import ServiceConfig
-from abridged.server.events import EventStream
 from abridged.server.runner import TurnHandle
+from abridged.server.sse import EventStream
 
 
 async def _collect(handle: TurnHandle) -> list[tuple[float, list[str]]]:

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import re
 import socket
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -478,6 +479,30 @@ def _status_of(error: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def retry_after(headers: Any) -> float | None:
+    """The wait in seconds a provider asked for in its response ``headers``
+    (``retry-after-ms``, OpenAI's; else ``retry-after``, in seconds), ``None`` when it asked for
+    none it says in seconds (an HTTP date is left to the caller's own backoff).
+
+    >>> retry_after({"retry-after": "7"}), retry_after({"retry-after-ms": "250"})
+    (7.0, 0.25)
+    >>> retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None
+    True
+    """
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = get(name)
+        try:
+            seconds = float(value) / scale
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
+    return None
+
+
 def _unpack(error: Any) -> tuple[int | None, Any, str | None]:
     """``(status, body, exception class names)`` of whatever was given."""
     if isinstance(error, BaseException):
@@ -727,8 +752,9 @@ def error_from_exception(
 
     - an HTTP error whose body is an overflow (:func:`is_context_overflow`) becomes
       ``ContextOverflowError(tokens=, limit=, provider=, status=, rule=)``;
-    - any other HTTP error becomes ``ProviderError(status=, provider=, code=, retryable=)``
-      (``retryable`` for 408, 409, 429 and 5xx);
+    - any other HTTP error becomes ``ProviderError(status=, provider=, code=, retryable=,
+      retry_after=)`` (``retryable`` for 408, 409, 429 and 5xx; ``retry_after``: the seconds
+      the provider asked to wait, :func:`retry_after`, or ``None``);
     - a connection failure (refused, reset, unknown host: :func:`connection_failure`, even
       when the SDK calls it a timeout) becomes ``ProviderConnectionError(cause=)``, a timeout
       ``ProviderError`` saying so (``timeout=True``);
@@ -774,6 +800,7 @@ def error_from_exception(
             code=code,
             retryable=status is not None and (status in (408, 409, 429) or status >= 500),
             request_id=getattr(error, "request_id", None),
+            retry_after=retry_after(getattr(getattr(error, "response", None), "headers", None)),
         )
     refused = connection_failure(error)
     if refused is not None:  # before the timeout: an SDK may call a refused connection one

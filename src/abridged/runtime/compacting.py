@@ -1,20 +1,23 @@
 """Compaction inside a conversation: in the background, in the foreground, on an overflow.
 
-``Compacting`` (a base of ``Conversation``) runs the engine's plans (``plan_compaction``,
-``plan_emergency``, ``run_compaction``) on the conversation's history and commits them:
+``Compacting`` (a base of ``Conversation``) decides when the conversation compacts; its
+``ContextManager`` (``abridged.runtime.context_manager``, made for the conversation) plans,
+runs and commits every compaction over the history it holds:
 
-- **in the background** (``_maybe_compact``, at every step boundary): the plan is made at once
-  (pure, cheap) and carried out in an asyncio task, so that the summarizer's call never delays
-  the reply; the next model call waits for it only when the context does not fit;
+- **in the background** (``_maybe_compact``, at every step boundary): the O(1) trigger check
+  runs on the loop; when it fires, the manager's compaction task (``abridged.runtime.background``)
+  plans in a worker thread and compacts, so that the summarizer's call never delays the reply;
+  the next model call waits for it only when the context does not fit;
 - **in the foreground** (``_fit``): when the context still does not fit, the overflow trigger
-  and then the emergency path, until it fits (``ContextOverflowError`` when nothing can);
+  and then the emergency path, until it fits (``fit_context``; ``ContextOverflowError`` when
+  nothing can);
 - **on the provider's overflow** (``_recover``): the emergency path, scaled to the size the
   provider reported, before the one retry;
 - **on request**: ``compact_now`` (``/compact``), ``prune_now`` (``/prune``).
 
-**Commit.** A compaction is committed through the one commit path of every runtime
+**Commit.** Through the one commit path of every runtime
 (``abridged.runtime.persistence.commit_result``: the store's single writer, against the version
-the conversation's state was read at): the store
+the conversation's state was read at), rebased onto the history that grew meanwhile: the store
 starts a child session carrying the kept messages; a lost compare-and-swap means another writer
 compacted first, and the conversation re-reads the store and adopts its state. Then the
 in-memory state changes. A compaction planned on a state that changed since is dropped. Prunes
@@ -23,18 +26,14 @@ move the stored prune boundary forward. Stored messages are never changed.
 **Summarizers.** By default the conversation's own model (``LLMSummarizer`` reusing the prompt
 cache, with the extractive fallback); each call is bounded by ``summary_timeout``, past which the
 extractive summary is used; ``cancel_compaction`` cancels a compaction with its summarization.
-
-**Off the event loop.** Planning and the extractive summary are CPU work that grows with the
-context: they run in a worker thread (planning on a snapshot of the history), so that a long
-conversation never holds the event loop. At a step boundary only the O(1) trigger check runs on
-the loop; when a trigger fires, the background compaction task plans, then compacts.
+Planning and the extractive summary are CPU work that grows with the context: they run in a
+worker thread (planning on a snapshot of the history), so a long conversation never holds the
+event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -45,24 +44,19 @@ from abridged.core.windows import with_notes
 from abridged.engine.compaction import (
     CompactionHooks,
     CompactionResult,
-    context_length,
-    plan_compaction,
-    plan_emergency,
-    rebase,
     run_compaction,
 )
 from abridged.engine.events import Pruned
 from abridged.engine.plan import CompactionPlan
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.redact import redact
-from abridged.engine.triggers import choose_trigger
-from abridged.errors import ContentionError, ContextOverflowError
+from abridged.errors import ContextOverflowError
+from abridged.runtime.background import Host
 from abridged.runtime.driver import OffLoopSummarizer, fit_context, off_loop
 from abridged.runtime.history import is_command
-from abridged.runtime.persistence import commit_result
 from abridged.runtime.recovery import SilentTruncationError
 from abridged.runtime.state import ConversationCore
-from abridged.store import FinalizeRequest, StoredSummary
+from abridged.store import FinalizeRequest, SessionInfo, StoredSummary
 
 __all__ = ["Compacting"]
 
@@ -94,6 +88,22 @@ class _TimedSummarizer:
 
 class Compacting(ConversationCore):
     """Compaction of a conversation (see the module docstring)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._manager._attach_background(
+            Host(
+                summarizer=self.summarizer,
+                hooks=self._hooks,
+                plan=lambda size: self._aplan(size=size),
+                notice=self._notice,
+                reload=self._reload,
+                started_session=self._started_session,
+            )
+        )
+
+    def _started_session(self, session: SessionInfo) -> None:
+        self.session = session
 
     def summarizer(self, budget: Budget | None = None) -> Summarizer:
         """The summarizer compactions use now (sized to the budget, bounded by
@@ -138,22 +148,10 @@ class Compacting(ConversationCore):
             on_event=self._engine_event,
         )
 
-    def _plan_args(self, size: int | None) -> dict[str, Any]:
-        """What every plan of this conversation is made with (the engine's keyword arguments),
-        read now, on the loop: a plan made in a worker thread sees this snapshot."""
-        return {
-            "budget": self.budget(),
-            "settings": self._settings.compaction,
-            "state": self._state,
-            "count_tokens": self._count,
-            "tools": self.tools.specs,
-            "context_tokens": self._size() if size is None else size,
-        }
-
     def _plan(
         self, *, manual: bool = False, focus: str | None = None, size: int | None = None
     ) -> CompactionPlan | None:
-        return plan_compaction(self._history, **self._plan_args(size), focus=focus, manual=manual)
+        return self._manager._plan_for(self.tools.specs, size=size, focus=focus, manual=manual)()
 
     async def _aplan(
         self,
@@ -165,13 +163,8 @@ class Compacting(ConversationCore):
     ) -> CompactionPlan | None:
         """``_plan`` in a worker thread, on a snapshot of the history."""
         return await asyncio.to_thread(
-            functools.partial(
-                plan_compaction,
-                tuple(self._history),
-                **self._plan_args(size),
-                focus=focus,
-                manual=manual,
-                prune_only=prune_only,
+            self._manager._plan_for(
+                self.tools.specs, size=size, focus=focus, manual=manual, prune_only=prune_only
             )
         )
 
@@ -181,133 +174,26 @@ class Compacting(ConversationCore):
         """``plan_emergency`` of the conversation in a worker thread, on a snapshot;
         ``measured``: the size that found the context too big, ``context_tokens``: the
         provider's count."""
-        args = {
-            **self._plan_args(0),
-            "budget": budget,
-            "measured": measured,
-            "context_tokens": context_tokens,
-        }
-        return await asyncio.to_thread(
-            functools.partial(plan_emergency, tuple(self._history), **args)
+        plan = self._manager._plan_for(
+            self.tools.specs,
+            budget=budget,
+            emergency=True,
+            measured=measured,
+            context_tokens=context_tokens,
         )
+        made = await asyncio.to_thread(plan)
+        assert made is not None  # an emergency plan is always made
+        return made
 
     def _due(self, size: int) -> bool:
         """Whether a trigger fires for a context of ``size`` tokens (what ``plan_compaction`` checks
         first, O(1)): only then is there anything to plan."""
-        state = self._state
-        trigger = choose_trigger(
-            size,
-            context_length(self._history, state),
-            self.budget(),
-            self._settings.compaction,
-            backoff=state.backoff,
-            calls=state.calls,
-        )
-        return trigger is not None
+        return self._manager._due_for(self.tools.specs, size)
 
     def _spawn(self, plan: CompactionPlan) -> asyncio.Task[CompactionResult | None]:
-        task = asyncio.ensure_future(self._compaction_job(plan))
-        self._compaction = task
-        return task
-
-    async def _compaction_job(self, plan: CompactionPlan) -> CompactionResult | None:
-        """Carry out ``plan`` and commit it (store first, then memory); never raises, except
-        when cancelled."""
-        started = time.monotonic()
-        try:
-            result = await run_compaction(
-                plan,
-                self.summarizer(plan.budget),
-                hooks=self._hooks(),
-                clock=time.monotonic,
-                count_tokens=self._count,
-                # the extractive summary, when the summarizer fails, off the event loop
-                fallback=OffLoopSummarizer(ExtractiveSummarizer()),
-                gather=asyncio.gather,
-            )
-        except asyncio.CancelledError:
-            self._forget_compaction()
-            self._notice("Compaction cancelled; nothing was changed")
-            raise
-        except Exception as exc:
-            self._forget_compaction()
-            self._notice(f"Compaction failed: {type(exc).__name__}: {exc}; history kept as it was")
-            return None
-        # Committing is never cut in half: a cancellation that arrives now comes too late.
-        commit = asyncio.ensure_future(self._commit(result, (time.monotonic() - started) * 1000))
-        try:
-            await asyncio.shield(commit)
-        except asyncio.CancelledError:
-            await asyncio.gather(commit, return_exceptions=True)
-            self._notice("The compaction was being committed: too late to cancel it")
-        except Exception as exc:
-            self._notice(f"Compaction failed: {type(exc).__name__}: {exc}; history kept as it was")
-            return None
-        finally:
-            self._forget_compaction()
-        return result
-
-    async def _planned_job(self, size: int) -> CompactionResult | None:
-        """Plan in a worker thread, then carry the plan out (``_compaction_job``); never raises,
-        except when cancelled."""
-        try:
-            plan = await self._aplan(size=size)
-        except asyncio.CancelledError:
-            self._forget_compaction()
-            self._notice("Compaction cancelled; nothing was changed")
-            raise
-        except ContextOverflowError:  # left to the next call's check, which says so
-            self._forget_compaction()
-            return None
-        except Exception as exc:  # planning failed: reported; the turn goes on
-            self._forget_compaction()
-            self._notice(f"Compaction check failed: {type(exc).__name__}: {exc}")
-            return None
-        if plan is None:
-            self._forget_compaction()
-            return None
-        return await self._compaction_job(plan)
-
-    def _forget_compaction(self) -> None:
-        if self._compaction is asyncio.current_task():
-            self._compaction = None
-
-    async def _commit(self, result: CompactionResult, duration_ms: float) -> None:
-        """Commit ``result`` (store first, then memory) through the one commit path
-        (``commit_result``); the engine's ``rebase`` applies it to the history that grew while
-        it ran, or drops it when the context changed meanwhile."""
-        rebased = rebase(result, self._history, self._state)
-        if rebased is None:
-            self._notice("A compaction planned on an older context was dropped")
-            return
-        assert self.session is not None
-        try:
-            committed = await commit_result(
-                self.store,
-                self.id,
-                rebased,
-                self._seqs,
-                version=self._version,
-                session_id=self.session.id,
-                owner=self.owner,
-                duration_ms=duration_ms,
-                on_prune_error=lambda exc: self._notice(
-                    f"The prune boundary could not be stored: {exc}"
-                ),
-            )
-        except ContentionError:
-            self._notice("Other writers kept changing this conversation; reloaded")
-            await self._reload()
-            raise
-        if committed.lost:
-            # Another writer changed the conversation first: adopt what the store holds.
-            self._notice("Another writer compacted this conversation first; reloaded")
-            await self._reload()
-            return
-        self._version = committed.version
-        if committed.session is not None:
-            self.session = committed.session
-        self._state = rebased.state
+        """Carry ``plan`` out as the conversation's compaction task (the manager's)."""
+        assert self._manager._background is not None
+        return self._manager._background.spawn(plan)
 
     def _maybe_compact(self) -> None:
         """The check at a step boundary: start a compaction if one is due (in the background).
@@ -321,7 +207,8 @@ class Compacting(ConversationCore):
             self._notice(f"Compaction check failed: {type(exc).__name__}: {exc}")
             return
         if due:  # planning, in a worker thread, is the background task's first step
-            self._compaction = asyncio.ensure_future(self._planned_job(size))
+            assert self._manager._background is not None
+            self._manager._background.start(size)
 
     async def _wait_compaction(self) -> None:
         """Wait for the running compaction (abort ends the wait, not the compaction)."""

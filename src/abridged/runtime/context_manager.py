@@ -17,7 +17,7 @@ stable-first (system, summary, pinned, pruned region, tail: see ``abridged.engin
 
 **Cost per call.** The manager recognises the unchanged prefix of the list you pass
 (``abridged.runtime.tracking``), reads only the new items, keeps running token sums and bounds
-(``abridged.runtime.ledger``, ``abridged.runtime.sizing``), and builds a context only when it
+(``abridged.runtime.token_sums``, ``abridged.runtime.sizing``), and builds a context only when it
 changes (``abridged.runtime.output``). A call costs O(new messages) while nothing is compacted;
 a compaction costs O(context). When you edit or drop earlier messages the manager re-plans from
 the first difference: a summary that covered an edited message is dropped, an older one is kept.
@@ -56,12 +56,14 @@ from abridged.core.protocols import ChatModel, Summarizer, ToolSpec
 from abridged.core.tokens import REPLY_PRIMING, TokenCounter, estimate_tools_tokens
 from abridged.core.turns import head_length
 from abridged.core.windows import ModelLimits
-from abridged.engine.compaction import CompactionHooks, CompactionResult, run_compaction
+from abridged.engine.compaction import CompactionHooks, CompactionResult, rebase, run_compaction
 from abridged.engine.context import CompactionState, build_context
 from abridged.engine.events import Event, HiddenPrefix, UsageUpdated
-from abridged.engine.plan import CompactionPlan, plan_compaction, plan_emergency
-from abridged.engine.triggers import CompactionSettings
-from abridged.errors import SettingError
+from abridged.engine.plan import CompactionPlan, context_length, plan_compaction, plan_emergency
+from abridged.engine.summarize.extractive import ExtractiveSummarizer
+from abridged.engine.triggers import CompactionSettings, choose_trigger
+from abridged.errors import SettingError, StoreError
+from abridged.runtime.background import BackgroundCompaction, Host
 from abridged.runtime.caller_formats import (
     Format,
     check_format,
@@ -78,14 +80,15 @@ from abridged.runtime.driver import (
     off_loop,
     off_loop_fallback,
 )
-from abridged.runtime.ledger import Ledger
 from abridged.runtime.output import OutputCache
-from abridged.runtime.persistence import StoredConversation
+from abridged.runtime.persistence import Committed, StoredConversation
 from abridged.runtime.settings import Settings, check_budget, resolve_settings, resolve_window
 from abridged.runtime.sizing import Sizer, known_output_tokens
+from abridged.runtime.token_sums import TokenSums
 from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
 
 if TYPE_CHECKING:
+    from abridged.runtime.history import Loaded
     from abridged.store import ConversationInfo, Store
 
 __all__ = [
@@ -295,10 +298,11 @@ class ContextManager:
             else None
         )
         self._edited: int | None = None  # the first history index edited since the last call
+        self._background: BackgroundCompaction | None = None  # a conversation's compaction task
         self._reset()
 
     def _reset(self) -> None:
-        self._tracked = TrackedList(self._fixed_format, self._verify, self._new_ledger)
+        self._tracked = TrackedList(self._fixed_format, self._verify, self._new_sums)
         self._sizer = Sizer(self.counter)
         self._output = OutputCache()
         self._state = CompactionState()
@@ -312,10 +316,14 @@ class ContextManager:
         self._budget: Budget | None = None
         self._head_key: tuple[str, ...] | None = None
         self._tools_key = _UNSET
+        # a conversation's: the state its size was last rebased for (``_size_for``), and the
+        # stored sequence number of each history message (``None``: not stored)
+        self._sized_for: tuple[Any, ...] | None = None
+        self._seqs: list[int | None] = []
         self._refresh_tools()
 
-    def _new_ledger(self) -> Ledger:
-        return Ledger(self.counter.message_tokens, token_upper_bound)
+    def _new_sums(self) -> TokenSums:
+        return TokenSums(self.counter.message_tokens, token_upper_bound)
 
     # -- public state ------------------------------------------------------------------------
 
@@ -359,7 +367,7 @@ class ContextManager:
     def context_tokens(self) -> int:
         """The current context's size (estimating what was only bounded so far)."""
         tracked = self._tracked
-        return self._sizer.exact(self._state, len(tracked.history), tracked.history, tracked.ledger)
+        return self._sizer.exact(self._state, len(tracked.history), tracked.history, tracked.sums)
 
     def history_tokens(self) -> int:
         """The size the whole history would have if it were sent as the caller holds it (the
@@ -367,8 +375,8 @@ class ContextManager:
         proxy's request log compares it with ``context_tokens()``. Estimates what was only
         bounded so far (each message once)."""
         tracked = self._tracked
-        tracked.ledger.materialize(tracked.history)
-        raw = tracked.ledger.exact(0, tracked.ledger.length)
+        tracked.sums.materialize(tracked.history)
+        raw = tracked.sums.exact(0, tracked.sums.length)
         return self.counter.calibration.apply(raw + self._sizer.tools_raw + REPLY_PRIMING) + (
             self._sizer.hidden
         )
@@ -506,7 +514,7 @@ class ContextManager:
 
     def _plan_recovery(self, reported_tokens: int | None) -> CompactionPlan:
         tracked = self._tracked
-        self._sizer.learn(self._state, tracked.history, tracked.ledger)
+        self._sizer.learn(self._state, tracked.history, tracked.sums)
         return plan_emergency(
             tracked.history, **self._engine_args(), context_tokens=reported_tokens
         )
@@ -621,7 +629,7 @@ class ContextManager:
             self._sizer.forget()
         elif change.reread:
             self._output.invalidate()
-            self._sizer.rebase(self._state, tracked.history, tracked.ledger)
+            self._sizer.rebase(self._state, tracked.history, tracked.sums)
         boundary = tracked.provider_compaction
         if boundary is not None and boundary > self._state.cut:
             # The provider compacted the conversation itself (a Responses or Anthropic
@@ -670,19 +678,31 @@ class ContextManager:
         if report is None or (report.length, report.epoch) != last:
             self._record(usage, last[0], last[1])
 
-    def _record(self, usage: Usage, length: int, epoch: int) -> UsageUpdated:
+    def _take_report(
+        self, usage: Usage, length: int, epoch: int
+    ) -> tuple[bool, HiddenPrefix | None]:
+        """Take the provider's report of the context of ``history[:length]`` sent in ``epoch``
+        (the one rule every manager, a conversation's too, learns its calibration by): whether
+        it was taken (``False``: stale), and the hidden prefix it revealed or changed."""
         sizer = self._sizer
         taken = sizer.record(usage, length, epoch, self._state.epoch, window=self._window)
-        if taken and sizer.whole_pending:
-            # Learned now, not at the next estimate: a hidden prefix changes this call's budget.
-            before = sizer.hidden
-            tracked = self._tracked
-            sizer.learn(self._state, tracked.history, tracked.ledger)
-            after = sizer.hidden
-            if after != before:
-                self._budget = None
-            if (after > 0) != (before > 0) or abs(after - before) > before // 4:
-                self._emit(HiddenPrefix(tokens=after, previous=before))
+        if not (taken and sizer.whole_pending):
+            return taken, None
+        # Learned now, not at the next estimate: a hidden prefix changes this call's budget.
+        before = sizer.hidden
+        tracked = self._tracked
+        sizer.learn(self._state, tracked.history, tracked.sums)
+        after = sizer.hidden
+        if after != before:
+            self._budget = None
+        if (after > 0) != (before > 0) or abs(after - before) > before // 4:
+            return taken, HiddenPrefix(tokens=after, previous=before)
+        return taken, None
+
+    def _record(self, usage: Usage, length: int, epoch: int) -> UsageUpdated:
+        taken, hidden = self._take_report(usage, length, epoch)
+        if hidden is not None:
+            self._emit(hidden)
         event = UsageUpdated(
             usage=usage,
             context_tokens=usage.context_tokens,
@@ -808,7 +828,7 @@ class ContextManager:
         max_messages = self.settings.max_messages
         few = max_messages is None or self._context_length() <= max_messages
         # far enough below every threshold: nothing needs estimating
-        return not few or self._sizer.upper(self._state, self._tracked.ledger) >= limit
+        return not few or self._sizer.upper(self._state, self._tracked.sums) >= limit
 
     def _engine_args(self, budget: Budget | None = None) -> dict[str, Any]:
         """What every plan of this conversation is made with (the engine's keyword arguments);
@@ -938,7 +958,7 @@ class ContextManager:
         if moved or push:
             tracked = self._tracked
             self._output.invalidate()
-            self._sizer.rebase(state, tracked.history, tracked.ledger)
+            self._sizer.rebase(state, tracked.history, tracked.sums)
 
     def _finish(
         self, messages: Sequence[Any] | None, *, changed: bool, sending: bool = True
@@ -961,7 +981,7 @@ class ContextManager:
         if self._provider_moved and sending:
             changed, self._provider_moved = True, False
         length = len(tracked.history)
-        if changed or tracked.ledger.estimated == length:
+        if changed or tracked.sums.estimated == length:
             size = _Size(self.context_tokens())
         else:
             size = _Size(None, self._size_later(length, state.epoch))
@@ -980,12 +1000,186 @@ class ContextManager:
         )
 
     def _size_later(self, length: int, epoch: int) -> Callable[[], int]:
-        upper = self._sizer.upper(self._state, self._tracked.ledger)
+        upper = self._sizer.upper(self._state, self._tracked.sums)
 
         def compute() -> int:
             tracked = self._tracked
             if self._state.epoch != epoch or len(tracked.history) < length:
                 return upper
-            return self._sizer.exact(self._state, length, tracked.history, tracked.ledger)
+            return self._sizer.exact(self._state, length, tracked.history, tracked.sums)
 
         return compute
+
+    # -- a Conversation's history ------------------------------------------------------------
+    # ``abridged.runtime.conversation`` keeps its history in a manager of its own, so that a
+    # conversation has one set of token sums, one sizer, one budget and one summarizer factory,
+    # the ones every ContextManager has. Its messages come from its store (they are never
+    # edited), so they are taken as they are, not tracked as a caller's list.
+
+    @classmethod
+    def _for_conversation(
+        cls,
+        limits: ModelLimits,
+        *,
+        budget: BudgetSettings,
+        settings: CompactionSettings,
+        counter: TokenCounter,
+        summarizers: SummarizerFactory,
+        store: Store,
+        conversation_id: str,
+        owner: str | None,
+    ) -> ContextManager:
+        """The manager of a ``Conversation`` (``summarizers``: the conversation's factory),
+        committing to its stored conversation."""
+        manager = cls(limits, format="abridged", budget=budget, settings=settings, counter=counter)
+        manager._summarizer = summarizers
+        manager._persisted = StoredConversation(store, conversation_id, owner=owner)
+        return manager
+
+    def _attach_background(self, host: Host) -> None:
+        """Give a conversation's manager its compaction task (``BackgroundCompaction``)."""
+        self._background = BackgroundCompaction(self, host)
+
+    def _configure(
+        self,
+        *,
+        limits: ModelLimits | None = None,
+        budget: BudgetSettings | None = None,
+        settings: CompactionSettings | None = None,
+    ) -> None:
+        """New limits or settings of a conversation (effective at the next check)."""
+        if limits is not None:
+            self._window, self._max_output = limits.context_window, limits.max_output
+        if budget is not None:
+            self._budget_settings = budget
+        if settings is not None:
+            self.settings = settings
+        self._budget = None
+
+    def _load(self, loaded: Loaded) -> None:
+        """Hold a conversation's history as read from the store, in its state; the last report
+        is forgotten, the calibration kept."""
+        self._tracked.reset()
+        self._tracked.append_messages(loaded.history)
+        self._seqs = list(loaded.seqs)
+        self._sizer.forget()
+        self._state = loaded.state
+        self._states = [loaded.state]
+        self._sized_for = None
+        assert self._persisted is not None
+        self._persisted.attach(loaded.context.version, loaded.context.session.id)
+
+    def _append_message(self, message: Message, seq: int | None) -> None:
+        """A message the conversation stored (``seq``) or holds unstored (``None``)."""
+        self._tracked.append_messages((message,))
+        self._seqs.append(seq)
+
+    def _adopt(self, state: CompactionState) -> None:
+        """A conversation's new state (the next call's count, a commit, a reload)."""
+        self._state = state
+        self._states[-1] = state
+
+    def _tools_raw_for(self, tools: Sequence[ToolSpec]) -> int:
+        """The uncalibrated estimate of a conversation's tool definitions, ``tools`` now."""
+        self._tools_arg = tools
+        self._refresh_tools()
+        return self._sizer.tools_raw
+
+    def _budget_for(self, tools: Sequence[ToolSpec]) -> Budget:
+        """The budget for ``tools``, with the calibration as it is now: a conversation learns
+        its calibration at every call, and its budget follows it."""
+        self._tools_raw_for(tools)
+        self._budget = None
+        return self._current_budget()
+
+    def _size_for(self, tools: Sequence[ToolSpec]) -> int:
+        """A conversation's context size (``context_tokens``) with ``tools``."""
+        self._rebase_for(tools)
+        return self.context_tokens()
+
+    def _rebase_for(self, tools: Sequence[ToolSpec]) -> None:
+        """Recompute what a conversation sends before the tail, with ``tools``, when its state
+        changed since the last time."""
+        self._tools_raw_for(tools)
+        state, tracked = self._state, self._tracked
+        key = (state.epoch, state.cut, state.summary, state.carried, len(state.pruned))
+        if key != self._sized_for:
+            self._sizer.rebase(state, tracked.history, tracked.sums)
+            self._sized_for = key
+
+    def _report_for(
+        self, tools: Sequence[ToolSpec], usage: Usage, length: int, epoch: int
+    ) -> tuple[bool, HiddenPrefix | None]:
+        """A conversation's report of the context of ``history[:length]`` sent in ``epoch``,
+        learned as every manager learns (``_take_report``)."""
+        self._rebase_for(tools)
+        return self._take_report(usage, length, epoch)
+
+    def _due_for(self, tools: Sequence[ToolSpec], size: int) -> bool:
+        """Whether a trigger fires for a conversation's context of ``size`` tokens (what
+        ``plan_compaction`` checks first, O(1)): only then is there anything to plan."""
+        state = self._state
+        trigger = choose_trigger(
+            size,
+            context_length(self._tracked.history, state),
+            self._budget_for(tools),
+            self.settings,
+            backoff=state.backoff,
+            calls=state.calls,
+        )
+        return trigger is not None
+
+    def _plan_for(
+        self,
+        tools: Sequence[ToolSpec],
+        *,
+        size: int | None = None,
+        budget: Budget | None = None,
+        emergency: bool = False,
+        **options: Any,
+    ) -> Callable[[], CompactionPlan | None]:
+        """A plan of a conversation's context as it is now (``plan_compaction``, or
+        ``plan_emergency`` with ``emergency``; ``options`` are theirs), to make in a worker
+        thread: its arguments are read now, on a snapshot of the history."""
+        args = self._engine_args(budget if budget is not None else self._budget_for(tools))
+        history = tuple(self._tracked.history)
+        if emergency:
+            return functools.partial(plan_emergency, history, **args, **options)
+        size = self._size_for(tools) if size is None else size
+        return functools.partial(plan_compaction, history, **args, context_tokens=size, **options)
+
+    async def _run_for(
+        self, plan: CompactionPlan, summarizer: Summarizer, hooks: CompactionHooks
+    ) -> CompactionResult:
+        """Carry out a conversation's ``plan`` (the extractive fallback off the event loop)."""
+        return await run_compaction(
+            plan,
+            summarizer,
+            hooks=hooks,
+            clock=self._clock,
+            count_tokens=self._count,
+            fallback=OffLoopSummarizer(ExtractiveSummarizer()),
+            gather=asyncio.gather,
+        )
+
+    async def _commit_for(
+        self,
+        result: CompactionResult,
+        *,
+        duration_ms: float,
+        on_prune_error: Callable[[StoreError], None],
+    ) -> Committed | None:
+        """Commit a conversation's ``result`` (store first, then memory) through the one commit
+        path, applied by the engine's ``rebase`` to the history that grew while it ran; ``None``
+        when it was dropped (the context changed meanwhile), ``lost`` when another writer
+        changed the conversation first (the conversation reads the store again)."""
+        rebased = rebase(result, self._tracked.history, self._state)
+        if rebased is None:
+            return None
+        assert self._persisted is not None
+        committed = await self._persisted.commit_at(
+            rebased, self._seqs, duration_ms=duration_ms, on_prune_error=on_prune_error
+        )
+        if not committed.lost:
+            self._adopt(rebased.state)
+        return committed

@@ -150,26 +150,51 @@ class StoredConversation:
         """Store ``result`` (``commit_result``). The state to adopt instead of the result's when
         another writer changed the conversation first (re-read from the store), else ``None``."""
         await self._settle()
-        store, cid = self.store, self.conversation_id
+        cid = self.conversation_id
         if cid is None or not self._attached:
             return None
+        committed = await self.commit_at(
+            result, _seqs(history), duration_ms=round(result.duration * 1000, 3)
+        )
+        if committed.lost:
+            context = await self.store.load_context(cid, owner=self.owner)
+            return self._restore(context, history, state)
+        return None
+
+    def attach(self, version: int, session_id: str) -> None:
+        """Take the conversation at ``version``, in session ``session_id``, as its owner has
+        just read it (a ``Conversation``, which stores its messages itself)."""
+        self._attached = True
+        self._version, self._session_id = version, session_id
+
+    async def commit_at(
+        self,
+        result: CompactionResult,
+        seqs: Sequence[int | None],
+        *,
+        duration_ms: float,
+        on_prune_error: Callable[[StoreError], None] | None = None,
+    ) -> Committed:
+        """Store ``result`` over a history whose message ``i`` is stored message ``seqs[i]``
+        (``commit_result``), against the version read; the version and session after it are
+        this conversation's from then on (unless another writer came first: ``lost``)."""
+        assert self.conversation_id is not None
         committed = await commit_result(
-            store,
-            cid,
+            self.store,
+            self.conversation_id,
             result,
-            _seqs(history),
+            seqs,
             version=self._version,
             session_id=self._session_id,
             owner=self.owner,
-            duration_ms=round(result.duration * 1000, 3),
+            duration_ms=duration_ms,
+            on_prune_error=on_prune_error,
         )
-        if committed.lost:
-            context = await store.load_context(cid, owner=self.owner)
-            return self._restore(context, history, state)
-        self._version = committed.version
-        if committed.session is not None:
-            self._session_id = committed.session.id
-        return None
+        if not committed.lost:
+            self._version = committed.version
+            if committed.session is not None:
+                self._session_id = committed.session.id
+        return committed
 
     async def flush(self) -> None:
         """Write the messages held back by ``sync(behind=True)``; the store's error if that

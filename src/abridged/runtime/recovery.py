@@ -154,16 +154,38 @@ async def call_with_recovery(
             ) from None
 
 
+#: The longest wait a provider's ``Retry-After`` gets (seconds); beyond it, the ordinary backoff
+#: (as the OpenAI and Anthropic SDKs do).
+MAX_RETRY_AFTER = 60.0
+
+
+def retry_wait(error: ProviderError, number: int, delay: float) -> float:
+    """The wait before retry ``number + 1`` of ``error``: what the provider asked for
+    (``retry_after``, up to ``MAX_RETRY_AFTER``), else ``delay * 2**number``.
+
+    >>> retry_wait(ProviderError("429", retry_after=7.0), 0, 1.0)
+    7.0
+    >>> retry_wait(ProviderError("429", retry_after=None), 2, 1.0)
+    4.0
+    """
+    asked = error.context.get("retry_after")
+    if isinstance(asked, int | float) and 0 <= asked <= MAX_RETRY_AFTER:
+        return float(asked)
+    return float(delay * (2**number))
+
+
 async def with_retries(
     attempt: Callable[[], Awaitable[T]],
     *,
     retries: int,
     delay: float,
     on_retry: Callable[[Retrying], None] | None = None,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
 ) -> T:
     """Run ``attempt``, retrying a retryable ``ProviderError`` (rate limit, 5xx, timeout) up to
-    ``retries`` times with exponential backoff from ``delay`` seconds. Overflows are not
-    retried here (``call_with_recovery`` does that, once)."""
+    ``retries`` times, waiting what the provider's ``Retry-After`` asked for, else with
+    exponential backoff from ``delay`` seconds (``retry_wait``). Overflows are not retried here
+    (``call_with_recovery`` does that, once). ``sleep``: how to wait."""
     for number in range(retries + 1):
         try:
             return await attempt()
@@ -172,7 +194,7 @@ async def with_retries(
                 raise
             if on_retry is not None:
                 on_retry(Retrying("error", f"{error.message} (retry {number + 1} of {retries})"))
-            await asyncio.sleep(delay * (2**number))
+            await sleep(retry_wait(error, number, delay))
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -5,7 +5,7 @@ The provider's usage is the ground truth: a report says how big the context of t
 describes a context that no longer exists, and is ignored) and queues calibration samples from
 consecutive reports, learned from when sizes are next estimated. Without a report the context is
 estimated: what is sent before the tail (system, summary, carried messages, the change made by
-pruned outputs), plus the tail from the ledger, plus the tool definitions and the reply priming,
+pruned outputs), plus the tail from the token sums, plus the tool definitions and the reply priming,
 all scaled by the conversation's calibration.
 
 **A hidden prefix.** Agent logs (Claude Code, Codex) and callers that leave out ``tools=`` send
@@ -29,7 +29,7 @@ from abridged.core.summary import summary_message
 from abridged.core.tokens import MESSAGE_OVERHEAD, OUTPUT_TRUST_RATIO, REPLY_PRIMING, TokenCounter
 from abridged.core.turns import head_length
 from abridged.engine.context import CompactionState
-from abridged.runtime.ledger import Ledger
+from abridged.runtime.token_sums import TokenSums
 
 #: A whole context's report at least this many times its calibrated estimate (the calibration's
 #: own bound: no tokenizer counts more than twice o200k) ...
@@ -132,59 +132,59 @@ class Sizer:
             return None
         return report
 
-    def upper(self, state: CompactionState, ledger: Ledger) -> int:
+    def upper(self, state: CompactionState, sums: TokenSums) -> int:
         """An upper bound of the current context's size, estimating nothing new (O(1))."""
-        n = ledger.length
+        n = sums.length
         report = self._report_for(state, n)
         if report is not None:
-            return report.tokens + math.ceil(MAX_FACTOR * ledger.upper(report.length, n))
-        raw = self.base_raw + ledger.upper(tail_start(state), n) + self.tools_raw + REPLY_PRIMING
+            return report.tokens + math.ceil(MAX_FACTOR * sums.upper(report.length, n))
+        raw = self.base_raw + sums.upper(tail_start(state), n) + self.tools_raw + REPLY_PRIMING
         return math.ceil(MAX_FACTOR * raw) + self.hidden
 
     def exact(
-        self, state: CompactionState, length: int, history: Sequence[Message], ledger: Ledger
+        self, state: CompactionState, length: int, history: Sequence[Message], sums: TokenSums
     ) -> int:
         """The size of the context of ``history[:length]``: the report plus the calibrated
         estimate since, else the calibrated estimate (estimating what was only bounded)."""
-        self.learn(state, history, ledger)
+        self.learn(state, history, sums)
         cal = self.counter.calibration
-        length = min(length, ledger.length)
+        length = min(length, sums.length)
         report = self._report_for(state, length)
         if report is not None:
             rest, known = report.length, 0
             if rest < length and history[rest].role == "assistant":
-                estimate = ledger.exact(rest, rest + 1)
+                estimate = sums.exact(rest, rest + 1)
                 exact = known_output_tokens(history[rest], report.usage, estimate)
                 if exact is not None:
                     known, rest = exact, rest + 1
-            return report.tokens + known + cal.apply(ledger.exact(rest, length))
+            return report.tokens + known + cal.apply(sums.exact(rest, length))
         start = min(tail_start(state), length)
-        raw = self.base_raw + ledger.exact(start, length)
+        raw = self.base_raw + sums.exact(start, length)
         return cal.apply(raw + self.tools_raw + REPLY_PRIMING) + self.hidden
 
-    def learn(self, state: CompactionState, history: Sequence[Message], ledger: Ledger) -> None:
+    def learn(self, state: CompactionState, history: Sequence[Message], sums: TokenSums) -> None:
         """Estimate what was only bounded, then learn from the queued reports."""
-        ledger.materialize(history)
+        sums.materialize(history)
         if not self._samples:
             return
         cal = self.counter.calibration
         for sample in self._samples:
-            if sample.epoch != state.epoch or sample.end > ledger.length:
+            if sample.epoch != state.epoch or sample.end > sums.length:
                 continue
             if sample.start < 0:  # the first report of an epoch: the whole context
                 start = min(tail_start(state), sample.end)
-                whole = self.base_raw + ledger.exact(start, sample.end)
+                whole = self.base_raw + sums.exact(start, sample.end)
                 cal = self._learn_whole(cal, sample.real, whole + self.tools_raw + REPLY_PRIMING)
                 continue
             start, real = sample.start, sample.real
             if start < sample.end and history[start].role == "assistant":
-                estimate = ledger.exact(start, start + 1)
+                estimate = sums.exact(start, start + 1)
                 exact = known_output_tokens(history[start], sample.usage, estimate)
                 if exact is not None:
                     real -= exact
                     start += 1
                     cal = cal.update(exact - MESSAGE_OVERHEAD, estimate - MESSAGE_OVERHEAD)
-            cal = cal.update(real, ledger.exact(start, sample.end))
+            cal = cal.update(real, sums.exact(start, sample.end))
         self.counter.calibration = cal
         self._samples.clear()
 
@@ -200,19 +200,19 @@ class Sizer:
             self.hidden, rest = 0, real
         return cal.update(rest, estimated)
 
-    def rebase(self, state: CompactionState, history: Sequence[Message], ledger: Ledger) -> None:
+    def rebase(self, state: CompactionState, history: Sequence[Message], sums: TokenSums) -> None:
         """Recompute what is sent before the tail, after the state or the head changed."""
-        ledger.materialize(history)
+        sums.materialize(history)
         tokens = self.counter.message_tokens
         base = 0
         if state.compacted:
             head = min(head_length(history), state.cut)
-            base += ledger.exact(0, head)
+            base += sums.exact(0, head)
             if state.summary is not None:
                 base += tokens(summary_message(state.summary))
-            base += sum(ledger.exact(i, i + 1) for i in state.carried if i >= head)
-        n = ledger.length
+            base += sum(sums.exact(i, i + 1) for i in state.carried if i >= head)
+        n = sums.length
         for index, message in state.pruned.items():
             if index < n:
-                base += tokens(message) - ledger.exact(index, index + 1)
+                base += tokens(message) - sums.exact(index, index + 1)
         self.base_raw = base

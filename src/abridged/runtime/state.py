@@ -9,7 +9,8 @@ the turn loop (``abridged.runtime.turn``) build on it.
 
 **Size of the context**: the provider's last report, when it describes the current compaction
 epoch, plus the calibrated estimate of what was added since; otherwise the calibrated estimate
-of the whole context (``TokenCounter``, calibrated against every report).
+of the whole context (``TokenCounter``, calibrated from the reports by the rule every
+``ContextManager`` learns by: ``abridged.runtime.sizing``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from abridged.core.summary import summary_message
 from abridged.core.tokens import (
     REPLY_PRIMING,
     TokenCounter,
-    estimate_tools_tokens,
 )
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import (
@@ -47,14 +47,13 @@ from abridged.engine.compaction import (
 from abridged.engine.context import CompactionState
 from abridged.engine.events import Event
 from abridged.errors import AbridgedError, SettingError
-from abridged.runtime.caller_formats import token_upper_bound
-from abridged.runtime.driver import SummarizerFactory, calibrated_budget
+from abridged.runtime.context_manager import ContextManager
+from abridged.runtime.driver import SummarizerFactory
 from abridged.runtime.events import ConversationEvent, Notice
 from abridged.runtime.history import damaged_notice, load_history
-from abridged.runtime.ledger import Ledger
 from abridged.runtime.queue import Inbound, Inbox
 from abridged.runtime.settings import ConversationSettings
-from abridged.runtime.sizing import Report, Sizer
+from abridged.runtime.sizing import Sizer
 from abridged.runtime.tools import ToolRegistry, clip_tool_message
 from abridged.store import SessionInfo, Store
 
@@ -138,7 +137,7 @@ class ConversationCore:
         self.system = system
         self.tools = tools
         self._settings = settings
-        self.limits = limits
+        self._limits = limits
         self.hooks = hooks if hooks is not None else CompactionHooks()
         self.on_event = on_event
         provider = str(getattr(model, "provider", "") or "")
@@ -153,20 +152,22 @@ class ConversationCore:
             retries=settings.max_retries,
             retry_delay=settings.retry_delay,
         )
+        # the history, its sums, the sizer, the budget and the compaction state live in the
+        # conversation's ContextManager: one of each per conversation, as for any manager
+        self._manager = ContextManager._for_conversation(
+            limits,
+            budget=settings.budget,
+            settings=settings.compaction,
+            counter=self.counter,
+            summarizers=self._summarizers,
+            store=store,
+            conversation_id=conversation_id,
+            owner=owner,
+        )
         self._system_messages: list[Message] = (
             [Message.system(system, id="system")] if system else []
         )
-        self._history: list[Message] = []
-        self._seqs: list[int | None] = []
-        self._state = CompactionState()
-        self._version = 0
         self.session: SessionInfo | None = None
-        # the context's size: the provider's last report plus the estimate since (the same
-        # Sizer as ContextManager's), over a ledger that follows ``_history``
-        self._sizer = Sizer(self.counter)
-        self._tools_raw_cache: tuple[tuple[ToolSpec, ...], int] | None = None
-        self._ledger = self._new_ledger()
-        self._sized_for: tuple[Any, ...] | None = None
         self.call_log: deque[CallRecord] = deque(maxlen=10_000)
         # the worker, the turn in progress, the background compaction
         self._inbox = Inbox()
@@ -180,7 +181,6 @@ class ConversationCore:
         self._abort_requested = False
         self._call_task: asyncio.Task[Any] | None = None
         self._tool_tasks: set[asyncio.Task[Any]] = set()
-        self._compaction: asyncio.Task[CompactionResult | None] | None = None
         self._manual_request: tuple[str | None] | None = None
         self._summary_pending = False
         self._closed = False
@@ -197,6 +197,7 @@ class ConversationCore:
         if not isinstance(value, ConversationSettings):
             raise SettingError("settings", value, "a ConversationSettings")
         self._settings = value
+        self._manager._configure(budget=value.budget, settings=value.compaction)
         self._summarizers.set_retries(value.max_retries, value.retry_delay)
         if value.tool_timeout is not None:
             self.tools.timeout = value.tool_timeout
@@ -206,6 +207,45 @@ class ConversationCore:
         next check."""
         self.settings = replace(self._settings, **changes)
         return self._settings
+
+    @property
+    def limits(self) -> ModelLimits:
+        """The model's limits the budget is computed from."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, value: ModelLimits) -> None:
+        self._limits = value
+        self._manager._configure(limits=value)
+
+    @property
+    def _history(self) -> list[Message]:
+        """The history as sent to the model (the manager's: appended to in place)."""
+        return self._manager._tracked.history
+
+    @property
+    def _state(self) -> CompactionState:
+        return self._manager.state
+
+    @_state.setter
+    def _state(self, state: CompactionState) -> None:
+        self._manager._adopt(state)
+
+    @property
+    def _compaction(self) -> asyncio.Task[CompactionResult | None] | None:
+        """The compaction task running or last run (the manager's, once ``Compacting`` gave
+        it one)."""
+        background = self._manager._background
+        return background.task if background is not None else None
+
+    @property
+    def _sizer(self) -> Sizer:
+        return self._manager._sizer
+
+    @property
+    def _seqs(self) -> list[int | None]:
+        """The stored sequence number of each history message (``None``: not stored)."""
+        return self._manager._seqs
 
     @property
     def history(self) -> tuple[Message, ...]:
@@ -240,15 +280,7 @@ class ConversationCore:
 
     def budget(self) -> Budget:
         """The budget now (recomputed at each check, so that changed settings apply)."""
-        return calibrated_budget(
-            self.limits.context_window,
-            self.limits.max_output,
-            self._settings.budget,
-            counter=self.counter,
-            system=self._system_messages,
-            tools_raw=self._tools_raw(),
-            hidden=self._sizer.hidden,
-        )
+        return self._manager._budget_for(self.tools.specs)
 
     def context(self) -> list[Message]:
         """The context the next call would send (before any compaction it may need)."""
@@ -317,30 +349,14 @@ class ConversationCore:
         for item in self._listeners:
             item.put(event)
 
-    def _tool_dicts(self) -> list[dict[str, Any]]:
-        return [
-            {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
-            for t in self.tools.specs
-        ]
-
-    def _tools_raw(self) -> int:
-        # Asked at every budget and size check: estimated again only when the tools changed.
-        specs = self.tools.specs
-        cached = self._tools_raw_cache
-        if cached is not None and cached[0] == specs:
-            return cached[1]
-        raw = estimate_tools_tokens(self._tool_dicts())
-        self._tools_raw_cache = (specs, raw)
-        return raw
-
     def _count(self, message: Message) -> int:
         """One message's calibrated estimate (what the engine plans with)."""
-        return self.counter.calibration.apply(self.counter.message_tokens(message))
+        return self._manager._count(message)
 
     def _raw_estimate(self, messages: Sequence[Message]) -> int:
         return (
             sum(self.counter.message_tokens(m) for m in messages)
-            + self._tools_raw()
+            + self._manager._tools_raw_for(self.tools.specs)
             + REPLY_PRIMING
         )
 
@@ -349,25 +365,7 @@ class ConversationCore:
 
     def _size(self) -> int:
         """The provider's last report (of this epoch) plus the calibrated estimate since."""
-        state, history = self._state, self._history
-        self._sizer.tools_raw = self._tools_raw()
-        key = (state.epoch, state.cut, state.summary, state.carried, len(state.pruned))
-        if key != self._sized_for:
-            self._sizer.rebase(state, history, self._ledger)
-            self._sized_for = key
-        return self._sizer.exact(state, len(history), history, self._ledger)
-
-    def _set_report(self, report: Report | None) -> None:
-        """The provider's count of a context (``None``: forget it)."""
-        if report is None:
-            self._sizer.forget()
-        else:
-            self._sizer.report = report
-
-    def _new_ledger(self) -> Ledger:
-        ledger = Ledger(self.counter.message_tokens, token_upper_bound)
-        ledger.extend(self._history)
-        return ledger
+        return self._manager._size_for(self.tools.specs)
 
     def _tool_cap(self, budget: Budget | None = None) -> int:
         cap = self._settings.tool_result_max_tokens
@@ -393,19 +391,13 @@ class ConversationCore:
             epoch=self._state.epoch + 1 if self.session is not None else 0,
             calls=self._state.calls,
         )
-        self._history, self._seqs, self._state = loaded.history, loaded.seqs, loaded.state
-        self._version = loaded.context.version
+        self._manager._load(loaded)
         if loaded.context.damaged:  # sent as placeholders: said, never silent
             self._notice(damaged_notice(loaded.context.damaged))
         self.session = loaded.context.session
-        self._ledger = self._new_ledger()
-        self._sized_for = None
-        self._set_report(None)
 
     def _append(self, message: Message, seq: int | None) -> None:
-        self._history.append(message)
-        self._seqs.append(seq)
-        self._ledger.extend((message,))
+        self._manager._append_message(message, seq)
 
     async def _interruptible(self, awaitable: Any) -> Any:
         """Await ``awaitable`` as the task ``abort`` cancels; ``AbortedError`` when it did."""

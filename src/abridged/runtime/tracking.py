@@ -31,7 +31,7 @@ from abridged.runtime.caller_formats import (
     read_system,
     responses_assistant_side,
 )
-from abridged.runtime.ledger import Ledger
+from abridged.runtime.token_sums import TokenSums
 
 Verify: TypeAlias = Literal["auto", "spot", "full"]
 VERIFY_MODES: tuple[Verify, ...] = ("auto", "spot", "full")
@@ -76,22 +76,22 @@ def _holds_compaction(message: Message) -> bool:
 
 
 class TrackedList:
-    """The items of the caller's list, the messages read from them, and their token ledger.
+    """The items of the caller's list, the messages read from them, and their token sums.
 
     ``items[j]`` is the caller's object; ``history[ends[j - 1]:ends[j]]`` the messages read
     from it (Anthropic items may give several); ``history[:offset]`` the system prompt passed
-    separately (Anthropic). ``ledger`` follows ``history``. Responses items read together as
+    separately (Anthropic). ``sums`` follows ``history``. Responses items read together as
     one message (a response's reasoning, calls and text) give it to the group's first item; the
     others have an empty range right after it. ``provider_compaction``: the history index of the
     last message holding the provider's own compaction (``None``: none).
     """
 
     def __init__(
-        self, fmt: Format | None, verify: Verify, new_ledger: Callable[[], Ledger]
+        self, fmt: Format | None, verify: Verify, new_sums: Callable[[], TokenSums]
     ) -> None:
         self.fixed_format = fmt
         self.verify = verify
-        self._new_ledger = new_ledger
+        self._new_sums = new_sums
         self.format: Format | None = fmt
         self.certain = fmt is not None
         self.reset()
@@ -105,7 +105,7 @@ class TrackedList:
         self.system: Any = None
         self.names: dict[str, str] = {}
         self.provider_compaction: int | None = None
-        self.ledger = self._new_ledger()
+        self.sums = self._new_sums()
         self.last_in: Sequence[Any] | None = None
         self.last_out: list[Any] | None = None
 
@@ -129,7 +129,19 @@ class TrackedList:
             self.items.extend(group)
             self.ends.extend([len(self.history)] * size)
             k += size
-        self.ledger.extend(self.history[start:])
+        self.sums.extend(self.history[start:])
+        for index in range(start, len(self.history)):
+            if _holds_compaction(self.history[index]):
+                self.provider_compaction = index
+
+    def append_messages(self, messages: Sequence[Message]) -> None:
+        """Take ``messages`` as they are, each its own item (a ``Conversation``'s history: its
+        messages are already read, named and stored)."""
+        start = len(self.history)
+        self.items.extend(messages)
+        self.history.extend(messages)
+        self.ends.extend(range(start + 1, len(self.history) + 1))
+        self.sums.extend(messages)
         for index in range(start, len(self.history)):
             if _holds_compaction(self.history[index]):
                 self.provider_compaction = index
@@ -151,7 +163,7 @@ class TrackedList:
         del self.items[item_index:]
         del self.ends[item_index:]
         del self.history[length:]
-        self.ledger.truncate(length)
+        self.sums.truncate(length)
         if self.provider_compaction is not None and self.provider_compaction >= length:
             self.provider_compaction = next(
                 (i for i in range(length - 1, -1, -1) if _holds_compaction(self.history[i])),
@@ -233,7 +245,7 @@ class TrackedList:
             self.system = system
             if len(new_head) == self.offset:
                 self.history[: self.offset] = new_head
-                self._rebuild_ledger()
+                self._rebuild_sums()
                 head = True
             else:
                 items = list(self.items)
@@ -241,7 +253,7 @@ class TrackedList:
                 self.system = system
                 self.history.extend(new_head)
                 self.offset = len(new_head)
-                self.ledger.extend(new_head)
+                self.sums.extend(new_head)
                 self.append(items)
                 edited = 0
         known = self.items
@@ -263,7 +275,7 @@ class TrackedList:
             if len(new_head) == count == head_length(new_head):
                 known[:count] = messages[:count]
                 self.history[:count] = new_head
-                self._rebuild_ledger()
+                self._rebuild_sums()
                 self.append(messages[k:])
                 return Change(start, edited, True, reread)
         d = self.group_start(d)
@@ -272,6 +284,6 @@ class TrackedList:
         edited = length if edited is None else min(edited, length)
         return Change(length, edited, head, reread)
 
-    def _rebuild_ledger(self) -> None:
-        self.ledger = self._new_ledger()
-        self.ledger.extend(self.history)
+    def _rebuild_sums(self) -> None:
+        self.sums = self._new_sums()
+        self.sums.extend(self.history)

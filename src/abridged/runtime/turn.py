@@ -45,7 +45,6 @@ from abridged.runtime.recovery import (
     exact_tokens,
     with_retries,
 )
-from abridged.runtime.sizing import Report
 from abridged.runtime.state import AbortedError, CallRecord, Partial, new_id
 from abridged.runtime.tools import ToolContext
 from abridged.store import NewMessage
@@ -338,7 +337,7 @@ class TurnLoop(Compacting):
             self.call_log.append(
                 CallRecord(epoch, tuple(context), estimate, completion.usage, retry=retried)
             )
-            self._learn(completion.usage, context, length, epoch)
+            self._learn(completion.usage, length, epoch)
             if warning is not None:
                 self._notice(warning)
             return completion
@@ -394,9 +393,9 @@ class TurnLoop(Compacting):
             context = build_context(self._history, self._state)
             exact = await self._interruptible(exact_tokens(self.model, context, self.tools.specs))
             if exact is not None:
-                self._set_report(Report(len(self._history), self._state.epoch, exact))
-                self.counter.calibration = self.counter.calibration.update(
-                    exact, self._raw_estimate(context)
+                # a count is a report without a call: learned by the same rule as usage
+                self._manager._report_for(
+                    self.tools.specs, Usage(input=exact), len(self._history), self._state.epoch
                 )
                 size = exact
         if size > budget.input_budget and (budget.enabled or budget.overflow_recovery):
@@ -405,24 +404,20 @@ class TurnLoop(Compacting):
             if size > budget.input_budget:
                 await self._fit(size)
 
-    def _learn(
-        self, usage: Usage | None, context: Sequence[Message], length: int, epoch: int
-    ) -> None:
-        """Record the provider's report and learn the calibration from it."""
+    def _learn(self, usage: Usage | None, length: int, epoch: int) -> None:
+        """Record the provider's report and learn the calibration from it, as every
+        ``ContextManager`` does (the conversation's manager: ``_report_for``)."""
         budget = self.budget()
         if usage is None or usage.context_tokens <= 0:
             return
-        stale = epoch != self._state.epoch
-        if not stale:
-            self._set_report(Report(length, epoch, usage.context_tokens, usage))
-        self.counter.calibration = self.counter.calibration.update(
-            usage.context_tokens, self._raw_estimate(context)
-        )
+        taken, hidden = self._manager._report_for(self.tools.specs, usage, length, epoch)
+        if hidden is not None:
+            self._engine_event(hidden)
         event = UsageUpdated(
             usage=usage,
             context_tokens=usage.context_tokens,
             input_budget=budget.input_budget,
-            stale=stale,
+            stale=not taken,
             calibration=round(self.counter.calibration.factor, 4),
         )
         self._engine_event(event)

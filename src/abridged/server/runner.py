@@ -50,9 +50,9 @@ from abridged.runtime.overview import context_overview
 from abridged.runtime.state import CallRecord, new_id
 from abridged.runtime.tools import ToolRegistry
 from abridged.server.config import ServiceConfig
-from abridged.server.events import meter_payload, stream_event
 from abridged.server.lease import LeaseRenewal, TurnBusyError, new_holder, take_turn
 from abridged.server.metrics import ServiceMetrics
+from abridged.server.sse import meter_payload, stream_event
 from abridged.server.watch import ContextWatch
 from abridged.store import ConversationInfo, Store, StoredMessage
 from abridged.store.leases import TurnLease

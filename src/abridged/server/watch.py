@@ -1,7 +1,7 @@
 """Who watches a conversation's context, and the meter each watcher is sent when it changes.
 
 ``GET /v1/conversations/{id}/events`` subscribes; a conversation this worker keeps open
-publishes its meter (``abridged.server.events.meter_payload``) when a turn ends (the runner
+publishes its meter (``abridged.server.sse.meter_payload``) when a turn ends (the runner
 says so) and whenever a compaction, a prune or an overflow recovery changed its context (its
 ``on_event``), also in the background after the turn's own stream has ended: the page's ring
 follows it without polling. The meter is made after the compaction has been committed
@@ -19,7 +19,7 @@ from typing import Any
 
 from abridged.runtime.events import Notice
 from abridged.runtime.overview import context_overview
-from abridged.server.events import meter_payload
+from abridged.server.sse import meter_payload
 
 __all__ = ["CONTEXT_EVENTS", "ContextWatch"]
 

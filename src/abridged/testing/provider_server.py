@@ -100,7 +100,8 @@ class Reply:
     Chat Completions ``reasoning_content``. ``finish_reason`` overrides the default (``stop``,
     or ``tool_calls`` when there are calls) and may be spelled the way any API spells it
     (``end_turn``, ``max_tokens``, ``length``, ...). ``output_tokens`` overrides the counted
-    output. ``error=(status, body)`` answers with that HTTP error instead.
+    output. ``error=(status, body)`` answers with that HTTP error instead, with ``headers``
+    (``{"retry-after": "7"}``).
     """
 
     text: str = ""
@@ -110,6 +111,7 @@ class Reply:
     finish_reason: str | None = None
     output_tokens: int | None = None
     error: tuple[int, Any] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(tuple(c) for c in self.tool_calls))
@@ -169,6 +171,7 @@ class _Answer:
     events: list[Event] | None = None
     record: RecordedRequest | None = None
     delay: bool = True
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 def _redact(headers: Mapping[str, str]) -> dict[str, str]:
@@ -443,7 +446,7 @@ class ProviderServer:
                 status, body = reply.error
                 record.status, record.error = status, body
                 self._requests.append(record)
-                return _Answer(status, body, record=record)
+                return _Answer(status, body, record=record, headers=reply.headers)
             try:
                 out = self._resolve(p, reply, record)
                 answer = self._render(p, out)
@@ -601,7 +604,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             if answer.events is None:
-                self._send_json(answer.status, answer.body)
+                self._send_json(answer.status, answer.body, answer.headers)
             else:
                 self._send_events(answer, owner)
         except (BrokenPipeError, ConnectionResetError):
@@ -613,7 +616,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("x-request-id", "req_abridged_test")
         self.send_header("request-id", "req_abridged_test")
 
-    def _send_json(self, status: int, body: Any) -> None:
+    def _send_json(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
         if isinstance(body, str | bytes):
             data = body.encode("utf-8") if isinstance(body, str) else body
             content_type = "text/plain; charset=utf-8"
@@ -623,6 +626,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self._common_headers()
         self.end_headers()
         self.wfile.write(data)

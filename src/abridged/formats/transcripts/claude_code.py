@@ -32,14 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from abridged.core.model import assign_ids
-from abridged.errors import FormatError
 from abridged.formats.transcripts.reading import (
+    LineRejecter,
     attach_usage,
     convert_messages,
     file_stem,
     jsonl_objects,
     kind_of,
-    reject_line,
 )
 from abridged.formats.transcripts.records import CLAUDE_CODE, Transcript, stats_from_messages
 from abridged.formats.usage import usage_from_anthropic
@@ -92,6 +91,7 @@ def load_claude_code(path: str | Path, *, strict: bool = True) -> Transcript:
     """
     p = Path(path)
     skipped: list[int] = []
+    reject = LineRejecter(CLAUDE_CODE, p, strict, skipped)
     items: list[dict[str, Any]] = []  # Anthropic messages, in order
     lines: list[int] = []  # the line of each item
     reports: list[dict[str, Any]] = []  # {"role", "usage"} beside each item, for attach_usage
@@ -105,34 +105,17 @@ def load_claude_code(path: str | Path, *, strict: bool = True) -> Transcript:
     for lineno, obj in entries:
         kind = obj.get("type")
         if not isinstance(kind, str):
-            reject_line(
-                FormatError(
-                    f"line {lineno}: the entry has no 'type'",
-                    format=CLAUDE_CODE,
-                    path=str(p),
-                    line=lineno,
-                    field="type",
-                    expected=EXPECTED,
-                ),
-                strict=strict,
-                skipped=skipped,
-            )
+            reject(lineno, "the entry has no 'type'", field="type", expected=EXPECTED)
             continue
         if kind not in MESSAGE_ENTRIES or (obj.get("isSidechain") and not sidechain):
             continue
         message = obj.get("message")
         if not isinstance(message, Mapping) or "content" not in message:
-            reject_line(
-                FormatError(
-                    f"line {lineno}: a {kind} entry without a message",
-                    format=CLAUDE_CODE,
-                    path=str(p),
-                    line=lineno,
-                    field="message",
-                    expected="'message': an object with 'role' and 'content'",
-                ),
-                strict=strict,
-                skipped=skipped,
+            reject(
+                lineno,
+                f"a {kind} entry without a message",
+                field="message",
+                expected="'message': an object with 'role' and 'content'",
             )
             continue
         for key, name in (("sessionId", "session_id"), ("cwd", "cwd"), ("version", "version")):
@@ -142,17 +125,11 @@ def load_claude_code(path: str | Path, *, strict: bool = True) -> Transcript:
             meta["git_branch"] = obj["gitBranch"]
         raw = _blocks(message.get("content"))
         if any(isinstance(b, Mapping) and kind_of(b) is None for b in raw):
-            reject_line(
-                FormatError(
-                    f"line {lineno}: a content block without a string 'type'",
-                    format=CLAUDE_CODE,
-                    path=str(p),
-                    line=lineno,
-                    field="message.content",
-                    expected="content blocks: objects with a string 'type'",
-                ),
-                strict=strict,
-                skipped=skipped,
+            reject(
+                lineno,
+                "a content block without a string 'type'",
+                field="message.content",
+                expected="content blocks: objects with a string 'type'",
             )
             continue
         blocks = [_clean_block(b, converted) for b in raw]

@@ -31,13 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from abridged.core.model import assign_ids
-from abridged.errors import FormatError
 from abridged.formats.transcripts.reading import (
+    LineRejecter,
     convert_messages,
     file_stem,
     jsonl_objects,
     kind_of,
-    reject_line,
 )
 from abridged.formats.transcripts.records import CODEX, Transcript, stats_from_messages
 from abridged.formats.usage import usage_from_openai
@@ -147,6 +146,7 @@ def load_codex(path: str | Path, *, strict: bool = True) -> Transcript:
     """
     p = Path(path)
     skipped: list[int] = []
+    reject = LineRejecter(CODEX, p, strict, skipped)
     items: list[dict[str, Any]] = []
     lines: list[int] = []
     # usage by the index (in ``items``) of the last assistant-side item before the report
@@ -158,32 +158,15 @@ def load_codex(path: str | Path, *, strict: bool = True) -> Transcript:
         kind = kind_of(obj)
         payload = obj.get("payload")
         if "type" in obj and kind is None:
-            reject_line(
-                FormatError(
-                    f"line {lineno}: 'type' is not a string",
-                    format=CODEX,
-                    path=str(p),
-                    line=lineno,
-                    field="type",
-                    expected=EXPECTED,
-                ),
-                strict=strict,
-                skipped=skipped,
-            )
+            reject(lineno, "'type' is not a string", field="type", expected=EXPECTED)
             continue
         if kind in RECORD_TYPES:
             if not isinstance(payload, Mapping):
-                reject_line(
-                    FormatError(
-                        f"line {lineno}: a {kind} record without a payload object",
-                        format=CODEX,
-                        path=str(p),
-                        line=lineno,
-                        field="payload",
-                        expected=EXPECTED,
-                    ),
-                    strict=strict,
-                    skipped=skipped,
+                reject(
+                    lineno,
+                    f"a {kind} record without a payload object",
+                    field="payload",
+                    expected=EXPECTED,
                 )
                 continue
         elif obj.get("record_type") == "state":
@@ -193,31 +176,15 @@ def load_codex(path: str | Path, *, strict: bool = True) -> Transcript:
         elif "id" in obj and "timestamp" in obj:  # legacy session meta
             kind, payload = "session_meta", obj
         else:
-            reject_line(
-                FormatError(
-                    f"line {lineno}: not a Codex rollout record",
-                    format=CODEX,
-                    path=str(p),
-                    line=lineno,
-                    expected=EXPECTED,
-                ),
-                strict=strict,
-                skipped=skipped,
-            )
+            reject(lineno, "not a Codex rollout record", expected=EXPECTED)
             continue
         assert isinstance(payload, Mapping)
         if kind == "response_item" and kind_of(payload) is None:
-            reject_line(
-                FormatError(
-                    f"line {lineno}: the item's 'type' is not a string",
-                    format=CODEX,
-                    path=str(p),
-                    line=lineno,
-                    field="payload.type",
-                    expected="a Responses item: an object with a string 'type'",
-                ),
-                strict=strict,
-                skipped=skipped,
+            reject(
+                lineno,
+                "the item's 'type' is not a string",
+                field="payload.type",
+                expected="a Responses item: an object with a string 'type'",
             )
             continue
         if kind == "session_meta":

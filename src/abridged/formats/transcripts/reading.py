@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,29 @@ def reject_line(error: FormatError, *, strict: bool, skipped: list[int]) -> None
         raise error
     if error.line is not None:
         skipped.append(error.line)
+
+
+@dataclass(frozen=True, slots=True)
+class LineRejecter:
+    """Rejects lines of one transcript file (``reject_line``): each a ``FormatError`` naming the
+    format, the file, the line, the field and what was expected."""
+
+    fmt: str
+    path: Path
+    strict: bool
+    skipped: list[int]
+
+    def __call__(self, line: int, problem: str, *, expected: str, field: str | None = None) -> None:
+        """Reject ``line`` for ``problem`` (raised when reading strictly, else skipped)."""
+        error = FormatError(
+            f"line {line}: {problem}",
+            format=self.fmt,
+            path=str(self.path),
+            line=line,
+            field=field,
+            expected=expected,
+        )
+        reject_line(error, strict=self.strict, skipped=self.skipped)
 
 
 def decode(data: bytes, fmt: str, path: str, line: int | None = None) -> str:

@@ -49,7 +49,6 @@ from abridged.errors import (
 from abridged.providers.overflow import connection_failure, is_context_overflow
 from abridged.providers.streaming import safe_url
 from abridged.runtime.context_manager import ContextManager, Prepared
-from abridged.server.events import send_stream
 from abridged.server.headers import header_problem
 from abridged.server.lease import LocalTurns, TurnBusyError, hold_turn, new_holder
 from abridged.server.metrics import CONTENT_TYPE
@@ -70,6 +69,7 @@ from abridged.server.proxy.upstream import (
     forward_headers,
     response_headers,
 )
+from abridged.server.sse import send_stream
 from abridged.store import Store
 
 __all__ = ["ProxyApp", "create_proxy_app", "proxy_app_from_environment"]

@@ -15,11 +15,11 @@ from abridged.errors import AbridgedError
 from abridged.formats.wire import encodable
 from abridged.runtime.history import is_command
 from abridged.server.auth import require_tenant
-from abridged.server.events import EventStream, encode_sse
 from abridged.server.runner import TurnHandle, user_message
 from abridged.server.schemas import CompactionOut, MessageOut, SendMessage, TimelineOut
 from abridged.server.scope import ConversationKey, public
 from abridged.server.service import Service, service_of
+from abridged.server.sse import EventStream, encode_sse
 from abridged.store import StoredMessage
 
 router = APIRouter(prefix="/v1/conversations", tags=["messages"])

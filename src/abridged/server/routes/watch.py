@@ -14,8 +14,8 @@ from starlette.types import Receive, Scope, Send
 
 from abridged.runtime.conversation import Conversation
 from abridged.server.auth import require_tenant
-from abridged.server.events import encode_sse, until_disconnect
 from abridged.server.service import Service, service_of
+from abridged.server.sse import encode_sse, until_disconnect
 from abridged.server.watch import ContextWatch
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])

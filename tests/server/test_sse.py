@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from abridged.server.events import send_stream
+from abridged.server.sse import send_stream
 
 
 async def test_a_client_that_leaves_stops_the_writing_and_closes_the_source() -> None:

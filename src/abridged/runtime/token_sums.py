@@ -1,7 +1,7 @@
 """Running token sums over a growing history: exact estimates where needed, bounds elsewhere.
 
 A ``ContextManager`` must decide, at every call, whether the context reached the trigger, in
-O(new messages). The ledger keeps prefix sums of the (uncalibrated) estimate of every history
+O(new messages). ``TokenSums`` keeps prefix sums of the (uncalibrated) estimate of every history
 message, so any range costs O(1). Estimating a message means tokenizing its text, which is the
 dominant cost of a call; while the context is far below the trigger an upper bound is enough to
 know that nothing needs doing, so new messages are only *bounded* (``token_upper_bound``: a few
@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from abridged.core.model import Message
 
 
-class Ledger:
+class TokenSums:
     """Prefix sums of estimates for ``history[:estimated]`` and of upper bounds after it.
 
     ``estimate`` counts one message (the conversation's ``TokenCounter.message_tokens``);
-    ``bound`` is an upper bound of it. The ledger follows a history list that only grows, or is
+    ``bound`` is an upper bound of it. The sums follow a history list that only grows, or is
     truncated (``truncate``) when the caller edits earlier messages.
     """
 
