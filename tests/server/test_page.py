@@ -34,7 +34,7 @@ BROWSER_ARGS = [
 @pytest.fixture
 def browser_page() -> Iterator[object]:
     """A page of a fresh headless chromium (skipped without chromium, failed under CI)."""
-    if not CHROMIUM.exists():
+    if not os.access(CHROMIUM, os.X_OK):  # as the install script's `-x`
         missing("Chromium", f"no {CHROMIUM} (scripts/install-system-deps.sh installs Debian's)")
     sync_api = pytest.importorskip("playwright.sync_api")
     with (
