@@ -40,7 +40,7 @@ TARGET_RATIO = 1.2
 #: Modules ``abridged --help`` must not import (each costs tens to hundreds of milliseconds).
 HEAVY = (
     "sqlalchemy", "alembic", "openai", "anthropic", "litellm", "pydantic", "httpx", "toktok",
-    "markdown_it", "rich.markdown", "rich.traceback",
+    "typer.rich_utils", "markdown_it", "rich.markdown", "rich.traceback",
 )  # fmt: skip
 #: The yardstick: an empty typer app of two commands, with typer's defaults.
 EMPTY_TYPER_APP = """
