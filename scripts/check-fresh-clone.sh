@@ -75,7 +75,7 @@ else
     echo "   FAILED (see $log/1.txt)"; status=1
 fi
 grep -E "^system packages:" "$log/1.txt" | sed 's/^/   /' || true
-grep -E "^SKIPPED" "$log/1.txt" | sed 's/^/   /' || true
+grep -E "^ *[0-9]+ skipped: " "$log/1.txt" | sed 's/^/   /' || true
 grep -E "[0-9]+ (passed|failed)" "$log/1.txt" | tail -1 | sed 's/^/   /' || true
 
 echo "== 2. root, ABRIDGED_CI=1, no PostgreSQL, no Chromium, no apt-get: make test must fail"
