@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 # pytest-xdist workers: one per core (`make test PYTEST_WORKERS=0` runs in one process); an idle
 # worker takes queued tests from a busy one (worksteal), so the long tests do not end the run alone.
 PYTEST_WORKERS ?= auto
+# More pytest options, e.g. `make test PYTEST_ARGS=--maxfail=1` (scripts/check-fresh-clone.sh).
+PYTEST_ARGS ?=
 
 .PHONY: run test lint typecheck bench clean
 
@@ -24,7 +26,7 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

@@ -40,7 +40,7 @@ TARGET_RATIO = 1.2
 #: Modules ``abridged --help`` must not import (each costs tens to hundreds of milliseconds).
 HEAVY = (
     "sqlalchemy", "alembic", "openai", "anthropic", "litellm", "pydantic", "httpx", "toktok",
-    "markdown_it", "rich.markdown", "rich.traceback",
+    "typer.rich_utils", "markdown_it", "rich.markdown", "rich.traceback",
 )  # fmt: skip
 #: The yardstick: an empty typer app of two commands, with typer's defaults.
 EMPTY_TYPER_APP = """
@@ -120,6 +120,7 @@ def main() -> int:
     empty = [sys.executable, "-c", EMPTY_TYPER_APP, "--help"]
     baseline = [sys.executable, "-c", "pass"]
     commands = (command, empty, baseline)
+    load_start = os.getloadavg()[0]  # a busy machine moves every figure but the ratio
     for each in commands:
         _time(each)
     times: list[list[float]] = [[], [], []]
@@ -136,7 +137,8 @@ def main() -> int:
         SECTION,
         "",
         f"`python bench/startup.py --runs {args.runs}` ({args.runs} runs each, interleaved, "
-        f"fresh processes; Python {platform.python_version()}, {platform.machine()})",
+        f"fresh processes; Python {platform.python_version()}, {platform.machine()}; load "
+        f"average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)",
         "",
         "| command | median | p90 | min |",
         "| --- | ---: | ---: | ---: |",
@@ -151,8 +153,9 @@ def main() -> int:
         f"{ratio:.2f}x the empty typer app's. Heavy modules imported by `--help`: "
         f"{', '.join(heavy) if heavy else 'none'}.",
         "",
-        f"Targets: median under {TARGET_MS:.0f} ms and at most {TARGET_RATIO}x the empty typer "
-        f"app: {'met' if met else 'missed'}.",
+        f"Targets: median under {TARGET_MS:.0f} ms: "
+        f"{'met' if ours['median_ms'] < TARGET_MS else 'missed'}; at most {TARGET_RATIO}x the "
+        f"empty typer app: {'met' if ratio <= TARGET_RATIO else 'missed'}.",
     ]
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)

@@ -31,11 +31,21 @@ if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
 
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+have_apt() {
+    local apt
+    apt=$(command -v apt-get) && [ -x "$apt" ]
+}
+
+if [ "$(id -u)" -eq 0 ] && have_apt; then
     echo "system packages: installing ${missing[*]} with apt-get"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # a failing apt-get (no network, a broken source) is reported below, not a bare exit
+    if apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+        >/dev/null; then
+        why="apt-get did not provide them"
+    else
+        why="apt-get failed (its message is above)"
+    fi
     missing=()
     have_postgres || missing+=(postgresql)
     have_chromium || missing+=(chromium)
@@ -43,8 +53,7 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
         echo "system packages: PostgreSQL and Chromium installed"
         exit 0
     fi
-    why="apt-get did not provide them"
-elif [ "$(id -u)" -ne 0 ] && command -v apt-get >/dev/null; then
+elif [ "$(id -u)" -ne 0 ] && have_apt; then
     why="not root (run: sudo $0)"
 else
     why="no apt-get on this system; install them with its package manager"

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from tests.databases import Postgres, postgres_server
-from tests.needs import required, shared_file
+from tests.needs import required, shared_file, skip_summary
 
 # CI (ABRIDGED_CI=1). The .hypothesis database is not committed, so a fresh clone has no saved
 # examples: the inputs that once found a bug are explicit @examples beside their tests, run
@@ -58,3 +58,13 @@ def postgres() -> Iterator[Postgres | str]:
     """The PostgreSQL server of this run, or why there is none (each test using it then skips,
     or fails under CI)."""
     yield from postgres_server()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """What this run could not test: one line per missing need (and per other reason for a
+    skip), however many tests it skipped; pyproject's ``-r`` leaves out the skips one by one."""
+    lines = skip_summary(terminalreporter.stats.get("skipped", []))
+    if lines:
+        terminalreporter.section("skipped, by reason")
+        for line in lines:
+            terminalreporter.line(line)

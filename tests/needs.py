@@ -5,8 +5,10 @@ developer's machine a missing one skips its tests with one line saying what is m
 from __future__ import annotations
 
 import os
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -16,6 +18,8 @@ CI_ENV = "ABRIDGED_CI"
 SHARED_ENV = "ABRIDGED_SHARED"
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+#: What a skip for a missing need says after the need's name (``missing``).
+NOT_TESTED = "NOT TESTED"
 
 
 def required() -> bool:
@@ -27,7 +31,7 @@ def missing(what: str, hint: str) -> NoReturn:
     """Skip the test saying what it needs (``hint``: how to get it), or fail under CI."""
     if required():
         pytest.fail(f"{what} missing under {CI_ENV}=1: {hint}", pytrace=False)
-    pytest.skip(f"{what} NOT TESTED: {hint}")
+    pytest.skip(f"{what} {NOT_TESTED}: {hint}")
 
 
 def shared_dir() -> Path:
@@ -46,3 +50,15 @@ def shared_file(relative: str) -> Path:
             f"or {SHARED_ENV}=DIR)",
         )
     return path
+
+
+def skip_summary(reports: Iterable[Any]) -> list[str]:
+    """One line per reason tests were skipped for, with how many it skipped: a missing need
+    once however many tests needed it (the needs first, then other reasons, most first)."""
+    reasons: Counter[str] = Counter()
+    for report in reports:
+        longrepr = getattr(report, "longrepr", None)
+        if isinstance(longrepr, tuple) and len(longrepr) == 3:  # (path, line, "Skipped: why")
+            reasons[str(longrepr[2]).removeprefix("Skipped: ")] += 1
+    ordered = sorted(reasons.items(), key=lambda item: (NOT_TESTED not in item[0], -item[1]))
+    return [f"{count:4d} skipped: {reason}" for reason, count in ordered]

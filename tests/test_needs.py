@@ -7,11 +7,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import settings
 
-from tests.needs import CI_ENV, PROJECT_ROOT, SHARED_ENV, missing, shared_file
+from tests.needs import CI_ENV, PROJECT_ROOT, SHARED_ENV, missing, shared_file, skip_summary
 
 # Tests reading the shared data in different ways: a fixture, a benchmark run as a subprocess
 # (it failed with FileNotFoundError without ../shared), a README command reading ../shared.
@@ -41,6 +42,25 @@ def test_without_the_shared_data_its_tests_skip_saying_what_they_need(tmp_path: 
     skips = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
     assert skips and all("shared data" in s and "NOT TESTED" in s for s in skips), skips
     assert any("trajectories.jsonl" in s for s in skips)
+    # and in the run's summary one line per missing need, however many tests it skipped
+    needs = [line for line in done.stdout.splitlines() if " skipped: shared data " in line]
+    assert len(needs) == len(set(needs)) == 2, needs  # the sessions and the canaries
+    one_by_one = [s for s in skips if " shared data " in s]  # "SKIPPED [N] where: why"
+    assert sum(int(line.split()[0]) for line in needs) == sum(
+        int(s.split("[")[1].split("]")[0]) for s in one_by_one
+    )
+
+
+def test_the_summary_says_each_missing_need_once_with_its_count() -> None:
+    def skipped(reason: str) -> SimpleNamespace:
+        return SimpleNamespace(longrepr=("tests/x.py", 1, f"Skipped: {reason}"))
+
+    postgres = "PostgreSQL NOT TESTED: no binaries"
+    reports = [skipped("needs an extra"), skipped(postgres), skipped(postgres)]
+    assert skip_summary([*reports, SimpleNamespace(longrepr=None)]) == [
+        "   2 skipped: PostgreSQL NOT TESTED: no binaries",  # the needs first
+        "   1 skipped: needs an extra",
+    ]
 
 
 def test_under_ci_missing_shared_data_fails_every_such_test(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""Shared by the benchmark tests: loading a ``bench/`` script as a module, a fake policy kit, and
-picking real sessions that compact."""
+"""Shared by the benchmark tests: loading a ``bench/`` script as a module or running its main in
+this process, a fake policy kit, and picking real sessions that compact."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 from abridged.core.model import Message
 from abridged.core.tokens import estimate_context_tokens
@@ -35,6 +37,29 @@ def load_bench(name: str) -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+def bench_main(
+    name: str, args: Sequence[str], capsys: pytest.CaptureFixture[str]
+) -> tuple[dict[str, Any], str]:
+    """``bench/NAME.py ARGS`` (with ``--json``) run by its ``main`` in this process: the JSON
+    object of its last line, and all it printed. A test of a benchmark's figures needs no
+    process of its own (starting one and importing abridged again is most of a tiny run);
+    each benchmark the README shows keeps one test that runs it as a command."""
+    capsys.readouterr()  # what was printed before is not the benchmark's
+    load_bench(name).main(list(args))
+    out = capsys.readouterr().out
+    return json.loads(out.strip().splitlines()[-1]), out
+
+
+def bench_usage_error(name: str, args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """What ``bench/NAME.py ARGS`` says on stderr when it refuses its options as a usage error
+    (argparse's exit status 2), run by its ``main`` in this process."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        load_bench(name).main(list(args))
+    assert exited.value.code == 2, (args, exited.value.code)
+    return capsys.readouterr().err
 
 
 @dataclass

@@ -1,36 +1,19 @@
 """Tests of ``bench/cache.py``: the billing arithmetic, and a run as a subprocess on two real
-sessions that compact under the 16k window."""
+sessions that compact under the 16k window (then again in this process, in one worker)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.bench.support import compacting_sessions
+from tests.bench.support import BENCH, bench_main, compacting_sessions, load_bench
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench"
-
-
-def _bench() -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))  # the benchmark imports its neighbour ``results``
-    spec = importlib.util.spec_from_file_location("bench_cache", BENCH / "cache.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-C = _bench()
+C = load_bench("cache")
 
 
 def test_billing_and_shares() -> None:
@@ -68,7 +51,9 @@ def _run(data: Path, *extra: str) -> dict[str, object]:
     return out
 
 
-def test_benchmark_runs_and_reports(swebench_path: Path, tmp_path: Path) -> None:
+def test_benchmark_runs_and_reports(
+    swebench_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = tmp_path / "two.jsonl"
     compacting_sessions(swebench_path, data, 2)
     results = tmp_path / "RESULTS.md"
@@ -98,6 +83,8 @@ def test_benchmark_runs_and_reports(swebench_path: Path, tmp_path: Path) -> None
     section = results.read_text(encoding="utf-8")
     assert section.count("## cache") == 1 and "upper bound" in section
     # the figures do not depend on how the sessions were spread over processes
-    alone = _run(data, "--workers", "1", "--no-results")
+    alone, _ = bench_main(
+        "cache", ["--data", str(data), "--json", "--workers", "1", "--no-results"], capsys
+    )
     for key in ("cache_read_share", "upper_bound_share", "naive_share", "cost"):
         assert alone[key] == out[key], key

@@ -9,30 +9,20 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from abridged.core.model import Message
-from tests.bench.support import compacting_sessions
+from tests.bench.support import (
+    BENCH,
+    bench_main,
+    bench_usage_error,
+    compacting_sessions,
+    load_bench,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench"
-
-
-def _bench() -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))  # the benchmark imports its neighbours
-    spec = importlib.util.spec_from_file_location("bench_policies", BENCH / "policies.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-P = _bench()
+P = load_bench("policies")
 
 
 def test_bills_count_cache_reads_at_a_tenth_and_summary_requests_apart() -> None:
@@ -99,7 +89,9 @@ def _run(*args: str) -> dict[str, Any]:
     return out
 
 
-def test_benchmark_runs_every_policy_and_reports(swebench_path: Path, tmp_path: Path) -> None:
+def test_benchmark_runs_every_policy_and_reports(
+    swebench_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = tmp_path / "three.jsonl"
     compacting_sessions(swebench_path, data, 3)
     results = tmp_path / "RESULTS.md"
@@ -127,16 +119,18 @@ def test_benchmark_runs_every_policy_and_reports(swebench_path: Path, tmp_path: 
         assert 0 < f["cache_read_share"] <= 1, name
     assert results.read_text(encoding="utf-8").count("## policies") == 1
     # the same figures whatever the spread over processes
-    alone = _run(
-        "--data", str(data), "--windows", "16k", "--policies", "abridged", "--workers", "1",
-        "--no-results",
+    alone, _ = bench_main(
+        "policies",
+        ["--json", "--data", str(data), "--windows", "16k", "--policies", "abridged",
+         "--workers", "1", "--no-results"],
+        capsys,
     )  # fmt: skip
     again = alone["windows"]["16k"]["policies"]["abridged"]
     for key in ("billed_vs_none", "billed_cache_aware_vs_none", "compactions", "still_over"):
         assert again[key] == ours[key], key
 
 
-def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
+def test_bad_options_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     for args in (
         ["--windows", "2k"],
         ["--policies", "nobody"],
@@ -144,14 +138,7 @@ def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
         # a variant's sizes are checked against every window of the run
         ["--windows", "16k,32k", "--policies", "abridged:keep_recent_tokens=9000"],
     ):
-        done = subprocess.run(
-            [sys.executable, str(BENCH / "policies.py"), "--no-results", *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-        )
-        assert done.returncode == 2 and "error" in done.stderr, args
+        assert "error" in bench_usage_error("policies", ["--no-results", *args], capsys), args
 
 
 def test_run_all_knows_it() -> None:

@@ -2,37 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from abridged.core.model import Message, ToolCall
 from abridged.core.summary import summary_message
+from tests.bench.support import BENCH, bench_usage_error, load_bench
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench"
-
-
-def _bench() -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))  # the benchmark imports its neighbour ``results``
-    loaded = sys.modules.get("bench_retention")
-    if loaded is not None:  # one module object: the worker processes pickle its classes
-        return loaded
-    spec = importlib.util.spec_from_file_location("bench_retention", BENCH / "retention.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-R = _bench()
+R = load_bench("retention")
 
 
 def _session(steps: int, output: str = "ok") -> list[Message]:
@@ -234,12 +215,5 @@ def test_benchmark_runs_and_reports(swebench_path: Path, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("limit", ["0", "x"])
-def test_bad_limit_is_refused(limit: str) -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "retention.py"), "--limit", limit, "--no-results"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert done.returncode == 2 and "--limit" in done.stderr
+def test_bad_limit_is_refused(limit: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "--limit" in bench_usage_error("retention", ["--limit", limit, "--no-results"], capsys)

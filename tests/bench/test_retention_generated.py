@@ -5,15 +5,13 @@ canary files still running as regression sets."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from abridged.core.model import Message
-from tests.bench.support import BENCH, ROOT, load_bench
+from tests.bench.support import BENCH, bench_main, bench_usage_error, load_bench
 from tests.bench.test_retention_bench import R, _session
 
 G = load_bench("canary_generator")
@@ -121,26 +119,19 @@ def _longest(source: Path, target: Path) -> Path:
     return target
 
 
-def _run(*args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "retention.py"), "--no-results", "--json", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    assert "--seed" in done.stdout or out["seed"] is None
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    out, printed = bench_main("retention", ["--no-results", "--json", *args], capsys)
+    assert "--seed" in printed or out["seed"] is None
     return out
 
 
-def test_a_seed_reproduces_a_generated_run(swebench_path: Path, tmp_path: Path) -> None:
+def test_a_seed_reproduces_a_generated_run(
+    swebench_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = str(_longest(swebench_path, tmp_path / "one.jsonl"))
     args = ("--data", data, "--seed", "123", "--placements", "tool", "--no-langchain")
-    out = _run(*args, "--jobs", "1")
-    again = _run(*args, "--jobs", "2")
+    out = _run(capsys, *args, "--jobs", "1")
+    again = _run(capsys, *args, "--jobs", "2")
     out.pop("seconds"), again.pop("seconds")
     for p in (out, again):
         for row in p["by_placement"].values():
@@ -172,17 +163,21 @@ def test_a_seed_reproduces_a_generated_run(swebench_path: Path, tmp_path: Path) 
     # generated values are made up: none occurs in the recorded session by chance
     assert out["ambiguous_pairs"] == 0
     # another seed plants other facts
-    other = _run("--data", data, "--seed", "124", "--placements", "tool", "--no-langchain")
+    other = _run(capsys, "--data", data, "--seed", "124", "--placements", "tool", "--no-langchain")
     assert other["survival_after_5_by_template"] != out["survival_after_5_by_template"] or (
         other["by_placement"]["tool"]["superseded_excluded"]
         != out["by_placement"]["tool"]["superseded_excluded"]
     )
 
 
-def test_a_canary_file_still_runs_as_a_regression_set(swebench_path: Path, tmp_path: Path) -> None:
+def test_a_canary_file_still_runs_as_a_regression_set(
+    swebench_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = str(_longest(swebench_path, tmp_path / "one.jsonl"))
     path = BENCH / "canaries-second-set.json"
-    out = _run("--data", data, "--canaries", str(path), "--placements", "user", "--no-langchain")
+    out = _run(
+        capsys, "--data", data, "--canaries", str(path), "--placements", "user", "--no-langchain"
+    )
     assert out["seed"] is None and out["canary_source"] == str(path)
     assert out["canary_count"] == len(R.load_canaries(path))
     assert out["survival_after_5_by_style"] == {}  # the fixed files have no styles
@@ -196,12 +191,7 @@ def test_a_canary_file_still_runs_as_a_regression_set(swebench_path: Path, tmp_p
         (["--canary-count", "5"], "--canary-count"),
     ],
 )
-def test_bad_canary_options_are_refused(args: list[str], message: str) -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "retention.py"), "--no-results", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert done.returncode == 2 and message in done.stderr
+def test_bad_canary_options_are_refused(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert message in bench_usage_error("retention", ["--no-results", *args], capsys)

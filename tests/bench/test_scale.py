@@ -8,25 +8,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench"
+import pytest
 
+from tests.bench.support import BENCH, bench_main, bench_usage_error, load_bench
 
-def _bench() -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))  # the benchmark imports its neighbour ``results``
-    spec = importlib.util.spec_from_file_location("bench_scale", BENCH / "scale.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-S = _bench()
+S = load_bench("scale")
 
 
 def test_conversations_are_deterministic_and_shaped() -> None:
@@ -56,7 +44,7 @@ def _run(*extra: str) -> dict[str, Any]:
         capture_output=True,
         text=True,
         check=False,
-        timeout=600,
+        timeout=1800,  # a guard against hanging: a busy machine took over 600 s
     )
     assert done.returncode == 0, done.stderr[-2000:]
     out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -84,20 +72,16 @@ def test_benchmark_runs_and_reports(tmp_path: Path) -> None:
     assert "--sizes 120,240" in section and "--window 4096" in section
 
 
-def test_options(tmp_path: Path) -> None:
-    out = _run(
-        "--sizes", "120", "--shapes", "short", "--window", "4096", "--no-memory", "--no-results"
-    )
+def test_options(capsys: pytest.CaptureFixture[str]) -> None:
+    out, _ = bench_main(
+        "scale",
+        ["--json", "--repeats", "1", "--sizes", "120", "--shapes", "short", "--window", "4096",
+         "--no-memory", "--no-results"],
+        capsys,
+    )  # fmt: skip
     assert set(out["shapes"]) == {"short"}
     assert out["shapes"]["short"]["sizes"]["120"]["peak_mb"] is None
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "scale.py"), "--shapes", "tiny", "--no-results"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert done.returncode == 2 and "--shapes" in done.stderr
+    assert "--shapes" in bench_usage_error("scale", ["--shapes", "tiny", "--no-results"], capsys)
 
 
 def test_growth_is_the_largest_ratio() -> None:

@@ -8,11 +8,12 @@ import sys
 
 import pexpect  # type: ignore[import-untyped]
 
+from tests.bench.support import load_bench
 from tests.cli.conftest import EXAMPLE, ROOT, run_cli
 
-HEAVY = ("sqlalchemy", "alembic", "openai", "anthropic", "litellm", "pydantic", "httpx")
-# typer's rich help formatter brings these (about 140 ms): help is click's plain text instead
-RICH_HELP = ("typer.rich_utils", "rich.markdown", "markdown_it", "rich.traceback")
+#: What ``--help`` must not import: the SDKs, the store, pydantic, typer's rich help formatter
+#: (rich's Markdown with markdown_it, and its tracebacks), as ``bench/startup.py`` lists them.
+HEAVY = load_bench("startup").HEAVY
 
 
 def test_help_lists_every_command() -> None:
@@ -26,21 +27,26 @@ def test_help_lists_every_command() -> None:
     assert "upgrade" in run_cli("db", "--help").stdout
 
 
-def test_help_imports_nothing_heavy() -> None:
-    code = (
-        "import sys\n"
-        "from abridged.cli.app import app\n"
-        "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print(' '.join(sorted(sys.modules)))\n"
-    )
+def _imported_by(*args: str) -> list[str]:
+    """The modules ``python -X importtime -m abridged ARGS`` imports, in order (its stderr)."""
     done = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT
-    )
-    loaded = set(done.stdout.split())
-    assert "typer" in loaded
+        [sys.executable, "-X", "importtime", "-m", "abridged", *args],
+        check=True, capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    # "import time: self [us] | cumulative | imported package", then one such row per module
+    rows = [line.split("|") for line in done.stderr.splitlines() if line.startswith("import time:")]
+    return [row[2].strip() for row in rows[1:] if len(row) == 3]
+
+
+def test_help_imports_nothing_heavy() -> None:
+    loaded = _imported_by("--help")
+    assert "typer" in loaded and "abridged.cli.app" in loaded  # the rows were read
     assert [name for name in HEAVY if name in loaded] == []
-    assert [name for name in RICH_HELP if name in loaded] == []
-    assert not any(name.startswith(("abridged.store", "abridged.engine")) for name in loaded)
+    # no command's own module, nothing of the layers below the CLI
+    assert [name for name in loaded if name.startswith("abridged.")] == [
+        "abridged.cli",
+        "abridged.cli.app",
+    ]
 
 
 def test_the_progress_bar_shows_on_a_terminal() -> None:

@@ -51,3 +51,28 @@ def test_nothing_is_done_when_everything_is_there(tmp_path: Path) -> None:
     done = _run({**env, "ABRIDGED_CI": "1"}, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "system packages: PostgreSQL and Chromium present\n"
+
+
+def test_a_failing_apt_get_is_reported_not_a_bare_exit(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the script runs apt-get only as root")
+    # A stand-in apt-get that fails as one without network does (the real one, as root, would
+    # change this machine): the script must still say what is missing and why.
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "apt-get").write_text("#!/bin/sh\necho 'E: no network' >&2\nexit 100\n")
+    (fake / "apt-get").chmod(0o755)
+    base = {k: v for k, v in os.environ.items() if k not in ("ABRIDGED_CI", "ABRIDGED_CHROMIUM")}
+    env = {
+        **base,
+        "PATH": f"{fake}:{os.environ['PATH']}",
+        "ABRIDGED_CHROMIUM": str(tmp_path / "no-chromium"),
+        "ABRIDGED_CI": "1",
+    }
+    done = subprocess.run(
+        ["bash", str(SCRIPT)], env=env, cwd=tmp_path, capture_output=True, text=True,
+        check=False, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "E: no network" in done.stderr  # apt-get's own message is kept
+    assert "chromium missing under ABRIDGED_CI=1: apt-get failed" in done.stderr

@@ -34,7 +34,7 @@ BROWSER_ARGS = [
 @pytest.fixture
 def browser_page() -> Iterator[object]:
     """A page of a fresh headless chromium (skipped without chromium, failed under CI)."""
-    if not CHROMIUM.exists():
+    if not os.access(CHROMIUM, os.X_OK):  # as the install script's `-x`
         missing("Chromium", f"no {CHROMIUM} (scripts/install-system-deps.sh installs Debian's)")
     sync_api = pytest.importorskip("playwright.sync_api")
     with (
@@ -45,6 +45,10 @@ def browser_page() -> Iterator[object]:
             profile, executable_path=str(CHROMIUM), args=BROWSER_ARGS, headless=True,
             viewport={"width": 1280, "height": 860},
         )  # fmt: skip
+        # Playwright's waits (5 s for an expect, 30 s for an action) are guards against
+        # hanging, not bounds: a busy machine took longer than 5 s to show a streamed reply
+        sync_api.expect.set_options(timeout=60_000)
+        context.set_default_timeout(120_000)
         try:
             yield context.new_page()
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -577,13 +578,22 @@ def test_callable_replies_see_the_request(server: ProviderServer) -> None:
     assert message.content[0].text == str(message.usage.input_tokens)
 
 
-def test_latency_makes_the_client_time_out_and_stop_is_prompt() -> None:
-    started = time.monotonic()
-    with ProviderServer(latency=5.0) as s:
+def _request_threads() -> set[threading.Thread]:
+    """The threads handling a request (``ThreadingHTTPServer`` names them by their target)."""
+    return {t for t in threading.enumerate() if "process_request_thread" in t.name}
+
+
+def test_latency_makes_the_client_time_out_and_stop_ends_the_wait() -> None:
+    before = _request_threads()  # other tests' servers may still be ending theirs
+    with ProviderServer(latency=3600.0) as s:  # a latency no test could sit through
         client = oai(s, timeout=0.3)
         with pytest.raises(openai.APITimeoutError):
             client.chat.completions.create(model="m", messages=USER)
-    assert time.monotonic() - started < 3.0
+        waiting = _request_threads() - before
+        assert waiting and all(t.is_alive() for t in waiting)  # still waiting out the latency
+    for thread in waiting:  # stopped, the server ends the wait: the join is a guard, not a bound
+        thread.join(timeout=60)
+        assert not thread.is_alive()
     assert len(s.requests) == 1 and s.requests[0].status == 200
 
 
