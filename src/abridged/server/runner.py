@@ -26,10 +26,9 @@ import os
 import socket
 import time
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from abridged.core.budget import BudgetSettings
 from abridged.core.model import Message
@@ -47,8 +46,9 @@ from abridged.errors import (
 from abridged.runtime.conversation import Conversation, ConversationSettings
 from abridged.runtime.events import Notice, ToolFinished, TurnResult
 from abridged.runtime.overview import context_overview
-from abridged.runtime.state import CallRecord, new_id
+from abridged.runtime.state import new_id
 from abridged.runtime.tools import ToolRegistry
+from abridged.server.calllog import CallMark, keep_calls, mark_calls
 from abridged.server.config import ServiceConfig
 from abridged.server.events import meter_payload, stream_event
 from abridged.server.lease import LeaseRenewal, TurnBusyError, new_holder, take_turn
@@ -140,9 +140,6 @@ class ConversationPool:
         self.metrics = metrics
         self._make_model = make_model
         self._open: dict[str, _Open] = {}
-        # the calls of a conversation reopened for new settings (a rename, a system prompt):
-        # the call inspector keeps showing them
-        self._call_logs: dict[str, deque[CallRecord]] = {}
         self._models: dict[str, ChatModel] = {}
         self._limits: dict[str, ModelLimits] = {}
         self.watch = ContextWatch()  # the meters of ``GET /v1/conversations/{id}/events``
@@ -174,14 +171,10 @@ class ConversationPool:
         if entry is not None and (
             entry.tenant != tenant or entry.model != info.model or entry.settings != settings
         ):
-            self._keep_calls(info.id, entry.convo)
             await self._close(info.id)
             entry = None
         if entry is None:
             entry = _Open(await self._open_conversation(tenant, info), tenant, info.model, settings)
-            kept = self._call_logs.pop(info.id, None)
-            if kept is not None:
-                entry.convo.call_log.extend(kept)
             entry.synced = _mark(info)
             self._open[info.id] = entry
             await self._evict()
@@ -197,15 +190,11 @@ class ConversationPool:
         if entry is not None:
             entry.synced = _mark(info)
 
-    def forget(self, conversation_id: str, *, deleted: bool = False) -> None:
-        """Reopen the conversation at its next use (its settings changed), or drop it for good
-        (``deleted``)."""
+    def forget(self, conversation_id: str) -> None:
+        """Close the conversation's copy: reopened at its next use (its settings or model
+        changed), or never again (it was deleted)."""
         entry = self._open.pop(conversation_id, None)
-        if deleted:
-            self._call_logs.pop(conversation_id, None)
         if entry is not None:
-            if not deleted:
-                self._keep_calls(conversation_id, entry.convo)
             task = asyncio.ensure_future(entry.convo.close())
             task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
 
@@ -240,13 +229,6 @@ class ConversationPool:
         if entry is not None:
             with contextlib.suppress(Exception):
                 await entry.convo.close()
-
-    def _keep_calls(self, conversation_id: str, convo: Conversation) -> None:
-        """Keep a reopened conversation's call log, for at most ``max_open`` conversations (one
-        renamed and never used again must not hold its calls for the life of the worker)."""
-        self._call_logs[conversation_id] = convo.call_log
-        while len(self._call_logs) > self.config.max_open:
-            del self._call_logs[next(iter(self._call_logs))]
 
     async def _evict(self) -> None:
         excess = len(self._open) - self.config.max_open
@@ -630,6 +612,7 @@ class TurnRunner:
         a send (``queued``, ``started``) go out."""
         renew: LeaseRenewal | None = None
         convo: Conversation | None = None
+        calls: CallMark | Literal[False] = False  # False: no turn ran, no call to keep
         synced = False
         # the lease taken just now, after the message was stored: the conversation and the
         # message were read with it (one transaction less each)
@@ -684,6 +667,7 @@ class TurnRunner:
                     )
                     handle.put("meter", meter_payload(context_overview(convo)))
                     return "answered"
+            calls = mark_calls(convo)
             outcome = await self._stream_turn(handle, convo, renew.lost)
             synced = outcome != "lost"
             self.pool.watch.changed(conversation_id, lambda: self.pool.get(conversation_id))
@@ -691,6 +675,9 @@ class TurnRunner:
         except LeaseLostError:
             return "lost"
         finally:
+            if convo is not None and calls is not False:
+                # under the lease still: one worker at a time numbers the conversation's calls
+                await keep_calls(self.store, convo, calls, tenant=tenant)
             if convo is not None and convo.lease_holder == holder:
                 convo.lease_holder = None
             if renew is not None:

@@ -172,7 +172,7 @@ async def delete_conversation(
             400, "deleting a conversation removes every message for good: add ?confirm=true"
         )
     await svc.runner.exclusive(tenant, conversation_id, _noop)
-    svc.pool.forget(conversation_id, deleted=True)
+    svc.pool.forget(conversation_id)
     await svc.store.delete_conversation(conversation_id, owner=tenant)
     return Response(status_code=204)
 
