@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import socket
@@ -55,6 +56,7 @@ from abridged.server.lease import LeaseRenewal, TurnBusyError, new_holder, take_
 from abridged.server.metrics import ServiceMetrics
 from abridged.server.watch import ContextWatch
 from abridged.store import ConversationInfo, Store, StoredMessage
+from abridged.store.changes import ChangeFeed
 from abridged.store.leases import TurnLease
 
 __all__ = ["ConversationPool", "TurnBusyError", "TurnHandle", "TurnRunner", "api_settings"]
@@ -142,7 +144,16 @@ class ConversationPool:
         self._open: dict[str, _Open] = {}
         self._models: dict[str, ChatModel] = {}
         self._limits: dict[str, ModelLimits] = {}
-        self.watch = ContextWatch()  # the meters of ``GET /v1/conversations/{id}/events``
+        # the meters of ``GET /v1/conversations/{id}/events``, across workers: a change made
+        # here is announced through the store (PostgreSQL NOTIFY; SQLite's followers poll)
+        self.origin = uuid.uuid4().hex[:16]
+        self._feed: ChangeFeed | None = None
+        self._announcing: set[asyncio.Task[None]] = set()
+        self.watch = ContextWatch(
+            announce=self._announce if store.dialect == "postgresql" else None,
+            refresh=self.refresh,
+            follow=self._follow,
+        )
 
     def model(self, spec: str) -> ChatModel:
         """The (shared) chat model of a model string."""
@@ -180,8 +191,52 @@ class ConversationPool:
             await self._evict()
         elif entry.synced != _mark(info) and not entry.convo.busy:
             await entry.convo.reload()
+            entry.synced = _mark(info)  # read at least as new as ``info``
         entry.used = time.monotonic()
         return entry.convo
+
+    def _follow(self) -> None:
+        """Start hearing other workers' changes of the conversations watched here."""
+        if self._feed is None:
+            self._feed = self.store.follow_changes(
+                self.watch.watched, self._heard, ignore=self.origin
+            )
+
+    def _heard(self, conversation_id: str, note: str | None) -> None:
+        """Another worker's change: with its meter (PostgreSQL), or none (SQLite's poll)."""
+        meter = None
+        if note is not None:
+            with contextlib.suppress(ValueError):
+                meter = json.loads(note)
+        self.watch.heard(conversation_id, meter if isinstance(meter, dict) else None)
+
+    def _announce(self, conversation_id: str, meter: dict[str, Any]) -> None:
+        """Tell the other workers, with the meter (in the background: never on a reply's
+        path)."""
+        task = asyncio.ensure_future(self._announce_now(conversation_id, json.dumps(meter)))
+        self._announcing.add(task)
+        task.add_done_callback(self._announcing.discard)
+
+    async def _announce_now(self, conversation_id: str, meter: str) -> None:
+        try:
+            await self.store.announce_change(conversation_id, origin=self.origin, note=meter)
+        except Exception as exc:  # the other workers' meters wait for their next change
+            log.warning(
+                "a change was not announced to the other workers: %s",
+                type(exc).__name__,
+                extra={"event": "change_not_announced", "conversation_id": conversation_id},
+            )
+
+    async def refresh(self, conversation_id: str) -> Conversation | None:
+        """This worker's copy of a conversation another worker changed, read again from the
+        store; ``None`` when it has no copy or its copy is current already."""
+        entry = self._open.get(conversation_id)
+        if entry is None:
+            return None
+        info = await self.store.open_conversation(conversation_id)
+        if entry.synced == _mark(info):
+            return None
+        return await self.checkout(entry.tenant, info)
 
     def mark_synced(self, info: ConversationInfo) -> None:
         """Remember the store state this worker's copy now matches: ``info`` as read when its
@@ -243,6 +298,11 @@ class ConversationPool:
 
     async def close(self) -> None:
         """Close every open conversation and the models' clients."""
+        if self._feed is not None:
+            await self._feed.close()
+            self._feed = None
+        if self._announcing:
+            await asyncio.gather(*list(self._announcing), return_exceptions=True)
         for cid in list(self._open):
             await self._close(cid)
         for model in self._models.values():
