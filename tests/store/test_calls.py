@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sqlalchemy import text
 
 from abridged.core.model import Message, Text, ToolResult, message_to_dict
 from abridged.core.summary import summary_message
@@ -43,6 +44,7 @@ async def test_every_kind_of_reference_reads_back_as_it_was_sent(store: Store) -
     await store.compact(cid, keep_last(3), owner="acme")
     summary = (await store.compactions(cid, owner="acme"))[0].record.summary
     clipped = stored[5].replace(meta={"clipped": {"chars": 900, "tokens": 300}})
+    damaged = stored[7].replace(parts=(Text("[damaged row]"),), meta={"kind": "damaged"})
     sent = [
         Message.system("Be brief."),
         summary_message(summary.text),
@@ -50,18 +52,19 @@ async def test_every_kind_of_reference_reads_back_as_it_was_sent(store: Store) -
         stored[4],
         clipped,
         stored[6],
+        damaged,
     ]
     entry = _entry(sent)
     kinds = [
         ("copy" if r.copy else "summary" if r.summary else "pruned" if r.pruned else "message")
         for r in entry.sent
     ]
-    assert kinds == ["copy", "summary", "pruned", "message", "copy", "message"]
+    assert kinds == ["copy", "summary", "pruned", "message", "copy", "message", "copy"]
     assert await store.record_calls(cid, [entry, _entry(sent[:1])], owner="acme") == [0, 1]
     assert await store.record_calls(cid, [_entry(sent[-1:])], owner="acme") == [2]
 
     call = await store.get_call(cid, 0, owner="acme")
-    assert (call.number, call.tools, call.estimate, call.sent) == (0, 3, 42, entry.sent)
+    assert (call.number, call.tools, call.estimate, call.sent) == (0, 3, 49, entry.sent)
     back = await store.sent_messages(cid, call, owner="acme")
     assert [message_to_dict(m) for m in back] == [message_to_dict(m) for m in sent]
 
@@ -81,12 +84,16 @@ async def test_every_kind_of_reference_reads_back_as_it_was_sent(store: Store) -
     assert await store.call_count(cid, owner="acme") == 3
 
 
-async def test_a_reference_to_what_was_deleted_reads_as_a_placeholder(store: Store) -> None:
+async def test_what_was_deleted_or_damaged_since_reads_as_a_placeholder(store: Store) -> None:
     cid = (await store.create_conversation()).id
+    kept = (await store.append(cid, Message.user("stored, then damaged", id="m-kept"))).message
     gone = Message.user("never stored", id="m-gone")
-    await store.record_calls(cid, [_entry([gone])])
-    (back,) = await store.sent_messages(cid, await store.get_call(cid, 0))
-    assert "no longer stored" in back.text and "m-gone" in back.text
+    await store.record_calls(cid, [_entry([gone, kept])])
+    async with store.engine.begin() as conn:
+        await conn.execute(text("UPDATE messages SET parts = '{' WHERE message_id = 'm-kept'"))
+    back = await store.sent_messages(cid, await store.get_call(cid, 0))
+    assert ["no longer stored" in m.text for m in back] == [True, True]
+    assert "m-gone" in back[0].text and "m-kept" in back[1].text
 
 
 async def test_calls_go_with_their_conversation(store: Store) -> None:

@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from abridged.core.model import Message, Usage, message_from_dict, message_to_dict, usage_to_dict
 from abridged.core.summary import summary_message
-from abridged.errors import NotFoundError
+from abridged.errors import CorruptRowError, NotFoundError
 from abridged.store import codec, queries
 from abridged.store.base import StoreBase
 from abridged.store.connect import transaction
@@ -86,7 +86,12 @@ def reference(message: Message, *, section: str, tokens: int, cached: bool) -> S
     meta = message.meta
     if message.is_summary:
         return SentRef(section, tokens, cached, summary=_digest(message.text))
-    if message.role == "system" or not message.id or "clipped" in meta or "damaged" in meta:
+    if (
+        message.role == "system"
+        or not message.id
+        or "clipped" in meta
+        or meta.get("kind") == "damaged"
+    ):
         return SentRef(section, tokens, cached, copy=message)
     return SentRef(section, tokens, cached, message_id=message.id, pruned=bool(meta.get("pruned")))
 
@@ -236,7 +241,10 @@ async def _resolve(conn: AsyncConnection, conversation_id: str, call: StoredCall
             .order_by(messages.c.version, messages.c.pk)
         )
         for row in (await conn.execute(stmt)).mappings().all():
-            decoded = codec.stored_message(row)
+            try:
+                decoded = codec.stored_message(row)
+            except CorruptRowError:  # damaged since the call: read as not stored
+                continue
             if call.created_at is not None and decoded.created_at > call.created_at:
                 continue  # an edit made after the call: the call sent the version before
             stored[decoded.message.id] = (decoded.seq, decoded.message)
