@@ -285,3 +285,45 @@ def test_without_a_default_model_new_asks_for_one(
         expect(page.get_by_test_id("input")).to_be_enabled()
         assert asked and "no default model" in asked[0]
         assert httpx.get(base + "/v1/conversations").json()[0]["model"] == model
+
+
+def test_the_model_is_chosen_per_conversation_in_the_page(
+    browser_page: object, provider: ProviderServer, tmp_path: Path
+) -> None:
+    """The header's selector lists the service's models; a choice is kept by the conversation
+    (a reload shows it) and the next turn goes to that model; a model the service refuses is
+    said beside the selector, which keeps the model in use."""
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    models = (provider.base_url + "/v1#gpt-test", provider.base_url + "/v1#gpt-other")
+    config = service_config(str(tmp_path / "models.db"), provider, open_access=True, models=models)
+    with serving(config) as base:
+        page.goto(base + "/")
+        page.get_by_test_id("new-conversation").click()
+        expect(page.get_by_test_id("input")).to_be_enabled()
+        select = page.get_by_test_id("model")
+        expect(select).to_be_enabled()
+        expect(select).to_have_value(models[0])
+        expect(select.locator("option")).to_have_count(2)
+        select.select_option(models[1])
+        expect(page.get_by_test_id("command-result").last).to_contain_text("gpt-other")
+        page.get_by_test_id("input").fill("Which model answers now?")
+        page.get_by_test_id("send").click()
+        expect(page.get_by_text(re.compile(r"^Done: \d+ results read"))).to_be_visible(
+            timeout=20_000
+        )
+        assert {r.model for r in provider.requests} == {"gpt-other"}
+        cid = httpx.get(base + "/v1/conversations").json()[0]["id"]
+        assert httpx.get(f"{base}/v1/conversations/{cid}").json()["model"] == models[1]
+
+        # refused: the reason beside the selector, the model in use unchanged
+        page.get_by_test_id("input").fill("/model foo/bar")
+        page.get_by_test_id("send").click()
+        expect(page.get_by_test_id("model-error")).to_contain_text("one of:")
+        expect(select).to_have_value(models[1])
+        _shot(page, "page-model-choice")
+        page.reload()
+        expect(page.get_by_test_id("model")).to_have_value(models[1])
+        expect(page.get_by_test_id("model-error")).to_have_text("")
+        assert httpx.get(f"{base}/v1/conversations/{cid}").json()["model"] == models[1]

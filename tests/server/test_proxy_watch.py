@@ -264,3 +264,53 @@ def test_the_index_lists_the_conversations_and_forks_after_a_restart(
         fork = page.locator("tr[data-id$='-f1']")
         expect(fork.get_by_test_id("meter")).to_contain_text("last request")
         expect(fork).to_contain_text(", 200 at ")
+
+
+def test_the_closing_check_65_steps_a_restart_and_a_fork_seen_in_the_log_and_the_index(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    """Issue 28's closing check, as a person would watch it: 65 steps of an agent keeping its
+    whole history, through the official OpenAI SDK, in an 8k window; the proxy restarted after
+    30 (same store); after 35 the app drops the newest step it sent (a fork). The log has one
+    line per request saying what abridged did; the index, read from the store, shows the meter
+    and the fork as a fork of its parent."""
+    db = tmp_path / "closing.db"
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Read every record."},
+    ]
+    with request_lines() as lines:
+        with proxying(config_for(provider, db)) as base:
+            client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+            openai_steps(client, history, 30)
+        with proxying(config_for(provider, db)) as base:  # restarted: nothing in memory
+            client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+            openai_steps(client, history, 5, start=30)
+            # the newest step the proxy has seen (the last step's reply is not sent yet)
+            assert [m["role"] for m in history[-4:]] == ["assistant", "tool"] * 2
+            del history[-4:-2]
+            openai_steps(client, history, 30, start=35)
+            index = httpx.get(base + "/").text
+    requests = provider.requests
+    managed = [line for line in lines if line["path"] == "/v1/chat/completions"]
+    assert len(managed) == len(requests) == 65  # one line per request, none other
+    for line, sent in zip(managed, requests, strict=True):
+        assert line["status"] == sent.status == 200
+        assert line["messages_sent"] == len(sent.body["messages"])
+    parent = managed[0]["conversation_id"]
+    assert {line["conversation_id"] for line in managed[:35]} == {parent}  # the restart too
+    assert {line["conversation_id"] for line in managed[35:]} == {parent + "-f1"}
+    actions = [line["action"] for line in managed]
+    assert actions[0] == "passed"
+    assert any("compacted" in a for a in actions) and any("pruned" in a for a in actions)
+    assert "recovered" not in actions  # the fork built on its parent's summary
+    last = managed[-1]
+    assert last["messages_app"] == len(history) - 2 > last["messages_sent"]
+    assert last["tokens_app"] > 3 * WINDOW and last["tokens_sent"] < WINDOW
+    assert max(r.prompt_tokens for r in requests) <= WINDOW - 1_024
+    text = json.dumps(lines)
+    assert KEY not in text and "Read every record" not in text
+    # the index: both conversations with their meters, the fork said to be one
+    assert index.count("data-testid='conversation-row'") == 2
+    assert f"fork of <a href='/abridged/conversations/{parent}'>{parent}</a>" in index
+    assert "continues as" in index and index.count("of 8k") >= 2

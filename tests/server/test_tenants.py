@@ -88,6 +88,7 @@ def test_every_route_keeps_tenants_apart(service: RunningService) -> None:
         ("POST", "/v1/conversations"),
         ("POST", "/v1/replay"),
         ("GET", "/v1/search/messages"),  # the tenant's own only: tests/server/test_search.py
+        ("GET", "/v1/models"),  # the service's configuration, the same for every tenant
     }
     assert len(scoped) >= 15
     for method, path in scoped:

@@ -5,6 +5,7 @@ ring follows it (Chromium) without polling."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import threading
@@ -15,7 +16,7 @@ from typing import Any
 import httpx
 
 from abridged.testing import ProviderServer
-from tests.server.conftest import RunningService, service_config, serving
+from tests.server.conftest import RunningService, make_keys, service_config, serving
 from tests.server.test_page import _shot, browser_page  # noqa: F401 (a fixture)
 
 
@@ -132,3 +133,59 @@ def test_the_ring_follows_the_pushed_meter(
                 time.sleep(0.2)
         assert int(ring.get_attribute("data-updates") or 0) > turn + 1
         _shot(page, "page-meter-pushed")
+
+
+def test_a_change_made_by_one_worker_reaches_a_watcher_of_another(
+    service_db: str, provider: ProviderServer
+) -> None:
+    """Two app instances on one database (on PostgreSQL as two workers are: the change and its
+    meter are announced by NOTIFY; on SQLite the watchers' worker polls the rows and sizes the
+    context itself): a watcher of the second hears of the turns the first runs, and its last
+    meter is the first one's figure on PostgreSQL, the second one's own ``/context`` on SQLite.
+    Before, the second worker's watcher heard nothing after its first meter."""
+    keys = asyncio.run(make_keys(service_db))
+    config = service_config(service_db, provider)
+    with serving(config) as first, serving(config) as second:
+        runs = RunningService(first, keys, provider, service_db, config.models[0])
+        watches = RunningService(second, keys, provider, service_db, config.models[0])
+        client = runs.client()
+        cid = client.post("/v1/conversations", json={"settings": {"summarizer": "extractive"}})
+        cid = cid.json()["id"]
+        meters: list[dict[str, Any]] = []
+        stop = threading.Event()
+        reader = threading.Thread(
+            target=_read_meters, args=(watches.client(), cid, meters, stop), daemon=True
+        )
+        reader.start()
+        deadline = time.monotonic() + 30  # a guard against hanging, not a bound
+        while not meters:
+            assert time.monotonic() < deadline and reader.is_alive()
+            time.sleep(0.05)
+        opened = meters[0]["context_tokens"]
+        for turn in range(3):
+            answer = client.post(
+                f"/v1/conversations/{cid}/messages?stream=false",
+                json={"content": f"task {turn}: read the next records"},
+            )
+            assert answer.status_code == 200, answer.text
+        here = client.get(f"/v1/conversations/{cid}/context").json()["tokens"]["total"]
+        assert here > opened
+        watcher = watches.client()
+        while True:
+            if service_db.startswith("postgresql"):
+                expected = here
+            else:
+                expected = watcher.get(f"/v1/conversations/{cid}/context").json()["tokens"]["total"]
+            if len(meters) >= 2 and meters[-1]["context_tokens"] == expected:
+                break
+            assert time.monotonic() < deadline + 60, (
+                [m["context_tokens"] for m in meters],
+                expected,
+            )
+            time.sleep(0.1)
+        stop.set()
+        seqs = [m["seq"] for m in meters]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+        assert expected > opened
+        for c in runs.clients + watches.clients:
+            c.close()

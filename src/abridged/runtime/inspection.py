@@ -11,13 +11,14 @@ estimate: a guide, not the provider's own split).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from abridged.core.model import Message, Usage
+from abridged.store.calls import CallEntry, reference
 
-__all__ = ["CallInspection", "SentMessage", "inspect_call"]
+__all__ = ["CallInspection", "SentMessage", "call_entry", "inspect_call", "section_totals"]
 
 Section = Literal["system", "pinned", "summary", "pruned", "kept"]
 SECTIONS: tuple[Section, ...] = ("system", "pinned", "summary", "pruned", "kept")
@@ -51,10 +52,37 @@ class CallInspection:
     @property
     def by_section(self) -> dict[str, int]:
         """Estimated tokens of each part, in layout order (every part present, 0 when empty)."""
-        totals: dict[str, int] = dict.fromkeys(SECTIONS, 0)
-        for sent in self.messages:
-            totals[sent.section] += sent.tokens
-        return totals
+        return section_totals((m.section, m.tokens) for m in self.messages)
+
+
+def section_totals(sent: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """Tokens of each part of the layout from ``(section, tokens)`` pairs, in layout order
+    (every part present, 0 when empty).
+
+    >>> section_totals([("system", 9), ("kept", 2), ("kept", 3)])["kept"]
+    5
+    """
+    totals: dict[str, int] = dict.fromkeys(SECTIONS, 0)
+    for section, tokens in sent:
+        totals[section] = totals.get(section, 0) + tokens
+    return totals
+
+
+def call_entry(call: CallInspection, *, tools: int) -> CallEntry:
+    """What the store keeps of an inspected call (``tools``: its tool definitions' tokens):
+    references to the rows its messages came from, not copies (``abridged.store.calls``)."""
+    return CallEntry(
+        epoch=call.epoch,
+        estimate=call.estimate,
+        tools=tools,
+        usage=call.usage,
+        retry=call.retry,
+        ok=call.ok,
+        sent=tuple(
+            reference(m.message, section=m.section, tokens=m.tokens, cached=m.cached)
+            for m in call.messages
+        ),
+    )
 
 
 def _section(message: Message, *, before_summary: bool) -> Section:

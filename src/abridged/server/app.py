@@ -37,6 +37,7 @@ from abridged.server.routes import (
     calls,
     conversations,
     messages,
+    models,
     page,
     replay,
     search,
@@ -154,6 +155,10 @@ def _error_response(
     return JSONResponse(public({"detail": str(exc)}), 500)
 
 
+#: The route modules, in the order of the API's docs.
+ROUTES = (conversations, models, messages, sessions, search, watch, calls, replay, system, page)
+
+
 def service_model(spec: str) -> ChatModel:
     """A model of the service: over the SDK's aiohttp client where the adapter has one (a
     quarter less CPU a call: see ``sdk_http_client``); the pool closes it at shutdown."""
@@ -215,7 +220,7 @@ def create_app(config: ServiceConfig | None = None, *, store: Store | None = Non
         text = "; ".join(f"{p['where']}: {p['problem']}" for p in problems)
         return JSONResponse({"detail": text, "errors": problems}, 422)
 
-    for module in (conversations, messages, sessions, search, watch, calls, replay, system, page):
+    for module in ROUTES:
         app.include_router(module.router)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, upload_limit=config.max_upload_bytes)
     # outermost: a request over the header limits reaches nothing else

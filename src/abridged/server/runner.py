@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import socket
 import time
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from abridged.core.budget import BudgetSettings
 from abridged.core.model import Message
@@ -47,14 +47,16 @@ from abridged.errors import (
 from abridged.runtime.conversation import Conversation, ConversationSettings
 from abridged.runtime.events import Notice, ToolFinished, TurnResult
 from abridged.runtime.overview import context_overview
-from abridged.runtime.state import CallRecord, new_id
+from abridged.runtime.state import new_id
 from abridged.runtime.tools import ToolRegistry
+from abridged.server.calllog import CallMark, keep_calls, mark_calls
 from abridged.server.config import ServiceConfig
 from abridged.server.lease import LeaseRenewal, TurnBusyError, new_holder, take_turn
 from abridged.server.metrics import ServiceMetrics
 from abridged.server.sse import meter_payload, stream_event
 from abridged.server.watch import ContextWatch
 from abridged.store import ConversationInfo, Store, StoredMessage
+from abridged.store.changes import ChangeFeed
 from abridged.store.leases import TurnLease
 
 __all__ = ["ConversationPool", "TurnBusyError", "TurnHandle", "TurnRunner", "api_settings"]
@@ -140,12 +142,18 @@ class ConversationPool:
         self.metrics = metrics
         self._make_model = make_model
         self._open: dict[str, _Open] = {}
-        # the calls of a conversation reopened for new settings (a rename, a system prompt):
-        # the call inspector keeps showing them
-        self._call_logs: dict[str, deque[CallRecord]] = {}
         self._models: dict[str, ChatModel] = {}
         self._limits: dict[str, ModelLimits] = {}
-        self.watch = ContextWatch()  # the meters of ``GET /v1/conversations/{id}/events``
+        # the meters of ``GET /v1/conversations/{id}/events``, across workers: a change made
+        # here is announced through the store (PostgreSQL NOTIFY; SQLite's followers poll)
+        self.origin = uuid.uuid4().hex[:16]
+        self._feed: ChangeFeed | None = None
+        self._announcing: set[asyncio.Task[None]] = set()
+        self.watch = ContextWatch(
+            announce=self._announce if store.dialect == "postgresql" else None,
+            refresh=self.refresh,
+            follow=self._follow,
+        )
 
     def model(self, spec: str) -> ChatModel:
         """The (shared) chat model of a model string."""
@@ -174,21 +182,61 @@ class ConversationPool:
         if entry is not None and (
             entry.tenant != tenant or entry.model != info.model or entry.settings != settings
         ):
-            self._keep_calls(info.id, entry.convo)
             await self._close(info.id)
             entry = None
         if entry is None:
             entry = _Open(await self._open_conversation(tenant, info), tenant, info.model, settings)
-            kept = self._call_logs.pop(info.id, None)
-            if kept is not None:
-                entry.convo.call_log.extend(kept)
             entry.synced = _mark(info)
             self._open[info.id] = entry
             await self._evict()
         elif entry.synced != _mark(info) and not entry.convo.busy:
             await entry.convo.reload()
+            entry.synced = _mark(info)  # read at least as new as ``info``
         entry.used = time.monotonic()
         return entry.convo
+
+    def _follow(self) -> None:
+        """Start hearing other workers' changes of the conversations watched here."""
+        if self._feed is None:
+            self._feed = self.store.follow_changes(
+                self.watch.watched, self._heard, ignore=self.origin
+            )
+
+    def _heard(self, conversation_id: str, note: str | None) -> None:
+        """Another worker's change: with its meter (PostgreSQL), or none (SQLite's poll)."""
+        meter = None
+        if note is not None:
+            with contextlib.suppress(ValueError):
+                meter = json.loads(note)
+        self.watch.heard(conversation_id, meter if isinstance(meter, dict) else None)
+
+    def _announce(self, conversation_id: str, meter: dict[str, Any]) -> None:
+        """Tell the other workers, with the meter (in the background: never on a reply's
+        path)."""
+        task = asyncio.ensure_future(self._announce_now(conversation_id, json.dumps(meter)))
+        self._announcing.add(task)
+        task.add_done_callback(self._announcing.discard)
+
+    async def _announce_now(self, conversation_id: str, meter: str) -> None:
+        try:
+            await self.store.announce_change(conversation_id, origin=self.origin, note=meter)
+        except Exception as exc:  # the other workers' meters wait for their next change
+            log.warning(
+                "a change was not announced to the other workers: %s",
+                type(exc).__name__,
+                extra={"event": "change_not_announced", "conversation_id": conversation_id},
+            )
+
+    async def refresh(self, conversation_id: str) -> Conversation | None:
+        """This worker's copy of a conversation another worker changed, read again from the
+        store; ``None`` when it has no copy or its copy is current already."""
+        entry = self._open.get(conversation_id)
+        if entry is None:
+            return None
+        info = await self.store.open_conversation(conversation_id)
+        if entry.synced == _mark(info):
+            return None
+        return await self.checkout(entry.tenant, info)
 
     def mark_synced(self, info: ConversationInfo) -> None:
         """Remember the store state this worker's copy now matches: ``info`` as read when its
@@ -197,15 +245,11 @@ class ConversationPool:
         if entry is not None:
             entry.synced = _mark(info)
 
-    def forget(self, conversation_id: str, *, deleted: bool = False) -> None:
-        """Reopen the conversation at its next use (its settings changed), or drop it for good
-        (``deleted``)."""
+    def forget(self, conversation_id: str) -> None:
+        """Close the conversation's copy: reopened at its next use (its settings or model
+        changed), or never again (it was deleted)."""
         entry = self._open.pop(conversation_id, None)
-        if deleted:
-            self._call_logs.pop(conversation_id, None)
         if entry is not None:
-            if not deleted:
-                self._keep_calls(conversation_id, entry.convo)
             task = asyncio.ensure_future(entry.convo.close())
             task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
 
@@ -241,13 +285,6 @@ class ConversationPool:
             with contextlib.suppress(Exception):
                 await entry.convo.close()
 
-    def _keep_calls(self, conversation_id: str, convo: Conversation) -> None:
-        """Keep a reopened conversation's call log, for at most ``max_open`` conversations (one
-        renamed and never used again must not hold its calls for the life of the worker)."""
-        self._call_logs[conversation_id] = convo.call_log
-        while len(self._call_logs) > self.config.max_open:
-            del self._call_logs[next(iter(self._call_logs))]
-
     async def _evict(self) -> None:
         excess = len(self._open) - self.config.max_open
         if excess <= 0:
@@ -261,6 +298,11 @@ class ConversationPool:
 
     async def close(self) -> None:
         """Close every open conversation and the models' clients."""
+        if self._feed is not None:
+            await self._feed.close()
+            self._feed = None
+        if self._announcing:
+            await asyncio.gather(*list(self._announcing), return_exceptions=True)
         for cid in list(self._open):
             await self._close(cid)
         for model in self._models.values():
@@ -630,6 +672,7 @@ class TurnRunner:
         a send (``queued``, ``started``) go out."""
         renew: LeaseRenewal | None = None
         convo: Conversation | None = None
+        calls: CallMark | Literal[False] = False  # False: no turn ran, no call to keep
         synced = False
         # the lease taken just now, after the message was stored: the conversation and the
         # message were read with it (one transaction less each)
@@ -684,6 +727,7 @@ class TurnRunner:
                     )
                     handle.put("meter", meter_payload(context_overview(convo)))
                     return "answered"
+            calls = mark_calls(convo)
             outcome = await self._stream_turn(handle, convo, renew.lost)
             synced = outcome != "lost"
             self.pool.watch.changed(conversation_id, lambda: self.pool.get(conversation_id))
@@ -691,6 +735,9 @@ class TurnRunner:
         except LeaseLostError:
             return "lost"
         finally:
+            if convo is not None and calls is not False:
+                # under the lease still: one worker at a time numbers the conversation's calls
+                await keep_calls(self.store, convo, calls, tenant=tenant)
             if convo is not None and convo.lease_holder == holder:
                 convo.lease_holder = None
             if renew is not None:

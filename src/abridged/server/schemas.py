@@ -20,6 +20,7 @@ __all__ = [
     "ConversationCreate",
     "ConversationOut",
     "MessageOut",
+    "ModelsOut",
     "SendMessage",
     "SessionOut",
     "SettingsPatch",
@@ -65,10 +66,21 @@ class ConversationCreate(_Strict):
 
 
 class ConversationUpdate(_Strict):
-    """Rename a conversation or change its system prompt."""
+    """Rename a conversation, change its system prompt (empty: none) or its model (one of
+    ``GET /v1/models``)."""
 
     title: str | None = Field(default=None, max_length=200)
     system: str | None = Field(default=None, max_length=MAX_TEXT)
+    model: str | None = Field(default=None, min_length=1, max_length=255)
+
+
+class ModelsOut(BaseModel):
+    """The models a conversation may use: ``models`` (the first is the default); ``any``:
+    the service lists none, so any model string it can call is allowed."""
+
+    models: list[str]
+    default: str | None
+    any: bool
 
 
 class ConversationOut(BaseModel):

@@ -7,6 +7,7 @@ database's schema. Values it takes and returns are in ``abridged.store.records``
 from __future__ import annotations
 
 from abridged.core.protocols import Embedder
+from abridged.store.calls import CallEntry, SentRef, StoredCall
 from abridged.store.embed import HashingEmbedder
 from abridged.store.migrate import head_revision, upgrade
 from abridged.store.records import (
@@ -29,6 +30,7 @@ from abridged.store.records import (
 from abridged.store.store import Store
 
 __all__ = [
+    "CallEntry",
     "CompactionOutcome",
     "CompactionRecord",
     "Compactor",
@@ -40,9 +42,11 @@ __all__ = [
     "NewMessage",
     "ResumeResult",
     "SearchHit",
+    "SentRef",
     "SessionInfo",
     "SessionTotals",
     "Store",
+    "StoredCall",
     "StoredCompaction",
     "StoredMessage",
     "StoredSummary",

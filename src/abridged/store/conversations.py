@@ -13,6 +13,7 @@ from abridged.errors import (
     ConflictError,
     CorruptRowError,
     NotFoundError,
+    SettingError,
     StoreEnvironmentError,
     StoreError,
 )
@@ -211,17 +212,22 @@ class ConversationOps(StoreBase):
         settings: Mapping[str, Any],
         *,
         owner: str | None = None,
+        model: str | None = None,
     ) -> ConversationInfo:
-        """Replace a conversation's stored settings (not compaction state: the single writer's
-        version is left alone, so compactions planned before still commit)."""
+        """Replace a conversation's stored settings and, when ``model`` is given, its model (not
+        compaction state: the single writer's version is left alone, so compactions planned
+        before still commit; what is stored was sent to whichever model, so nothing else
+        changes with it)."""
         await self.open()
         codec.check_id(conversation_id, "conversation_id")
-        encoded = codec.dumps(dict(settings))
+        values: dict[str, Any] = {"settings": codec.dumps(dict(settings))}
+        if model is not None:
+            if not model or len(model) > 255:
+                raise SettingError("model", model[:80], "a model string of 1 to 255 characters")
+            values["model"] = model
         async with transaction(self._engine, operation="update_settings") as conn:
             await queries.read_conversation(conn, conversation_id, owner)
-            await queries.set_conversation(
-                conn, conversation_id, settings=encoded, updated_at=codec.now()
-            )
+            await queries.set_conversation(conn, conversation_id, **values, updated_at=codec.now())
             row = await queries.read_conversation(conn, conversation_id, None)
         return codec.conversation_info(row)
 

@@ -1,5 +1,5 @@
 """The database schema: conversations, sessions, summaries, messages, compactions, pruned
-outputs and API keys."""
+outputs, API keys and model calls."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -214,6 +215,27 @@ class PrunedOutputRow(Base):
     created_at: Mapped[datetime] = mapped_column(Stamp)
 
 
+class CallRow(Base):
+    """One model call of a conversation, for the call inspector: the provider's usage (JSON,
+    NULL when it reported none), abridged's estimate, the tool definitions' tokens, and
+    ``sent``: JSON, one reference a message sent, in order (``abridged.store.calls``)."""
+
+    __tablename__ = "calls"
+    __table_args__ = (UniqueConstraint("conversation_id", "number"),)
+
+    pk: Mapped[int] = mapped_column(BigKey, primary_key=True, autoincrement=True)
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(BigInteger)
+    epoch: Mapped[int] = mapped_column(Integer)
+    estimate: Mapped[int] = mapped_column(BigInteger)
+    tools: Mapped[int] = mapped_column(BigInteger)
+    usage: Mapped[str | None] = mapped_column(Text)
+    retry: Mapped[bool] = mapped_column(Boolean)
+    ok: Mapped[bool] = mapped_column(Boolean)
+    sent: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
 class ApiKeyRow(Base):
     """An API key of the HTTP service: only its SHA-256 is stored (the key is shown once)."""
 
@@ -234,3 +256,4 @@ messages: Table = Base.metadata.tables["messages"]
 compactions: Table = Base.metadata.tables["compactions"]
 pruned_outputs: Table = Base.metadata.tables["pruned_outputs"]
 api_keys: Table = Base.metadata.tables["api_keys"]
+calls: Table = Base.metadata.tables["calls"]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from abridged.store.calls import CallOps
+from abridged.store.changes import ChangeOps
 from abridged.store.keys import KeyOps
 from abridged.store.leases import LeaseOps
 from abridged.store.search import MessageSearchOps
 
 
-class Store(MessageSearchOps, LeaseOps, KeyOps):
+class Store(MessageSearchOps, LeaseOps, KeyOps, CallOps, ChangeOps):
     """Durable conversations on SQLite (default) or PostgreSQL, through one async API.
 
     >>> store = Store("/tmp/chat.db")  # doctest: +SKIP
@@ -23,13 +25,16 @@ class Store(MessageSearchOps, LeaseOps, KeyOps):
     ``finalize_session``, ``finalize_pending``, ``delete_session``), the single writer
     (``compact``, ``commit_compaction``, ``set_prune_boundary``, ``compactions``), ``search``
     (summaries) and ``search_messages`` (message text),
-    the turn lease (``acquire_turn``, ``renew_turn``, ``release_turn``, ``turn_lease``) and the
+    the turn lease (``acquire_turn``, ``renew_turn``, ``release_turn``, ``turn_lease``), the
     service's API keys (``create_api_key``, ``tenant_for_key``, ``list_api_keys``,
-    ``revoke_api_key``). Every operation that names a conversation takes ``owner=``: when
-    given, a conversation of another owner raises ``OwnershipError`` and nothing is read or
-    changed. Conversation ids are global; ``create_conversation(name=..., owner=...)`` makes
-    one under a name of the owner's own (as the HTTP service does for its tenants) and
-    ``conversation_key(name, owner=...)`` finds its id again.
+    ``revoke_api_key``) and the model calls kept for the call inspector (``record_calls``,
+    ``list_calls``, ``call_count``, ``get_call``, ``sent_messages``); changes heard across
+    processes (``announce_change``, ``follow_changes``). Every operation that
+    names a conversation takes ``owner=``: when given, a conversation of another owner raises
+    ``OwnershipError`` and nothing is read or changed. Conversation ids are global;
+    ``create_conversation(name=..., owner=...)`` makes one under a name of the owner's own (as
+    the HTTP service does for its tenants) and ``conversation_key(name, owner=...)`` finds its
+    id again.
     """
 
     async def __aenter__(self) -> Store:

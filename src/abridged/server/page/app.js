@@ -208,6 +208,7 @@ async function deleteConversation() {
   if (watcher) watcher.abort();
   location.hash = "";
   $("title").textContent = "No conversation";
+  showModel(null);
   $("timeline").replaceChildren();
   $("sessions-panel").hidden = true;
   setComposerEnabled(false);
@@ -231,6 +232,7 @@ async function openConversation(id) {
     if (got.status < 400) conv = got.data;
   }
   $("title").textContent = conv ? conv.title || conv.id : id;
+  showModel(conv ? conv.model : null);
   $("settings").hidden = true;
   $("compact-panel").hidden = true;
   $("inspector").hidden = true;
@@ -241,6 +243,69 @@ async function openConversation(id) {
     await Promise.all([loadTimeline(), loadContext(), loadSessions()]);
   } finally {
     if (state.id === id) setComposerEnabled(true);
+  }
+}
+
+// -- the conversation's model -----------------------------------------------------------------
+
+const OTHER_MODEL = "\u0000other"; // the option that asks for a model string (any is allowed)
+
+async function loadModels() {
+  const { data } = await api("GET", "/v1/models");
+  state.models = data;
+}
+
+function showModel(current) {
+  const select = $("model");
+  select.replaceChildren();
+  const names = (state.models ? state.models.models : []).slice();
+  if (current && !names.includes(current)) names.unshift(current);
+  for (const name of names) {
+    const option = el("option", null, name);
+    option.value = name;
+    select.append(option);
+  }
+  if (state.models && state.models.any) {
+    const other = el("option", null, "Other model…");
+    other.value = OTHER_MODEL;
+    select.append(other);
+  }
+  select.value = current || "";
+  select.dataset.current = current || "";
+  select.disabled = !state.id;
+  $("model-error").textContent = "";
+}
+
+// The next turn uses the model chosen; the history stays as it is (a context now over the new
+// model's budget is compacted before its first call). A refused model leaves the old one.
+async function changeModel() {
+  const select = $("model");
+  let wanted = select.value;
+  if (wanted === OTHER_MODEL) {
+    wanted = (prompt("Which model should this conversation use from now on? e.g. openai/gpt-4.1-mini") || "").trim();
+    if (!wanted) {
+      select.value = select.dataset.current;
+      return;
+    }
+  }
+  select.disabled = true;
+  try {
+    const { status, data } = await api("PATCH", "/v1/conversations/" + state.id, { model: wanted }, { allow: true });
+    if (status >= 400) {
+      select.value = select.dataset.current;
+      // the error's fields say it shorter than its whole text (which repeats the list)
+      $("model-error").textContent = data.setting === "model" && data.valid
+        ? "Cannot use " + data.value + ": expected " + data.valid + "."
+        : typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail);
+      return;
+    }
+    const conv = state.conversations.find((c) => c.id === state.id);
+    if (conv) conv.model = data.model;
+    showModel(data.model);
+    commandResult("Model: " + data.model + " from the next turn on.");
+    await loadContext();
+  } finally {
+    select.disabled = !state.id;
   }
 }
 
@@ -500,6 +565,7 @@ const COMMANDS = {
   "/resume [#n | id | words]": "list the sessions, or make one current again",
   "/rename TITLE": "rename the conversation",
   "/system [TEXT]": "show or set the system prompt",
+  "/model [NAME]": "show or change the conversation's model",
   "/export": "download everything said, as JSON",
   "/delete": "delete the conversation (asks first)",
 };
@@ -552,6 +618,20 @@ async function runCommand(line) {
       await api("PATCH", "/v1/conversations/" + state.id, { system: argument });
       commandResult("System prompt set.");
       await loadContext();
+    }
+  } else if (lower === "/model") {
+    if (!argument) {
+      const { data } = await api("GET", "/v1/conversations/" + state.id);
+      commandResult("Model: " + (data.model || "(the service's default)"));
+    } else {
+      $("model").value = argument;
+      if ($("model").value !== argument) {
+        const option = el("option", null, argument);
+        option.value = argument;
+        $("model").append(option);
+        $("model").value = argument;
+      }
+      await changeModel();
     }
   } else if (lower === "/export") {
     commandResult(await exportConversation());
@@ -778,6 +858,7 @@ function wire() {
   $("inspect").addEventListener("click", () => toggleInspector().catch(alertError));
   $("export").addEventListener("click", () => exportConversation().then(commandResult).catch(alertError));
   $("delete").addEventListener("click", () => deleteConversation().catch(alertError));
+  $("model").addEventListener("change", () => changeModel().catch(alertError));
 }
 
 // The context changes outside a turn too (a background compaction after the turn's stream has
@@ -822,7 +903,7 @@ function alertError(error) {
 
 async function start() {
   wire();
-  await loadConversations();
+  await Promise.all([loadConversations(), loadModels()]);
   const wanted = location.hash.slice(1);
   if (wanted && state.conversations.some((c) => c.id === wanted)) await openConversation(wanted);
 }

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from abridged.core.model import Message, message_to_dict
 from abridged.engine.plan import CompactionPlan
-from abridged.errors import SettingError
+from abridged.errors import ProviderError, SettingError
 from abridged.formats.wire import encodable
 from abridged.runtime.conversation import Conversation
 from abridged.runtime.history import is_command
@@ -61,15 +61,27 @@ def _patch(values: SettingsPatch | None) -> dict[str, Any]:
     return {} if values is None else values.model_dump(exclude_none=True)
 
 
-@router.post("", status_code=201, response_model=ConversationOut)
-async def create_conversation(body: ConversationCreate, tenant: Tenant, svc: Svc) -> Any:
-    """Create a conversation (its model must be one the service allows)."""
-    model = body.model or svc.config.default_model
+def allowed_model(svc: Service, model: str | None) -> str:
+    """``model`` (else the service's default) when a conversation may use it: one of the
+    service's models when it lists them, and a model string the service can make a client of
+    (a known provider, its key present); ``SettingError`` (422) naming the model otherwise,
+    before anything is stored."""
+    model = model or svc.config.default_model
     if model is None:
         raise SettingError("model", None, "a model (the service has no default model)")
     if svc.config.models and model not in svc.config.models:
         raise SettingError("model", model, "one of: " + ", ".join(svc.config.models))
-    svc.pool.model(model)  # a model string that cannot work is refused before anything is stored
+    try:
+        svc.pool.model(model)
+    except ProviderError as exc:  # no key for its provider: the request's model, not an outage
+        raise SettingError("model", model, f"a model this service can call ({exc})") from exc
+    return model
+
+
+@router.post("", status_code=201, response_model=ConversationOut)
+async def create_conversation(body: ConversationCreate, tenant: Tenant, svc: Svc) -> Any:
+    """Create a conversation (its model must be one the service allows)."""
+    model = allowed_model(svc, body.model)
     settings: dict[str, Any] = api_settings(_patch(body.settings))
     settings = {k: v for k, v in settings.items() if v != SETTING_DEFAULTS[k]}
     if body.system:
@@ -117,15 +129,31 @@ async def get_conversation(conversation_id: ConversationKey, tenant: Tenant, svc
 async def update_conversation(
     conversation_id: ConversationKey, body: ConversationUpdate, tenant: Tenant, svc: Svc
 ) -> Any:
-    """Rename a conversation or change its system prompt (from the next turn on)."""
+    """Rename a conversation, change its system prompt or its model (one the service allows,
+    else 422 and nothing changes); each from the next turn on: a change made while a turn runs
+    waits for its end. The history stays as it is; the new model's window applies at once
+    (a context now over its budget is compacted before the next call)."""
     info = await svc.store.open_conversation(conversation_id, owner=tenant)
+    changes = body.model_dump(exclude_unset=True)
+    model = changes.pop("model", None)
+    if model is not None:
+        model = allowed_model(svc, model)
     settings = dict(info.settings)
-    for key, value in body.model_dump(exclude_unset=True).items():
+    for key, value in changes.items():
         if value:
             settings[key] = value
         else:
             settings.pop(key, None)
-    info = await svc.store.update_settings(conversation_id, settings, owner=tenant)
+
+    async def change(convo: Conversation) -> ConversationInfo:
+        await convo.wait_idle()
+        return await svc.store.update_settings(conversation_id, settings, owner=tenant, model=model)
+
+    if model is not None and model != info.model:
+        # the running turn ends with the model it started with
+        info = await svc.runner.exclusive(tenant, conversation_id, change)
+    else:
+        info = await svc.store.update_settings(conversation_id, settings, owner=tenant)
     svc.pool.forget(conversation_id)
     return conversation_out(info)
 
@@ -144,7 +172,7 @@ async def delete_conversation(
             400, "deleting a conversation removes every message for good: add ?confirm=true"
         )
     await svc.runner.exclusive(tenant, conversation_id, _noop)
-    svc.pool.forget(conversation_id, deleted=True)
+    svc.pool.forget(conversation_id)
     await svc.store.delete_conversation(conversation_id, owner=tenant)
     return Response(status_code=204)
 

@@ -1,0 +1,284 @@
+"""The model calls of a conversation, kept for the call inspector (every worker reads them, and
+a restart keeps them): what each call sent, as references to rows the store holds already.
+
+A message sent is kept as one of (``SentRef``):
+
+- a stored message, by its message id (the version stored at the time of the call);
+- a stored message's pruned form (``pruned_outputs``), by its message id;
+- a summary of the conversation, by the digest of the message that carried it (summaries are
+  few, and the same summary opens every call of its session);
+- a copy, only for what no other row holds as it was sent: the system prompt (a setting that
+  may change later), a tool result clipped to fit, a damaged row's placeholder.
+
+So a call costs a few dozen bytes a message instead of a copy of its context. What a reference
+no longer finds (its conversation's session or message deleted on purpose) reads back as a
+placeholder saying so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import RowMapping, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from abridged.core.model import Message, Usage, message_from_dict, message_to_dict, usage_to_dict
+from abridged.core.summary import summary_message
+from abridged.errors import CorruptRowError, NotFoundError
+from abridged.store import codec, queries
+from abridged.store.base import StoreBase
+from abridged.store.connect import transaction
+from abridged.store.schema import calls, messages, pruned_outputs, summaries
+
+__all__ = ["CallEntry", "CallOps", "SentRef", "StoredCall", "reference"]
+
+
+@dataclass(frozen=True, slots=True)
+class SentRef:
+    """One message a call sent: its part of the layout (``section``), tokens, whether it lay in
+    the cached prefix, and where the store finds it: ``message_id`` (with ``pruned``: its
+    pruned form), ``summary`` (the digest of the summary message), or ``copy``."""
+
+    section: str
+    tokens: int
+    cached: bool
+    message_id: str | None = None
+    pruned: bool = False
+    summary: str | None = None
+    copy: Message | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallEntry:
+    """One model call to keep: its compaction epoch, abridged's estimate, the tool definitions'
+    tokens, what the provider reported (``None``: nothing), whether it was the retry after an
+    overflow, whether it succeeded, and what it sent."""
+
+    epoch: int
+    estimate: int
+    tools: int
+    usage: Usage | None
+    retry: bool
+    ok: bool
+    sent: tuple[SentRef, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCall(CallEntry):
+    """A kept call: its number in the conversation (0 the first) and when it was stored (at the
+    end of its turn)."""
+
+    number: int = 0
+    created_at: datetime | None = None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def reference(message: Message, *, section: str, tokens: int, cached: bool) -> SentRef:
+    """How the store keeps ``message`` as a call sent it (see the module docstring)."""
+    meta = message.meta
+    if message.is_summary:
+        return SentRef(section, tokens, cached, summary=_digest(message.text))
+    if (
+        message.role == "system"
+        or not message.id
+        or "clipped" in meta
+        or meta.get("kind") == "damaged"
+    ):
+        return SentRef(section, tokens, cached, copy=message)
+    return SentRef(section, tokens, cached, message_id=message.id, pruned=bool(meta.get("pruned")))
+
+
+def _encode(ref: SentRef) -> dict[str, Any]:
+    out: dict[str, Any] = {"k": ref.section, "t": ref.tokens}
+    if ref.cached:
+        out["c"] = 1
+    if ref.summary is not None:
+        out["s"] = ref.summary
+    elif ref.copy is not None:
+        out["x"] = message_to_dict(ref.copy)
+    else:
+        out["m"] = ref.message_id
+        if ref.pruned:
+            out["p"] = 1
+    return out
+
+
+def _decode(data: Mapping[str, Any]) -> SentRef:
+    copy = data.get("x")
+    return SentRef(
+        section=str(data["k"]),
+        tokens=int(data["t"]),
+        cached=bool(data.get("c")),
+        message_id=data.get("m"),
+        pruned=bool(data.get("p")),
+        summary=data.get("s"),
+        copy=message_from_dict(copy) if isinstance(copy, dict) else None,
+    )
+
+
+def _stored_call(row: RowMapping) -> StoredCall:
+    usage = json.loads(row["usage"]) if row["usage"] is not None else None
+    return StoredCall(
+        epoch=int(row["epoch"]),
+        estimate=int(row["estimate"]),
+        tools=int(row["tools"]),
+        usage=Usage(**usage) if isinstance(usage, dict) else None,
+        retry=bool(row["retry"]),
+        ok=bool(row["ok"]),
+        sent=tuple(_decode(d) for d in json.loads(row["sent"])),
+        number=int(row["number"]),
+        created_at=codec.stamp(row["created_at"]),
+    )
+
+
+def _missing(what: str) -> Message:
+    return Message.user(f"[{what} is no longer stored: deleted since this call]")
+
+
+class CallOps(StoreBase):
+    """Model calls: ``record_calls``, ``list_calls``, ``get_call``, ``sent_messages``."""
+
+    async def record_calls(
+        self, conversation_id: str, entries: Sequence[CallEntry], *, owner: str | None = None
+    ) -> list[int]:
+        """Keep ``entries``, numbered after the conversation's last call; their numbers."""
+        if not entries:
+            return []
+        await self.open()
+        stamp = codec.now()
+        async with transaction(self._engine, operation="record_calls") as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            last = (
+                await conn.execute(
+                    select(func.max(calls.c.number)).where(
+                        calls.c.conversation_id == conversation_id
+                    )
+                )
+            ).scalar()
+            first = 0 if last is None else int(last) + 1
+            rows = [
+                {
+                    "conversation_id": conversation_id,
+                    "number": first + i,
+                    "epoch": e.epoch,
+                    "estimate": e.estimate,
+                    "tools": e.tools,
+                    "usage": codec.dumps(usage_to_dict(e.usage)) if e.usage is not None else None,
+                    "retry": e.retry,
+                    "ok": e.ok,
+                    "sent": codec.dumps([_encode(r) for r in e.sent]),
+                    "created_at": stamp,
+                }
+                for i, e in enumerate(entries)
+            ]
+            await conn.execute(calls.insert(), rows)
+        return [first + i for i in range(len(entries))]
+
+    async def list_calls(
+        self, conversation_id: str, *, owner: str | None = None, limit: int = 50
+    ) -> list[StoredCall]:
+        """The conversation's newest ``limit`` calls, oldest first."""
+        await self.open()
+        stmt = (
+            select(*codec.columns(calls))
+            .where(calls.c.conversation_id == conversation_id)
+            .order_by(calls.c.number.desc())
+            .limit(limit)
+        )
+        async with transaction(self._engine, "read", operation="list_calls") as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            rows = (await conn.execute(stmt)).mappings().all()
+        return [_stored_call(r) for r in reversed(rows)]
+
+    async def call_count(self, conversation_id: str, *, owner: str | None = None) -> int:
+        """How many calls of the conversation are kept."""
+        await self.open()
+        stmt = select(func.count()).where(calls.c.conversation_id == conversation_id)
+        async with transaction(self._engine, "read", operation="call_count") as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            return int((await conn.execute(stmt)).scalar() or 0)
+
+    async def get_call(
+        self, conversation_id: str, number: int, *, owner: str | None = None
+    ) -> StoredCall:
+        """Call ``number`` of the conversation; ``NotFoundError`` when there is none."""
+        await self.open()
+        stmt = select(*codec.columns(calls)).where(
+            calls.c.conversation_id == conversation_id, calls.c.number == number
+        )
+        async with transaction(self._engine, "read", operation="get_call") as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            row = (await conn.execute(stmt)).mappings().first()
+        if row is None:
+            raise NotFoundError("no such call", conversation_id=conversation_id, call=number)
+        return _stored_call(row)
+
+    async def sent_messages(
+        self, conversation_id: str, call: StoredCall, *, owner: str | None = None
+    ) -> list[Message]:
+        """The messages ``call`` sent, in order, read back from what its references name."""
+        await self.open()
+        async with transaction(self._engine, "read", operation="sent_messages") as conn:
+            await queries.read_conversation(conn, conversation_id, owner)
+            return await _resolve(conn, conversation_id, call)
+
+
+async def _resolve(conn: AsyncConnection, conversation_id: str, call: StoredCall) -> list[Message]:
+    ids = sorted({r.message_id for r in call.sent if r.message_id is not None})
+    stored: dict[str, tuple[int | None, Message]] = {}
+    if ids:
+        stmt = (
+            select(*codec.columns(messages))
+            .where(messages.c.conversation_id == conversation_id, messages.c.message_id.in_(ids))
+            .order_by(messages.c.version, messages.c.pk)
+        )
+        for row in (await conn.execute(stmt)).mappings().all():
+            try:
+                decoded = codec.stored_message(row)
+            except CorruptRowError:  # damaged since the call: read as not stored
+                continue
+            if call.created_at is not None and decoded.created_at > call.created_at:
+                continue  # an edit made after the call: the call sent the version before
+            stored[decoded.message.id] = (decoded.seq, decoded.message)
+    pruned: dict[int, RowMapping] = {}
+    seqs = sorted(
+        seq
+        for r in call.sent
+        if r.pruned and r.message_id in stored and (seq := stored[r.message_id][0]) is not None
+    )
+    if seqs:
+        stmt = select(pruned_outputs.c.seq, pruned_outputs.c.parts, pruned_outputs.c.meta).where(
+            pruned_outputs.c.conversation_id == conversation_id, pruned_outputs.c.seq.in_(seqs)
+        )
+        pruned = {int(r["seq"]): r for r in (await conn.execute(stmt)).mappings().all()}
+    by_digest: dict[str, Message] = {}
+    if any(r.summary is not None for r in call.sent):
+        stmt = select(summaries.c.text, summaries.c.meta).where(
+            summaries.c.conversation_id == conversation_id
+        )
+        for row in (await conn.execute(stmt)).mappings().all():
+            text, _ = codec.text_from_storage(row["text"], json.loads(row["meta"] or "{}"))
+            message = summary_message(text)
+            by_digest[_digest(message.text)] = message
+    out: list[Message] = []
+    for ref in call.sent:
+        if ref.copy is not None:
+            out.append(ref.copy)
+        elif ref.summary is not None:
+            out.append(by_digest.get(ref.summary) or _missing("this summary"))
+        elif ref.message_id in stored:
+            seq, message = stored[ref.message_id]
+            form = pruned.get(seq) if ref.pruned and seq is not None else None
+            shown = codec.pruned_message(form, message) if form is not None else None
+            out.append(shown if shown is not None else message)
+        else:
+            out.append(_missing(f"message {ref.message_id}"))
+    return out

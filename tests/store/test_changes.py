@@ -1,0 +1,48 @@
+"""Changes heard across processes (``abridged.store.changes``): on PostgreSQL another store's
+announcement arrives with its note (one above the size limit without it) and a store's own
+announcements are left out; on SQLite the poll reports a conversation whose row moved. Two
+stores on one database stand for two processes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from abridged.core.model import Message
+from abridged.store import Store
+from abridged.store.changes import MAX_NOTE
+
+
+async def _heard(heard: list[tuple[str, str | None]], count: int) -> None:
+    for _ in range(200):  # a guard against hanging (10 s), not a bound
+        if len(heard) >= count:
+            return
+        await asyncio.sleep(0.05)
+
+
+async def test_a_change_made_through_one_store_is_heard_through_another(db_url: str) -> None:
+    one, two = Store(db_url), Store(db_url)
+    try:
+        watched = (await one.create_conversation()).id
+        other = (await one.create_conversation()).id
+        heard: list[tuple[str, str | None]] = []
+        feed = two.follow_changes(
+            lambda: {watched}, lambda cid, note: heard.append((cid, note)), ignore="two", poll=0.1
+        )
+        try:
+            await asyncio.sleep(0.5)  # listening (PostgreSQL) or a first poll taken (SQLite)
+            await one.append(watched, Message.user("hello"))
+            await one.announce_change(watched, origin="one", note='{"context_tokens": 12}')
+            await one.announce_change(other, origin="one", note="not watched")
+            await one.announce_change(watched, origin="two", note="its own: left out")
+            await _heard(heard, 1)
+            if two.dialect == "postgresql":
+                await one.announce_change(watched, origin="one", note="x" * (MAX_NOTE + 1))
+                await _heard(heard, 2)
+                assert heard == [(watched, '{"context_tokens": 12}'), (watched, None)]
+            else:
+                assert heard == [(watched, None)]  # the row moved (no notes on SQLite)
+        finally:
+            await feed.close()
+    finally:
+        await one.close()
+        await two.close()
