@@ -88,7 +88,8 @@ class ChangeOps(StoreBase):
         ``watched()`` (called at each notification or poll) made by another process, until the
         feed is closed (on PostgreSQL, announcements by ``ignore`` are left out and ``note``
         is the announcer's text, ``None`` when it sent none; on SQLite every change is
-        reported, this process's own too, with ``None``). Needs a running event loop."""
+        reported, this process's own too, with ``None``, and so is each conversation when the
+        poll first reads it). Needs a running event loop."""
         if self.dialect == "postgresql":
             return ChangeFeed(asyncio.ensure_future(self._listen(watched, on_change, ignore, poll)))
         return ChangeFeed(asyncio.ensure_future(self._poll(watched, on_change, poll)))
@@ -142,8 +143,11 @@ class ChangeOps(StoreBase):
             except Exception as exc:  # a busy or missing file: try again at the next poll
                 log.warning("change poll failed: %s", type(exc).__name__)
                 continue
+            # first sight counts as a change too: a change made between the watcher's
+            # subscribing and this feed's first read would be taken as the baseline and never
+            # reported (the watcher's worker reads its copy again only when the store moved on)
             for cid, mark in marks.items():
-                if cid in seen and seen[cid] != mark:
+                if seen.get(cid) != mark:
                     on_change(cid, None)
             seen = marks
 
