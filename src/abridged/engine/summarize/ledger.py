@@ -68,6 +68,7 @@ from abridged.engine.summarize.signals import (
     combine,
     is_rule,
     modality,
+    persons,
     specificity,
 )
 from abridged.engine.summarize.transcript import truncate_tokens
@@ -150,7 +151,8 @@ _LABEL = re.compile(r"^\s*(?:[-*>#]+\s*)?([A-Za-z][\w .()/-]{0,40}?)\s*:\s+(?=\S
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][\w.\-]{0,60})\s*(?:=|:=|:)\s*(\S.{0,200})$")
 _COPULA = re.compile(
     r"\b(?:is|are|was|were|will be|has to be|must be|should be|equals|becomes|became|"
-    r"is set to|was set to|lives|live|sits)\b",
+    r"is set to|was set to|has been set to|has been|have been|set to|stays at|stays|remains|"
+    r"ended up as|ended up at|defaults to|points to|lives|live|sits)\b",
     re.IGNORECASE,
 )
 _CHANGE = re.compile(
@@ -458,7 +460,7 @@ def key_of(text: str) -> str | None:
     pair = structured(line)
     if pair is not None and pair[0].lower() not in _GENERIC_LABELS:
         return _normal(pair[0]) or None
-    line = _LINE_MARK.sub("", line, count=1)
+    line = _DISCOURSE.sub("", _LINE_MARK.sub("", line, count=1))
     # Labels that say what kind of statement follows (*NOTE: Heads up:*) are read past.
     while (label := _LABEL.match(line)) is not None:
         name = _normal(label.group(1))
@@ -487,6 +489,7 @@ def key_of(text: str) -> str | None:
 
 def _normal(text: str) -> str:
     text = _CAMEL_HUMP.sub("_", text)  # ``cutoverDay`` is ``cutover_day``
+    text = _POSSESSIVE.sub("", text)  # *resolver's port* is the resolver port
     words = [
         w
         for w in re.findall(r"[A-Za-z0-9_.\-/]+", text.lower())
@@ -502,6 +505,7 @@ def _normal(text: str) -> str:
 
 
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])")
+_POSSESSIVE = re.compile(r"(?<=\w)'s\b")
 #: ``subject -> value``: what the left side of an arrow names.
 _MAPS_TO = re.compile(r"\s(?:->|→|=>|=)\s")
 
@@ -526,7 +530,16 @@ def _statement(line: str, source: Source) -> bool:
         return False
     # (A comment is no code: it states a fact when it holds something exact, see ``_weigh``.)
     # Narration (let me, now I will, ...) is the agent's work in progress, unless it decides.
-    return not _NARRATION.match(line) or (is_rule(line) and bool(_DECISION.search(line)))
+    # (What people type opens with a discourse word, *ok so the port is ...*: read past it.)
+    body = _DISCOURSE.sub("", line)
+    return not _NARRATION.match(body) or (is_rule(line) and bool(_DECISION.search(line)))
+
+
+#: Discourse words that open a typed line and say nothing (*ok so*, *fyi*, *heads up,*).
+_DISCOURSE = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|so|well|fyi|btw|heads up|also|hey|right|alright)\b[,:]?\s*)+(?=\S)",
+    re.IGNORECASE,
+)
 
 
 def _kind(line: str, source: Source, modal: float) -> FactKind:
@@ -622,9 +635,9 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     for m in _FLAG.finditer(line):
         if m.group() not in found and (pair is None or m.group() not in pair[0].split()):
             found.append(m.group())
-    for m in PERSON.finditer(line):
-        if m.group() not in found:
-            found.append(m.group())
+    for name in persons(line):
+        if name not in found:
+            found.append(name)
     if pair is not None:
         right = pair[1].strip().strip("\"',").strip()
         if right and len(right.split()) <= 4 and not any(v in right for v in found):
@@ -1116,13 +1129,15 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
         return True
     if _other_entities(new, old, entities):
         return False  # one setting of two services (hosts, files): both hold
-    if new.key is not None and old.key is not None and _key_words(new.key) == _key_words(old.key):
+    if new.key is not None and old.key is not None and _same_key(new.key, old.key):
         return True
     if set(_dropped(new)) & set(old.values):
         return True  # it names the old value and declares it dropped (``declared_old``)
     changed = _changed(new, old)
     if not changed:
-        return False
+        # The same value restated under the same subject (``- archiver.port: 8019`` after
+        # *the port of archiver = 8019*): one fact, the newer statement of it.
+        return _restates(new, old)
     marked = _corrects(new.text)
     if marked and any(b in new.values for _a, b in changed):
         return True  # it names the old value beside a new one, and says it changed
@@ -1215,10 +1230,23 @@ def _other_entities(new: Fact, old: Fact, entities: Collection[str]) -> bool:
     return bool(mine) and bool(theirs) and not (mine & theirs)
 
 
+def _restates(new: Fact, old: Fact) -> bool:
+    """Whether ``new`` states exactly ``old``'s values about a subject named by a key the other
+    states whole (``_named_in``), with no rival key."""
+    if not new.values or set(new.values) != set(old.values):
+        return False
+    if _rivals(new, old) or _rivals(old, new):
+        return False
+    return _named_in(new.key, old) or _named_in(old.key, new)
+
+
 def _text_stems(fact: Fact) -> frozenset[str]:
     """Every word of ``fact``'s text (its values' and units' too, split at their separators),
     stemmed: where another fact's key is looked for."""
-    return _stems(re.findall(r"[a-z]{2,}", fact.text.lower()))
+    text = fact.text.lower()
+    # (a hyphenated word is also one word: *on-call* states ``oncall``)
+    joined = [w.replace("-", "") for w in re.findall(r"[a-z]+(?:-[a-z]+)+", text)]
+    return _stems([*re.findall(r"[a-z]{2,}", text), *joined])
 
 
 def _has_word(stems: frozenset[str], word: str) -> bool:
@@ -1266,12 +1294,21 @@ def _rivals(fact: Fact, other: Fact) -> bool:
 
 
 #: Words a key may hold that name nothing (a copula or an adverb left in by ``key_of``).
-_KEY_FILLER = _words("is are was be actually now just really up earlier previous previously")
+_KEY_FILLER = _words(
+    "is are was be actually now just really up earlier previous previously ok okay so well "
+    "hey btw fyi heads"
+)
 
 
 def _dropped(fact: Fact) -> list[str]:
     """The values ``fact`` shows replaced in its own text (``(was X)``)."""
     return [m.group(1) for m in _WAS_INLINE.finditer(fact.text)]
+
+
+def _same_key(a: str, b: str) -> bool:
+    """Whether keys ``a`` and ``b`` have the same words, in any order (``metrics port of
+    archiver``, ``archiver.metrics_port``)."""
+    return set(_key_words(a)) == set(_key_words(b))
 
 
 def _key_words(key: str) -> tuple[str, ...]:
@@ -1340,7 +1377,8 @@ def declared_old(text: str, values: Sequence[str]) -> list[str]:
         v = re.escape(value)
         before = rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?{v}(?![\w/-])"
         after = rf"(?<![\w/.-]){v}[\s,;:)]*(?:{_DROPS_AFTER})"
-        if re.search(before, text, re.IGNORECASE) or re.search(after, text, re.IGNORECASE):
+        moved = rf"\bfrom\s+{v}\s+(?:to|->|→)\s"  # *moved from X to Y*
+        if any(re.search(p, text, re.IGNORECASE) for p in (before, after, moved)):
             out.append(value)
     if len(out) == len(values) and len(values) > 1:
         return []  # every value dropped: not a correction the words can place
@@ -1528,6 +1566,14 @@ def _slot_of(index: _Index, fact: Fact, entities: Collection[str] = frozenset())
             if strong and (len(common) >= 2 or bool(common & keys)):
                 return number
             if strong and rank == 0 and not _rivals(fact, old) and not _rivals(old, fact):
+                return number
+            # A ``key: value`` line restates a slot whose subject shares two words of its key
+            # (``diff_coverage_min = 82.78%``, *the diff coverage floor: 74.96%*).
+            if (
+                restated
+                and len(common & set(_key_words(fact.key or ""))) >= 2
+                and not (_rivals(fact, old) or _rivals(old, fact))
+            ):
                 return number
             # A ``key: value`` line alone restates a slot when its value is a variant of the
             # old one (``tests/api_x``, ``tests/api_y``) and they share a word of their subject.

@@ -57,6 +57,7 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("image", re.compile(r"(?<![\w./:@-])[a-z][a-z0-9_-]*(?:/[a-z0-9_.-]+)*:v?\d[\w.-]*\w")),
     # a port named as one (``port 8443``, ``port: 8443``)
     ("number", re.compile(r"(?i)\bports?\b[^\d\n.;]{0,30}?(?<![\w.-])(\d{2,5})\b(?![.,]\d)")),
+    ("number", re.compile(r"(?i)(?<![\w.,-])(\d{2,5})\b(?![.,:]\d)(?=[^\d\n.;]{0,30}?\bports?\b)")),
     ("version", re.compile(r"\b[A-Z][A-Za-z]+ \d+\.\d+(?:\.\d+)*\b")),
     ("version", re.compile(r"\b[vV]?\d+\.\d+\.\d+(?:[-.+][\w.]+)?\b")),
     ("version", re.compile(r"\b[vV]?\d+(?:\.\d+)*\.x\b")),  # a release line: 6.x, 16.40.x
