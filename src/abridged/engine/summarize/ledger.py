@@ -166,7 +166,8 @@ _CORRECTION = re.compile(
     r"\b(?:correction|corrected|instead|changed|moved|switched|renamed|updated|no longer|now|"
     r"actually|rather|replaces?|replaced|not the|slipped|postponed|delayed|rescheduled|bumped|"
     r"raised|lowered|increased|decreased|went (?:up|down)|from here on|going forward|"
-    r"cancel(?:l?ed|s)?|scratch|forget|drop(?:ped)?|change of plan|new|anymore|any more|"
+    r"cancel(?:l?ed|s)?|scratch|scrap(?:ped)?|ditch(?:ed)?|forget|drop(?:ped)?|change of plan|"
+    r"new|anymore|any more|"
     r"tak(?:es|ing|en) over|took over|reassigned|handed over|hands over|obsolete|void|"
     r"retired|withdrawn|revert(?:ed)?|superseded|overrides?|pushed|is off|is out|ignore|"
     r"disregard|earlier|previous(?:ly)?|wrong|mistaken?|typo|nvm|never mind|dead|gone|"
@@ -1353,12 +1354,13 @@ def mark_replaced(text: str, value: str) -> str:
 
 #: Words around a value that declare it no longer current (*forget X*, *X is cancelled*).
 _DROPS_BEFORE = (
-    r"(?:forget|scratch|ignore|disregard|no longer|instead of|rather than|replace|replacing|"
-    r"swap|swapping|cancel)"
+    r"(?:forget|scratch|scrap|ditch|drop|dropping|ignore|disregard|no longer|instead of|"
+    r"rather than|replace|replacing|swap|swapping|cancel|retire|abandon|revert)"
 )
 _DROPS_AFTER = (
     r"(?:(?:is|are|was|has been|got)\s+)?(?:dead|cancell?ed|gone|obsolete|retired|out|off|"
-    r"wrong|void|withdrawn|replaced|dropped|no longer\b|superseded)|->|→|=>"
+    r"wrong|void|withdrawn|replaced|dropped|scrapped|ditched|abandoned|history|no longer\b|"
+    r"superseded)|->|→|=>"
 )
 
 
@@ -1378,7 +1380,9 @@ def declared_old(text: str, values: Sequence[str]) -> list[str]:
         before = rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?{v}(?![\w/-])"
         after = rf"(?<![\w/.-]){v}[\s,;:)]*(?:{_DROPS_AFTER})"
         moved = rf"\bfrom\s+{v}\s+(?:to|->|→)\s"  # *moved from X to Y*
-        if any(re.search(p, text, re.IGNORECASE) for p in (before, after, moved)):
+        # *is not X anymore*, *no more X*
+        gone = rf"\bnot\s+(?:the\s+)?{v}\s*,?\s*(?:anymore|any more|any longer)\b|\bno more\s+{v}"
+        if any(re.search(p, text, re.IGNORECASE) for p in (before, after, moved, gone)):
             out.append(value)
     if len(out) == len(values) and len(values) > 1:
         return []  # every value dropped: not a correction the words can place
