@@ -98,7 +98,8 @@ def test_grouped_lines_read_back_to_the_same_facts(facts: list[tuple[str, str]])
 def test_a_json_field_weighs_as_the_same_field_in_yaml() -> None:
     as_yaml = _listed([_observation("deps:\n  frozen_package: mezefu-ponu")])
     as_json = _listed([_observation('{"frozen_package": "mezefu-ponu"}')])
-    assert as_yaml == ["frozen_package: mezefu-ponu"]
+    # (a nested line is shown with its section's path: read alone, it says whose it is)
+    assert as_yaml == ["deps.frozen_package: mezefu-ponu"]
     assert as_json == ['{"frozen_package": "mezefu-ponu"}']
 
 

@@ -45,6 +45,19 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"env|conf|log)\b"
         ),
     ),
+    # a host by its domain (``db-2.eu.internal``), an image or a host with its tag or port
+    # (``ruko:9.19-ti``, ``cache-1:6379``)
+    (
+        "host",
+        re.compile(
+            r"\b[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:internal|local|lan|corp|intra|svc|cluster|"
+            r"com|net|org|io|dev|cloud|example)\b(?:\:\d{2,5}\b)?"
+        ),
+    ),
+    ("image", re.compile(r"(?<![\w./:@-])[a-z][a-z0-9_-]*(?:/[a-z0-9_.-]+)*:v?\d[\w.-]*\w")),
+    # a port named as one (``port 8443``, ``port: 8443``)
+    ("number", re.compile(r"(?i)\bports?\b[^\d\n.;]{0,30}?(?<![\w.-])(\d{2,5})\b(?![.,]\d)")),
+    ("number", re.compile(r"(?i)(?<![\w.,-])(\d{2,5})\b(?![.,:]\d)(?=[^\d\n.;]{0,30}?\bports?\b)")),
     ("version", re.compile(r"\b[A-Z][A-Za-z]+ \d+\.\d+(?:\.\d+)*\b")),
     ("version", re.compile(r"\b[vV]?\d+\.\d+\.\d+(?:[-.+][\w.]+)?\b")),
     ("version", re.compile(r"\b[vV]?\d+(?:\.\d+)*\.x\b")),  # a release line: 6.x, 16.40.x
@@ -94,6 +107,8 @@ STRONG_KINDS = frozenset(
         "hex",
         "number",
         "name",
+        "host",
+        "image",
     }
 )
 

@@ -86,6 +86,37 @@ _FINDING = re.compile(
 _KEYED = re.compile(r"^\s*[-+*>#|•\s]*(?:\{\s*)?\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S")
 #: A person's name: two capitalized words, not the text's first (``Maren Lindqvist``).
 PERSON = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+#: The same at the text's start, after a list, diff or comment mark (``Dario Buvoek owns it``).
+_PERSON_OPENING = re.compile(r"^[\s\-+*>#/•]*([A-Z][a-z]+(?:[ -][A-Z][a-z]+)+)\b")
+#: Capitalised words that open a sentence without naming anyone.
+_OPENER_WORDS = (
+    "the this that these those we i you it its our your my their his her please note also and "
+    "but so if when then there here what why how who which where use set run make keep do "
+    "never always only see check add remove ask tell send let all any each every no not one "
+    "new old next last first today tomorrow monday tuesday wednesday thursday friday saturday "
+    "sunday january february march april may june july august september october november "
+    "december ok okay yes hi hello thanks update fyi heads todo fixme warning error info "
+    "important summary result status done for from with after before since until per via"
+)
+_OPENERS = frozenset(_OPENER_WORDS.split())
+
+
+def persons(text: str) -> list[str]:
+    """The people ``text`` names (``PERSON``), also one that opens it (*Dario Buvoek owns it
+    now*) unless its first word is a common opener (*The Release*, *Please Note*).
+
+    >>> persons("Dario Buvoek owns it; ask Ann Lee"), persons("The Release is out")
+    (['Dario Buvoek', 'Ann Lee'], [])
+    """
+    found = [m.group() for m in PERSON.finditer(text)]
+    opening = _PERSON_OPENING.match(text)
+    if opening is not None:
+        words = opening.group(1).replace("-", " ").split()
+        if not any(w.lower() in _OPENERS for w in words) and opening.group(1) not in found:
+            found.insert(0, opening.group(1))
+    return found
+
+
 #: Shapes worth less than the strong ones: names with digits or underscores, source files (the
 #: files section tracks those). Backticked code is worth nothing here: reasoning about code is
 #: the agent's work in progress.
@@ -140,8 +171,8 @@ def specificity(
     found = 0.6 * min(strong, 1) + 0.2 * min(max(strong - 1, 0), 2) + 0.15 * min(weak, 2)
     if _KEYED.match(text):
         found += 0.25
-    if PERSON.search(text):
-        found += 0.3
+    if persons(text):
+        found += 0.4  # a person's name is as rare a value as one reference, near enough
     return min(1.0, found) / max(1, seen_in)
 
 
@@ -207,6 +238,7 @@ __all__ = [
     "combine",
     "is_rule",
     "modality",
+    "persons",
     "specificity",
     "without",
 ]
