@@ -190,7 +190,7 @@ REPORTED: tuple[tuple[str, str], ...] = (
 
 @pytest.mark.xfail(
     strict=True,
-    reason="the ledger (summarize/ledger.py, signals.py: another engineer's) states a tool's "
+    reason="open (issue 26): the ledger (summarize/ledger.py, signals.py) states a tool's "
     "report of the user's wishes as a fact instead of quoting it as printed",
 )
 def test_a_tool_reporting_the_users_wishes_is_quoted_as_printed() -> None:
