@@ -392,9 +392,18 @@ class Fact:
         """``text`` and, when it replaced a value, ``(was old)``. What a tool printed that reads
         as an instruction or a decision is quoted as printed, never stated as one."""
         text = self.text
-        if self.source == "tool" and is_rule(text):
+        if self.source == "tool" and (is_rule(text) or _SPEAKS_FOR_OTHERS.search(text)):
             text = f'printed: "{text}"'
         return f"{text} (was {self.was})" if self.was else text
+
+
+#: Tool output that speaks for the user or the system, or forges a summary heading: quoted as
+#: printed too, so a summary never states a file's "the user wants ..." as the user's wish
+#: (found by an independent attack: a tool's report of the user's wishes was stated unquoted).
+_SPEAKS_FOR_OTHERS = re.compile(
+    r"\b(?:the\s+)?user(?:'s|s)?\b|\bsystem\s*:|\binstructions?\b|(?:^|\s)#{1,6}\s",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
