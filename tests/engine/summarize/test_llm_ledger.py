@@ -8,7 +8,7 @@ import json
 from abridged.core.model import Message, ToolCall
 from abridged.core.protocols import SummaryRequest
 from abridged.core.tokens import estimate_text_tokens
-from abridged.engine.summarize.ledger import LEDGER_SHARE, attach_ledger, build_ledger
+from abridged.engine.summarize.ledger import LEDGER_SHARE
 from abridged.engine.summarize.llm import LLMSummarizer
 from abridged.engine.summarize.prompts import parse_sections, render_sections
 from abridged.providers.scripted import ScriptedModel
@@ -69,13 +69,3 @@ async def test_a_model_summary_that_has_every_fact_gets_nothing_added() -> None:
     summarizer = LLMSummarizer(model, max_output_tokens=2_000, input_budget_tokens=20_000)
     summary = await summarizer.summarize(SummaryRequest(messages=tuple(_session()), max_tokens=800))
     assert summary.text.count("BILL-2291") == 1
-
-
-def test_attach_ledger_stays_within_the_ceiling() -> None:
-    ledger = build_ledger(_session())
-    assert ledger.facts
-    for ceiling in (estimate_text_tokens(PARAPHRASE), 120, 200, 400):
-        text = attach_ledger(PARAPHRASE, ledger, ceiling)
-        assert estimate_text_tokens(text) <= max(ceiling, estimate_text_tokens(PARAPHRASE))
-    # no room: unchanged
-    assert attach_ledger(PARAPHRASE, ledger, estimate_text_tokens(PARAPHRASE)) == PARAPHRASE

@@ -50,7 +50,6 @@ from typing import Final, Literal, TypeAlias, cast
 from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.core.tokens import estimate_text_tokens
 from abridged.engine.summarize.fileops import shell_command
-from abridged.engine.summarize.prompts import add_to_section
 from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
     STRONG_KINDS,
@@ -1896,26 +1895,6 @@ def fit_ledger(ledger: Ledger, max_tokens: int) -> list[str]:
 LEDGER_SHARE = 0.2
 
 
-def attach_ledger(summary: str, ledger: Ledger, max_tokens: int) -> str:
-    """``summary`` (a model's) with the ledger's facts it does not already hold added to its
-    *Facts and decisions* section, best first, within ``max_tokens`` for the whole: an
-    identifier a model paraphrased away is still there, and a replaced value is marked. Facts
-    whose text, or every exact value, the summary already holds are not repeated.
-    """
-    room = max_tokens - estimate_text_tokens(summary) - 8
-    missing = Ledger(
-        tuple(
-            f
-            for f in ledger.facts
-            if f.text not in summary and not (f.values and all(v in summary for v in f.values))
-        )
-    )
-    lines = fit_ledger(missing, room)
-    if not lines:
-        return summary
-    return add_to_section(summary, "decisions", "\n".join(f"- {line}" for line in lines))
-
-
 __all__ = [
     "FACT_TOKENS",
     "LEDGER_SHARE",
@@ -1924,7 +1903,6 @@ __all__ = [
     "Fact",
     "Ledger",
     "Resolved",
-    "attach_ledger",
     "build_ledger",
     "declared_old",
     "extract_facts",
