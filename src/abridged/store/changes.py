@@ -7,8 +7,9 @@ text of the announcer's own, such as the context's meter; nothing on SQLite); ev
 that follows some conversations (``ChangeOps.follow_changes``) hears of it and is given the
 conversation's id and that text. On SQLite the follower reads the watched conversations' rows
 every ``poll`` seconds instead and reports each whose state (version, next sequence number,
-current session) moved since the last read, or that it reads for the first time, with no text; it hears of its own process's
-changes too: the caller tells them apart (by comparing with the state its copy has).
+current session) moved since the last read, or that it reads for the first time, with no
+text; it hears of its own process's changes too: the caller tells them apart (by comparing
+with the state its copy has).
 """
 
 from __future__ import annotations
