@@ -43,7 +43,8 @@ class Handler(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def base() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
+    # joined by server_close: no handler thread outlives the module's tests
+    httpd.daemon_threads = False
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"

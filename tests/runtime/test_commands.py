@@ -200,6 +200,22 @@ async def test_clear_starts_empty_and_resume_brings_a_session_back(
     assert (await alone.send("/resume orca")).text.startswith("No session matches 'orca'")
 
 
+async def test_a_session_of_commands_alone_is_finalised_with_no_summary(
+    store: Store, server: ProviderServer
+) -> None:
+    """Nothing to summarise is not a failure: the session left is finalised (its totals, no
+    summary made up) and nothing is logged as a failed background finalisation."""
+    convo = await open_convo(store, server)
+    assert (await convo.send("/clear")).text.startswith("Cleared: session #2")
+    await convo.send("/status")  # session #2 holds a command and its output, nothing else
+    await convo.send("/new")
+    await store.drain()
+    assert store.background_errors == []
+    listed = {s.number: s for s in await store.list_sessions(convo.id)}
+    assert listed[2].finalized_at is not None and listed[2].final_summary is None
+    assert len(server.requests) == 0  # no model was asked to summarise nothing
+
+
 async def test_resume_finds_a_session_by_search_words(store: Store, server: ProviderServer) -> None:
     convo = await open_convo(store, server)
     await convo.send(f"We are planning the PELICAN migration. {NOTE}")

@@ -3,7 +3,6 @@ nothing typed can be sent to the one still on screen (Chromium)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from abridged.testing import ProviderServer, Reply
@@ -30,16 +29,30 @@ def test_a_new_conversation_takes_the_composer_only_once_it_is_open(
         expect(page.get_by_test_id("send")).to_be_enabled(timeout=20_000)
         expect(page.get_by_test_id("title")).to_have_text("Plan the garden")
 
-        # a slow timeline widens the window a loaded machine opens by chance: the first
-        # conversation's composer must not stay usable while the second one is opened
-        def slow_timeline(route: Route) -> None:
-            time.sleep(1.0)  # the window, not a bound: nothing here is timed
-            route.continue_()
+        # the new conversation's timeline is held until the test lets it go: the first
+        # conversation's composer must not be usable while the second one is being opened.
+        # (A handler that sleeps would close the window on the test's own thread, between checks.)
+        held: list[Route] = []
+        released = False
 
-        page.route("**/v1/conversations/*/messages", slow_timeline)
+        def hold_timeline(route: Route) -> None:
+            if released:
+                route.continue_()
+            else:
+                held.append(route)
+
+        page.route("**/v1/conversations/*/messages", hold_timeline)
         page.get_by_test_id("new-conversation").click()
         expect(page.get_by_test_id("input")).to_be_disabled()
         expect(page.get_by_test_id("send")).to_be_disabled()
+        while not held:  # waits for the request, bounds nothing
+            page.wait_for_timeout(20)
+        # the timeline is still held, so the new conversation cannot be open yet
+        expect(page.get_by_test_id("input")).to_be_disabled()
+        expect(page.get_by_test_id("send")).to_be_disabled()
+        released = True
+        for route in held:
+            route.continue_()
         expect(page.get_by_test_id("input")).to_be_enabled(timeout=20_000)
         page.unroute("**/v1/conversations/*/messages")
         page.get_by_test_id("input").fill("Who approved the invoice?")

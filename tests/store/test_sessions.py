@@ -251,6 +251,27 @@ async def test_finalize_pending_catches_up_and_skips_covered(store: Store) -> No
         await store.finalize_session(convo.id, done[0].id, empty)
 
 
+async def test_a_maker_with_nothing_to_summarise_finalises_without_a_summary(
+    store: Store,
+) -> None:
+    convo = await store.create_conversation()
+    await store.append_many(convo.id, turn(0))
+    left = await store.new_session(convo.id)  # no summary maker: left unfinalised
+    calls = 0
+
+    async def nothing(request: object) -> StoredSummary | None:
+        nonlocal calls
+        calls += 1
+        return None
+
+    (done,) = await store.finalize_pending(convo.id, nothing)
+    assert done.finalized_at is not None and done.final_summary is None
+    assert done.totals is not None and done.totals.messages == len(turn(0))
+    assert left.id != done.id and calls == 1
+    assert await store.finalize_pending(convo.id, nothing) == []  # finalised: not asked again
+    assert calls == 1
+
+
 async def test_delete_session_removes_what_hangs_off_it(store: Store) -> None:
     convo = await store.create_conversation()
     await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 7)])

@@ -117,13 +117,14 @@ class Compacting(ConversationCore):
         timeout = None if isinstance(inner, OffLoopSummarizer) else self._settings.summary_timeout
         return _TimedSummarizer(inner, timeout)
 
-    async def finalize_summary(self, request: FinalizeRequest) -> StoredSummary:
+    async def finalize_summary(self, request: FinalizeRequest) -> StoredSummary | None:
         """Summarize a session left by ``/new``, ``/clear`` or ``/resume`` (for its successor
-        and for search); runs in the store's background."""
+        and for search); runs in the store's background. ``None`` for a session of slash
+        commands alone: there is nothing to summarise, and asking a model would invent it."""
         messages = tuple(m for m in request.messages if not is_command(m))
         previous = request.previous.text if request.previous is not None else None
-        if not messages and previous:
-            return StoredSummary(previous, {"summarizer": "carried"})
+        if not messages:
+            return StoredSummary(previous, {"summarizer": "carried"}) if previous else None
         budget = self.budget()
         ask = SummaryRequest(
             messages=messages,

@@ -272,6 +272,8 @@ class FinalizeRequest:
     messages: tuple[Message, ...]
 
 
-SummaryMaker: TypeAlias = Callable[[FinalizeRequest], Awaitable[StoredSummary]]
+# ``None``: the session holds nothing to summarise (only slash commands, say); it is finalised
+# with its totals and no summary.
+SummaryMaker: TypeAlias = Callable[[FinalizeRequest], Awaitable[StoredSummary | None]]
 Compactor: TypeAlias = Callable[[Context], Awaitable[CompactionRecord | None]]
 TokenEstimator: TypeAlias = Callable[[Sequence[Message]], int]

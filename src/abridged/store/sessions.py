@@ -220,13 +220,13 @@ class SessionOps(MessageOps):
                 messages=tuple(m.message for m in context.messages),
             )
         )
-        if not isinstance(made, StoredSummary) or not made.text.strip():
+        if made is not None and (not isinstance(made, StoredSummary) or not made.text.strip()):
             raise StoreError(
                 "the summary maker returned no summary; nothing was stored",
                 conversation_id=conversation_id,
                 session_id=session_id,
             )
-        vector, embedder = await self._vector(made.text)
+        vector, embedder = (None, None) if made is None else await self._vector(made.text)
 
         async def body(conn: AsyncConnection, conv: RowMapping) -> SessionInfo:
             row = await queries.session_row(conn, conversation_id, session_id)
@@ -234,8 +234,17 @@ class SessionOps(MessageOps):
             if existing is not None and (existing.covers_to_seq or 0) >= covers:
                 return await _session_info(conn, conv, session_id)  # another finaliser covered it
             await queries.cas(conn, conversation_id, int(conv["version"]))
-            summary_id = await queries.insert_summary(
-                conn, conversation_id, made, covers_to_seq=covers, vector=vector, embedder=embedder
+            summary_id = (
+                None
+                if made is None  # nothing to summarise: finalised with its totals alone
+                else await queries.insert_summary(
+                    conn,
+                    conversation_id,
+                    made,
+                    covers_to_seq=covers,
+                    vector=vector,
+                    embedder=embedder,
+                )
             )
             totals = (await queries.live_totals(conn, conversation_id, session_id)).get(
                 session_id, SessionTotals()
@@ -256,12 +265,12 @@ class SessionOps(MessageOps):
     async def finalize_pending(
         self, conversation_id: str, summarize: SummaryMaker, *, owner: str | None = None
     ) -> list[SessionInfo]:
-        """Finalise every non-current session still without a final summary (for example after
-        a crash interrupted a background finalisation)."""
+        """Finalise every non-current session not finalised yet (for example after a crash
+        interrupted a background finalisation)."""
         pending = [
             s
             for s in await self.list_sessions(conversation_id, owner=owner)
-            if not s.is_current and s.final_summary is None
+            if not s.is_current and s.final_summary is None and s.finalized_at is None
         ]
         return [
             await self.finalize_session(conversation_id, s.id, summarize, owner=owner)
