@@ -1,9 +1,11 @@
 """Where a process's CPU goes, from a py-spy profile: the share of samples per phase of a turn
 (``--kind service``) or of a proxied request (``--kind proxy``), and the functions with the
-largest inclusive share.
+largest inclusive share; with ``--under TEXT``, what the first frame naming TEXT spends its
+samples in (its callees ``--depth`` frames deep).
 
     py-spy record --pid PID --rate 1000 --gil --format raw -o profile.txt   # while it runs
     .venv/bin/python bench/profile_shares.py profile.txt --kind service [--top 25]
+    .venv/bin/python bench/profile_shares.py profile.txt --under keep_calls [--depth 2]
 
 py-spy is not a dependency (``pip install py-spy`` into a virtualenv of its own); ``--gil``
 keeps the samples of a thread holding the GIL, i.e. the interpreter's own CPU. A sample goes
@@ -20,6 +22,7 @@ from pathlib import Path
 
 PHASES = {
     "service": [
+        ("call log for the inspector (keep_calls)", "calllog.py:keep_calls"),
         ("request body: messages to wire dicts", "messages_to_openai"),
         ("request body: messages to wire dicts", "providers/encoded.py"),
         ("SDK request (build, send, auth)", "AsyncAPIClient.request"),
@@ -74,12 +77,40 @@ def short(frame: str) -> str:
     return f"{path}:{function}"
 
 
+def under(profile: Path, target: str, depth: int, top: int) -> None:
+    """The share of the samples whose stack has a frame naming ``target``, by the ``depth``
+    frames called below the first such frame (``(self)``: none)."""
+    total = inside = 0
+    callees: collections.Counter[str] = collections.Counter()
+    for line in profile.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack:
+            continue
+        n = int(count)
+        total += n
+        frames = [short(f) for f in stack.split(";")]
+        first = next((i for i, f in enumerate(frames) if target in f), None)
+        if first is None:
+            continue
+        inside += n
+        callees[" > ".join(frames[first + 1 : first + 1 + depth]) or "(self)"] += n
+    print(f"{total} samples; `{target}`: {inside / max(total, 1):.1%}\n")
+    print("| below it | share of all |\n| --- | ---: |")
+    for name, n in callees.most_common(top):
+        print(f"| `{name}` | {n / total:.1%} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("profile", type=Path, help="py-spy record --format raw output")
     parser.add_argument("--kind", choices=sorted(PHASES), default="service")
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--under", default=None, help="break down one frame's samples")
+    parser.add_argument("--depth", type=int, default=1, help="callee frames shown (--under)")
     args = parser.parse_args()
+    if args.under is not None:
+        under(args.profile, args.under, args.depth, args.top)
+        return
     phases: collections.Counter[str] = collections.Counter()
     inclusive: collections.Counter[str] = collections.Counter()
     total = 0

@@ -14,8 +14,8 @@ from sqlalchemy import text
 from abridged.core.model import Message, Text, ToolResult, message_to_dict
 from abridged.core.summary import summary_message
 from abridged.errors import NotFoundError, OwnershipError
-from abridged.store import CallEntry, SentRef, Store, upgrade
-from abridged.store.calls import _decode, _encode, reference
+from abridged.store import CallEntry, SentRef, Store, codec, upgrade
+from abridged.store.calls import _decode, _encode, encode_sent, reference
 
 from .helpers import downgrade_to, keep_last, turn
 
@@ -123,6 +123,34 @@ def test_a_reference_is_stored_and_read_back_unchanged(ref: SentRef, kind: str) 
     elif ref.message_id is None:
         ref = SentRef(ref.section, ref.tokens, ref.cached, message_id="m", pruned=ref.pruned)
     assert _decode(_encode(ref)) == ref
+
+
+any_text = st.text(st.characters(blacklist_categories=()), max_size=12)  # lone surrogates too
+any_ref = st.one_of(
+    st.builds(
+        SentRef,
+        section=any_text,
+        tokens=st.integers(0, 10**7),
+        cached=st.booleans(),
+        message_id=st.none() | any_text,
+        pruned=st.booleans(),
+    ),
+    st.builds(
+        SentRef, section=any_text, tokens=st.integers(0, 99), cached=st.booleans(), summary=any_text
+    ),
+    st.builds(
+        SentRef,
+        section=any_text,
+        tokens=st.integers(0, 99),
+        cached=st.booleans(),
+        copy=st.builds(Message.user, any_text, id=st.just("i")),
+    ),
+)
+
+
+@given(st.lists(any_ref, max_size=6))
+def test_the_sent_column_is_the_json_of_its_references(sent: list[SentRef]) -> None:
+    assert encode_sent(sent) == codec.dumps([_encode(r) for r in sent])
 
 
 async def test_a_database_from_before_0008_keeps_its_rows_and_takes_calls(

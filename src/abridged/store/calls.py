@@ -24,18 +24,27 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping, func, select
+from sqlalchemy import RowMapping, bindparam, func, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from abridged.core.model import Message, Usage, message_from_dict, message_to_dict, usage_to_dict
 from abridged.core.summary import summary_message
 from abridged.errors import CorruptRowError, NotFoundError
-from abridged.store import codec, queries
+from abridged.store import codec, fast, queries
 from abridged.store.base import StoreBase
 from abridged.store.connect import transaction
 from abridged.store.schema import calls, messages, pruned_outputs, summaries
 
-__all__ = ["CallEntry", "CallOps", "SentRef", "StoredCall", "reference"]
+__all__ = [
+    "CallEntry",
+    "CallOps",
+    "SentRef",
+    "StoredCall",
+    "encode_sent",
+    "reference",
+    "summary_digest",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +90,16 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def summary_digest(message: Message) -> str:
+    """The digest a summary message is kept by (``SentRef.summary``)."""
+    return _digest(message.text)
+
+
 def reference(message: Message, *, section: str, tokens: int, cached: bool) -> SentRef:
     """How the store keeps ``message`` as a call sent it (see the module docstring)."""
     meta = message.meta
     if message.is_summary:
-        return SentRef(section, tokens, cached, summary=_digest(message.text))
+        return SentRef(section, tokens, cached, summary=summary_digest(message))
     if (
         message.role == "system"
         or not message.id
@@ -143,44 +157,111 @@ def _missing(what: str) -> Message:
     return Message.user(f"[{what} is no longer stored: deleted since this call]")
 
 
+_string = json.encoder.encode_basestring
+
+
+def _encode_text(ref: SentRef) -> str:
+    """``codec.dumps(_encode(ref))`` before its surrogates are escaped, written directly
+    (keys sorted: c, k, m, p, s, t, x) where it holds no copy."""
+    if ref.copy is not None:
+        return json.dumps(_encode(ref), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    text = '{"c":1,"k":' if ref.cached else '{"k":'
+    text += _string(ref.section)
+    if ref.summary is not None:
+        return f'{text},"s":{_string(ref.summary)},"t":{int(ref.tokens)}}}'
+    where = "null" if ref.message_id is None else _string(ref.message_id)
+    pruned = ',"p":1' if ref.pruned else ""
+    return f'{text},"m":{where}{pruned},"t":{int(ref.tokens)}}}'
+
+
+def encode_sent(sent: Sequence[SentRef], texts: dict[int, str] | None = None) -> str:
+    """The ``sent`` column of a call: ``codec.dumps`` of its references' JSON objects, joined
+    from each one's text (a call sends the whole context: the generic encoder of a list of
+    dicts cost more than the turn's other steps). ``texts`` keeps each reference's text by
+    identity (only while the references live), for the next call of a turn that shares them."""
+    if texts is None:
+        texts = {}
+    parts = []
+    for ref in sent:
+        text = texts.get(id(ref))
+        if text is None:
+            text = texts[id(ref)] = _encode_text(ref)
+        parts.append(text)
+    return codec.escape_surrogates("[" + ",".join(parts) + "]")
+
+
+_LAST_NUMBER = select(func.max(calls.c.number)).where(
+    calls.c.conversation_id == bindparam("conversation_id")
+)
+_INSERT_CALL = calls.insert().values(
+    {
+        name: bindparam(name)
+        for name in (
+            "conversation_id",
+            "number",
+            "epoch",
+            "estimate",
+            "tools",
+            "usage",
+            "retry",
+            "ok",
+            "sent",
+            "created_at",
+        )
+    }
+)
+
+
+def _insert_calls(
+    conn: Connection, conversation_id: str, owner: str | None, rows: list[dict[str, Any]]
+) -> list[int]:
+    """Number ``rows`` after the conversation's last call and insert them; their numbers."""
+    queries.read_conversation_sync(conn, conversation_id, owner)
+    last = fast.execute(conn, _LAST_NUMBER, {"conversation_id": conversation_id}).first()
+    value = next(iter(last.values())) if last else None
+    first = 0 if value is None else int(value) + 1
+    for i, row in enumerate(rows):
+        row["number"] = first + i
+    if conn.dialect.name == "sqlite":  # a row at a time on SQLite's own cursor (``fast``)
+        for row in rows:
+            fast.execute(conn, _INSERT_CALL, row)
+    else:
+        conn.execute(calls.insert(), rows)
+    return [first + i for i in range(len(rows))]
+
+
 class CallOps(StoreBase):
     """Model calls: ``record_calls``, ``list_calls``, ``get_call``, ``sent_messages``."""
 
     async def record_calls(
         self, conversation_id: str, entries: Sequence[CallEntry], *, owner: str | None = None
     ) -> list[int]:
-        """Keep ``entries``, numbered after the conversation's last call; their numbers."""
+        """Keep ``entries``, numbered after the conversation's last call; their numbers. One
+        short transaction run whole (``StoreBase._run_sync``): it ends every turn of the
+        service, its rows encoded before it begins."""
         if not entries:
             return []
-        await self.open()
         stamp = codec.now()
-        async with transaction(self._engine, operation="record_calls") as conn:
-            await queries.read_conversation(conn, conversation_id, owner)
-            last = (
-                await conn.execute(
-                    select(func.max(calls.c.number)).where(
-                        calls.c.conversation_id == conversation_id
-                    )
-                )
-            ).scalar()
-            first = 0 if last is None else int(last) + 1
-            rows = [
-                {
-                    "conversation_id": conversation_id,
-                    "number": first + i,
-                    "epoch": e.epoch,
-                    "estimate": e.estimate,
-                    "tools": e.tools,
-                    "usage": codec.dumps(usage_to_dict(e.usage)) if e.usage is not None else None,
-                    "retry": e.retry,
-                    "ok": e.ok,
-                    "sent": codec.dumps([_encode(r) for r in e.sent]),
-                    "created_at": stamp,
-                }
-                for i, e in enumerate(entries)
-            ]
-            await conn.execute(calls.insert(), rows)
-        return [first + i for i in range(len(entries))]
+        texts: dict[int, str] = {}  # the calls of a turn share most of their references
+        rows = [
+            {
+                "conversation_id": conversation_id,
+                "epoch": e.epoch,
+                "estimate": e.estimate,
+                "tools": e.tools,
+                "usage": codec.dumps(usage_to_dict(e.usage)) if e.usage is not None else None,
+                "retry": e.retry,
+                "ok": e.ok,
+                "sent": encode_sent(e.sent, texts),
+                "created_at": stamp,
+            }
+            for e in entries
+        ]
+        return await self._run_sync(
+            lambda conn: _insert_calls(conn, conversation_id, owner, rows),
+            mode="write",
+            operation="record_calls",
+        )
 
     async def list_calls(
         self, conversation_id: str, *, owner: str | None = None, limit: int = 50

@@ -67,6 +67,13 @@ def dumps(value: Any) -> str:
     ``json.loads`` reads back to the same string. Everything else stays unescaped.
     """
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return escape_surrogates(text)
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` (JSON) with each lone surrogate written as its JSON escape (see ``dumps``)."""
+    if text.isascii():  # nearly always, and far cheaper than the search
+        return text
     return _LONE_SURROGATE.sub(_escape_surrogate, text)
 
 

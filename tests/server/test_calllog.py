@@ -1,0 +1,54 @@
+"""The call log's one-pass references (``calllog.sent_refs``) are the inspection's
+(``call_entry(inspect_call(...))``) for any context: sections, tokens, the cached prefix and
+where the store finds each message."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from abridged.core.model import Message, Usage
+from abridged.core.summary import summary_message
+from abridged.runtime.inspection import call_entry, inspect_call
+from abridged.server.calllog import sent_refs
+
+
+def _message(kind: str, text: str, index: int) -> Message:
+    if kind == "summary":
+        return summary_message(text)
+    if kind == "system":
+        return Message.system(text)
+    meta: dict[str, object] = {
+        "pruned": {"meta": {"pruned": {"c": {"chars": 3}}}},
+        "clipped": {"meta": {"clipped": True}},
+        "damaged": {"meta": {"kind": "damaged"}},
+        "no id": {},
+        "user": {},
+        "assistant": {},
+    }[kind]
+    role = "assistant" if kind == "assistant" else "user"
+    message = Message(role, text, id="" if kind == "no id" else f"m{index}")
+    return message.replace(**meta) if meta else message
+
+
+kinds = st.sampled_from(
+    ["system", "summary", "pruned", "clipped", "damaged", "no id", "user", "assistant"]
+)
+contexts = st.lists(st.tuples(kinds, st.text(max_size=20)), max_size=12)
+
+
+@given(contexts, st.integers(0, 60))
+def test_the_one_pass_references_are_the_inspections(
+    parts: list[tuple[str, str]], cache_read: int
+) -> None:
+    messages = [_message(kind, text, i) for i, (kind, text) in enumerate(parts)]
+    usage = Usage(input=100, output=1, cache_read=cache_read)
+
+    def tokens(m: Message) -> int:
+        return len(m.text) // 2
+
+    expected = call_entry(
+        inspect_call(0, epoch=0, messages=messages, estimate=0, usage=usage, tokens=tokens),
+        tools=0,
+    ).sent
+    assert sent_refs(messages, tokens=tokens, cache_read=cache_read) == expected
