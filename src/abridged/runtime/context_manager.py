@@ -73,7 +73,9 @@ from abridged.runtime.caller_formats import (
     tool_specs,
 )
 from abridged.runtime.driver import (
+    Fitted,
     OffLoopSummarizer,
+    Runner,
     SummarizerFactory,
     calibrated_budget,
     fit_context,
@@ -422,7 +424,7 @@ class ContextManager:
         """
         self._no_store("prepare")
         plan = self._begin(messages, system, tools, usage)
-        changed = run_sync(self._run(plan)) if plan is not None else False
+        changed = run_sync(self._drive(plan)).changed if plan is not None else False
         return self._finish(messages, changed=changed)
 
     async def aprepare(
@@ -449,7 +451,7 @@ class ContextManager:
             due = await self._off_loop(self._begin_call, messages, system, tools, usage)
         due = await self._persist_messages(stored, behind=write_behind and not due) or due
         plan = await self._off_loop(self._plan_call) if due else None
-        changed = await self._run(plan, threaded=True) if plan is not None else False
+        changed = (await self._drive(plan, threaded=True)).changed if plan is not None else False
         if not changed:
             return self._finish(messages, changed=changed)
         return await self._off_loop(self._finish, messages, changed=changed)
@@ -478,7 +480,7 @@ class ContextManager:
             await self._off_loop(self._sync, messages, system)
         await self._persist_messages()
         plan = await self._off_loop(self._plan_manual, instructions)
-        changed = await self._run(plan, threaded=True) if plan is not None else False
+        changed = (await self._drive(plan, threaded=True)).changed if plan is not None else False
         # A usage reported next describes the context sent before this compaction (stale),
         # unless the caller prepares again: which one was sent, the manager cannot know.
         return await self._off_loop(self._finish, None, changed=changed, sending=False)
@@ -508,16 +510,141 @@ class ContextManager:
 
     async def arecover_overflow(self, reported_tokens: int | None = None) -> Prepared:
         """The async form of ``recover_overflow`` (the CPU work in a worker thread)."""
-        plan = await self._off_loop(self._plan_recovery, reported_tokens)
-        changed = await self._run(plan, threaded=True)
-        return await self._off_loop(self._finish, None, changed=changed)
+        fitted = await self.arecover(reported_tokens)
+        return await self._off_loop(self._finish, None, changed=fitted.changed)
 
-    def _plan_recovery(self, reported_tokens: int | None) -> CompactionPlan:
+    # -- the fit driver -------------------------------------------------------------------------
+    # The one loop that plans, runs, commits and re-measures until the context fits, for every
+    # runtime: ``prepare``, ``compact`` and ``recover_overflow`` above, and a ``Conversation``'s
+    # foreground fit and overflow recovery (``abridged.runtime.compacting``), which pass the
+    # ``run`` that carries a plan out as their compaction task.
+
+    async def afit(self, size: int | None = None, *, run: Runner | None = None) -> Fitted:
+        """Make the context fit the input budget now: plan at ``size`` tokens (default:
+        ``context_tokens()``; a conversation passes the provider's exact count when it has
+        one), carry the plan out, then the emergency path while it does not fit
+        (``abridged.runtime.driver.fit_context``). ``run``: how a plan is carried out and
+        committed (default: here, through the manager's commit). The budget is the current
+        one. ``ContextOverflowError`` when the context cannot fit."""
+        budget = self._current_budget()
+        if size is None:
+            size = await self._size_now(threaded=True)
+        plan = await self._off_loop(self._planner(budget, context_tokens=size))
+        return await self._drive(plan, budget=budget, run=run, threaded=True)
+
+    async def arecover(
+        self, reported_tokens: int | None = None, *, run: Runner | None = None, strict: bool = False
+    ) -> Fitted:
+        """The provider rejected the last context as too long: the emergency path, scaled to
+        ``reported_tokens`` (what the provider said the context held, if it said), then the fit
+        loop as ``afit``'s. ``run`` as ``afit``'s. ``strict``: when the emergency compaction does
+        not compact, stop there (``Fitted.first`` says so) rather than measure again: the
+        caller's estimate was just proven wrong by the provider (a ``Conversation`` raises)."""
+        # what the last reports taught is learned first: the plan scales its estimates
+        if self._background is None:  # a caller's list: its new items are read off the loop
+            await self._off_loop(self._learn)
+        else:
+            self._learn()
+        budget = self._current_budget()
+        planner = self._planner(budget, emergency=True, context_tokens=reported_tokens)
+        plan = await self._off_loop(planner)
+        assert plan is not None  # an emergency plan is always made
+        return await self._drive(plan, budget=budget, run=run, threaded=True, strict=strict)
+
+    def _learn(self) -> None:
         tracked = self._tracked
         self._sizer.learn(self._state, tracked.history, tracked.sums)
-        return plan_emergency(
-            tracked.history, **self._engine_args(), context_tokens=reported_tokens
+
+    def _planner(
+        self, budget: Budget, *, emergency: bool = False, **options: Any
+    ) -> Callable[[], CompactionPlan | None]:
+        """A plan of the context as it is now under ``budget`` (``plan_compaction``, or
+        ``plan_emergency`` with ``emergency``; ``options`` are theirs), to make in a worker
+        thread: its arguments are read now, on a snapshot of the history."""
+        args = self._engine_args(budget)
+        history = tuple(self._tracked.history)
+        if emergency:
+            return functools.partial(plan_emergency, history, **args, **options)
+        return functools.partial(plan_compaction, history, **args, **options)
+
+    async def _drive(
+        self,
+        plan: CompactionPlan | None,
+        *,
+        budget: Budget | None = None,
+        run: Runner | None = None,
+        threaded: bool = False,
+        strict: bool = False,
+    ) -> Fitted:
+        """Carry ``plan`` out, then the emergency path while the context does not fit
+        (``fit_context``). ``run``: a conversation's way of carrying a plan out (its
+        compaction task), else the manager's own. ``threaded``: the CPU work (the extractive
+        summary, committing, planning again, measuring a caller's list) runs in a worker
+        thread; a conversation's size is measured on the loop, where its meters read it."""
+        budget = budget if budget is not None else (plan.budget if plan else self.budget)
+        if run is None:
+            run = functools.partial(self._run_here, threaded=threaded)
+
+        async def size() -> int:
+            return await self._size_now(threaded=threaded)
+
+        async def emergency(budget: Budget, measured: int) -> CompactionPlan:
+            planner = self._planner(budget, emergency=True, measured=measured)
+            made = await self._off_loop(planner) if threaded else planner()
+            assert made is not None  # an emergency plan is always made
+            return made
+
+        return await fit_context(
+            plan,
+            run=run,
+            size=size,
+            emergency=emergency,
+            budget=budget,
+            conversation_id=self.conversation_id,
+            strict=strict,
         )
+
+    async def _run_here(self, plan: CompactionPlan, *, threaded: bool) -> CompactionResult:
+        """Carry ``plan`` out and commit it (store first, with a store), on the loop or with
+        the CPU work in a worker thread (``threaded``)."""
+        summarizer = self._summarizer(plan.budget)
+        if not threaded:
+            result = await run_compaction(
+                plan,
+                summarizer,
+                hooks=self.hooks,
+                clock=self._clock,
+                count_tokens=self._count,
+                gather=asyncio.gather,
+            )
+            self._commit(result)
+            return result
+        result = await run_compaction(
+            plan,
+            off_loop(summarizer),
+            hooks=self.hooks,
+            clock=self._clock,
+            count_tokens=self._count,
+            fallback=off_loop_fallback(summarizer),
+            gather=asyncio.gather,
+        )
+        if await self._persist_result(result) is None:
+            await self._off_loop(self._commit, result)
+        return result
+
+    async def _size_now(self, *, threaded: bool) -> int:
+        """``_measure``, in a worker thread when ``threaded`` and the list is a caller's."""
+        if threaded and self._background is None:
+            return await self._off_loop(self._measure)
+        return self._measure()
+
+    def _measure(self) -> int:
+        """The context's size now; a conversation's state moves without ``_set_state`` (its
+        commits and reloads adopt states), so what it sends before the tail is recomputed
+        first when the state moved."""
+        if self._background is not None:
+            self._rebase_if_moved()
+        return self.context_tokens()
 
     def record_usage(self, usage: Any) -> UsageUpdated | None:
         """Record the provider's usage for the call made with the last prepared context.
@@ -855,56 +982,6 @@ class ContextManager:
             self._tracked.history, **self._engine_args(), context_tokens=self.context_tokens()
         )
 
-    async def _run(self, plan: CompactionPlan, *, threaded: bool = False) -> bool:
-        """Carry out ``plan``, then the emergency path while the context does not fit
-        (``fit_context``). ``threaded``: the CPU work (the extractive summary, committing,
-        planning again) runs in a worker thread."""
-
-        async def run(plan: CompactionPlan) -> CompactionResult:
-            summarizer = self._summarizer(plan.budget)
-            if not threaded:
-                result = await run_compaction(
-                    plan,
-                    summarizer,
-                    hooks=self.hooks,
-                    clock=self._clock,
-                    count_tokens=self._count,
-                    gather=asyncio.gather,
-                )
-                self._commit(result)
-                return result
-            result = await run_compaction(
-                plan,
-                off_loop(summarizer),
-                hooks=self.hooks,
-                clock=self._clock,
-                count_tokens=self._count,
-                fallback=off_loop_fallback(summarizer),
-                gather=asyncio.gather,
-            )
-            if await self._persist_result(result) is None:
-                await self._off_loop(self._commit, result)
-            return result
-
-        async def size() -> int:
-            if threaded:
-                return await self._off_loop(self.context_tokens)
-            return self.context_tokens()
-
-        async def emergency(budget: Budget, measured: int) -> CompactionPlan:
-            if threaded:
-                return await self._off_loop(self._plan_emergency, budget, measured)
-            return self._plan_emergency(budget, measured)
-
-        return await fit_context(
-            plan,
-            run=run,
-            size=size,
-            emergency=emergency,
-            budget=plan.budget,
-            conversation_id=self.conversation_id,
-        )
-
     # -- the store ------------------------------------------------------------------------------
 
     def _no_store(self, method: str) -> None:
@@ -940,9 +1017,6 @@ class ContextManager:
             self._events.extend(result.events)
             self._set_state(adopted, push=True)
         return adopted
-
-    def _plan_emergency(self, budget: Budget, measured: int) -> CompactionPlan:
-        return plan_emergency(self._tracked.history, **self._engine_args(budget), measured=measured)
 
     def _commit(self, result: CompactionResult) -> None:
         self._events.extend(result.events)
@@ -1098,9 +1172,13 @@ class ContextManager:
         return self.context_tokens()
 
     def _rebase_for(self, tools: Sequence[ToolSpec]) -> None:
-        """Recompute what a conversation sends before the tail, with ``tools``, when its state
-        changed since the last time."""
+        """``_rebase_if_moved`` with ``tools``."""
         self._tools_raw_for(tools)
+        self._rebase_if_moved()
+
+    def _rebase_if_moved(self) -> None:
+        """Recompute what a conversation sends before the tail when its state changed since
+        the last time."""
         state, tracked = self._state, self._tracked
         key = (state.epoch, state.cut, state.summary, state.carried, len(state.pruned))
         if key != self._sized_for:
