@@ -11,12 +11,13 @@ runs and commits every compaction over the history it holds:
 - **in the foreground** (``_fit``): when the context still does not fit, the overflow trigger
   and then the emergency path, until it fits (``ContextOverflowError`` when nothing can);
 - **on the provider's overflow** (``_recover``): the emergency path, scaled to the size the
-  provider reported, before the one retry.
-
-Both are the manager's one fit loop (``ContextManager.afit`` and ``arecover``, over
-``abridged.runtime.driver.fit_context``), given the conversation's way of carrying a plan out:
-its compaction task, so that ``cancel_compaction`` and notices work as for any other;
+  provider reported, before the one retry;
 - **on request**: ``compact_now`` (``/compact``), ``prune_now`` (``/prune``).
+
+The foreground fit and the recovery are the manager's one fit loop (``ContextManager.afit`` and
+``arecover``, over ``abridged.runtime.driver.fit_context``), given the conversation's way of
+carrying a plan out: its compaction task, so that ``cancel_compaction`` and notices work as for
+any other compaction.
 
 **Commit.** Through the one commit path of every runtime
 (``abridged.runtime.persistence.commit_result``: the store's single writer, against the version
@@ -94,7 +95,7 @@ class Compacting(ConversationCore):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._manager._attach_background(
+        self._manager.attach(
             Host(
                 summarizer=self.summarizer,
                 hooks=self._hooks,
@@ -155,7 +156,7 @@ class Compacting(ConversationCore):
     def _plan(
         self, *, manual: bool = False, focus: str | None = None, size: int | None = None
     ) -> CompactionPlan | None:
-        return self._manager._plan_for(self.tools.specs, size=size, focus=focus, manual=manual)()
+        return self._manager.planner_for(self.tools.specs, size=size, focus=focus, manual=manual)()
 
     async def _aplan(
         self,
@@ -167,7 +168,7 @@ class Compacting(ConversationCore):
     ) -> CompactionPlan | None:
         """``_plan`` in a worker thread, on a snapshot of the history."""
         return await asyncio.to_thread(
-            self._manager._plan_for(
+            self._manager.planner_for(
                 self.tools.specs, size=size, focus=focus, manual=manual, prune_only=prune_only
             )
         )
@@ -175,12 +176,12 @@ class Compacting(ConversationCore):
     def _due(self, size: int) -> bool:
         """Whether a trigger fires for a context of ``size`` tokens (what ``plan_compaction`` checks
         first, O(1)): only then is there anything to plan."""
-        return self._manager._due_for(self.tools.specs, size)
+        return self._manager.due(self.tools.specs, size)
 
     def _spawn(self, plan: CompactionPlan) -> asyncio.Task[CompactionResult | None]:
         """Carry ``plan`` out as the conversation's compaction task (the manager's)."""
-        assert self._manager._background is not None
-        return self._manager._background.spawn(plan)
+        assert self._manager.background is not None
+        return self._manager.background.spawn(plan)
 
     def _maybe_compact(self) -> None:
         """The check at a step boundary: start a compaction if one is due (in the background).
@@ -194,8 +195,8 @@ class Compacting(ConversationCore):
             self._notice(f"Compaction check failed: {type(exc).__name__}: {exc}")
             return
         if due:  # planning, in a worker thread, is the background task's first step
-            assert self._manager._background is not None
-            self._manager._background.start(size)
+            assert self._manager.background is not None
+            self._manager.background.start(size)
 
     async def _wait_compaction(self) -> None:
         """Wait for the running compaction (abort ends the wait, not the compaction)."""

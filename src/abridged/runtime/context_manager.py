@@ -30,6 +30,11 @@ event loop: prefer ``aprepare`` there). The async forms keep the event loop free
 change) runs in a worker thread while they await it, and the hooks still run on the loop (the
 ``on_event`` calls made by that work are delivered when it returns). Not thread-safe: one manager
 per conversation, one call at a time.
+
+**One fit loop.** ``afit`` and ``arecover`` are the driver that plans, runs, commits and
+re-measures until the context fits (``abridged.runtime.driver.fit_context``); ``prepare``,
+``compact`` and ``recover_overflow`` use it, and so does a ``Conversation``, whose manager this
+is too (see "hosting a Conversation" below), passing its compaction task as the ``run``.
 """
 
 from __future__ import annotations
@@ -85,7 +90,7 @@ from abridged.runtime.driver import (
 from abridged.runtime.output import OutputCache
 from abridged.runtime.persistence import Committed, StoredConversation
 from abridged.runtime.settings import Settings, check_budget, resolve_settings, resolve_window
-from abridged.runtime.sizing import Sizer, known_output_tokens
+from abridged.runtime.sizing import Report, Sizer, known_output_tokens
 from abridged.runtime.token_sums import TokenSums
 from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
 
@@ -318,7 +323,7 @@ class ContextManager:
         self._budget: Budget | None = None
         self._head_key: tuple[str, ...] | None = None
         self._tools_key = _UNSET
-        # a conversation's: the state its size was last rebased for (``_size_for``), and the
+        # a conversation's: the state its size was last rebased for (``size_for``), and the
         # stored sequence number of each history message (``None``: not stored)
         self._sized_for: tuple[Any, ...] | None = None
         self._seqs: list[int | None] = []
@@ -1084,14 +1089,23 @@ class ContextManager:
 
         return compute
 
-    # -- a Conversation's history ------------------------------------------------------------
+    # -- hosting a Conversation --------------------------------------------------------------
     # ``abridged.runtime.conversation`` keeps its history in a manager of its own, so that a
     # conversation has one set of token sums, one sizer, one budget and one summarizer factory,
     # the ones every ContextManager has. Its messages come from its store (they are never
-    # edited), so they are taken as they are, not tracked as a caller's list.
+    # edited), so they are taken as they are, not tracked as a caller's list. What follows is
+    # the whole surface a conversation uses (no private name crosses over):
+    #
+    # - made by ``for_conversation``, given its compaction task by ``attach`` (``background``);
+    # - its history: ``load`` (from the store), ``append``, ``held`` (the live list), ``seqs``,
+    #   ``adopt`` (a new state), ``configure`` (new limits or settings);
+    # - sizes with its tools: ``tools_raw``, ``budget_for``, ``size_for``, ``count``,
+    #   ``last_report``, ``take_report_for`` (a usage report or an exact count);
+    # - compaction: ``due``, ``planner_for``, ``afit`` and ``arecover`` (the fit driver, above),
+    #   and for its task ``run_plan`` and ``commit_rebased``.
 
     @classmethod
-    def _for_conversation(
+    def for_conversation(
         cls,
         limits: ModelLimits,
         *,
@@ -1110,11 +1124,37 @@ class ContextManager:
         manager._persisted = StoredConversation(store, conversation_id, owner=owner)
         return manager
 
-    def _attach_background(self, host: Host) -> None:
+    def attach(self, host: Host) -> BackgroundCompaction:
         """Give a conversation's manager its compaction task (``BackgroundCompaction``)."""
         self._background = BackgroundCompaction(self, host)
+        return self._background
 
-    def _configure(
+    @property
+    def background(self) -> BackgroundCompaction | None:
+        """A conversation's compaction task (``None`` until ``attach``)."""
+        return self._background
+
+    @property
+    def held(self) -> list[Message]:
+        """A conversation's history as held (the live list, appended to in place by
+        ``append``: read it, never change it)."""
+        return self._tracked.history
+
+    @property
+    def seqs(self) -> list[int | None]:
+        """The stored sequence number of each ``held`` message (``None``: not stored)."""
+        return self._seqs
+
+    @property
+    def last_report(self) -> Report | None:
+        """The provider's last report taken (any epoch: compare ``epoch`` with the state's)."""
+        return self._sizer.report
+
+    def count(self, message: Message) -> int:
+        """One message's calibrated estimate (what the engine plans with)."""
+        return self._count(message)
+
+    def configure(
         self,
         *,
         limits: ModelLimits | None = None,
@@ -1130,7 +1170,7 @@ class ContextManager:
             self.settings = settings
         self._budget = None
 
-    def _load(self, loaded: Loaded) -> None:
+    def load(self, loaded: Loaded) -> None:
         """Hold a conversation's history as read from the store, in its state; the last report
         is forgotten, the calibration kept."""
         self._tracked.reset()
@@ -1143,37 +1183,37 @@ class ContextManager:
         assert self._persisted is not None
         self._persisted.attach(loaded.context.version, loaded.context.session.id)
 
-    def _append_message(self, message: Message, seq: int | None) -> None:
+    def append(self, message: Message, seq: int | None) -> None:
         """A message the conversation stored (``seq``) or holds unstored (``None``)."""
         self._tracked.append_messages((message,))
         self._seqs.append(seq)
 
-    def _adopt(self, state: CompactionState) -> None:
+    def adopt(self, state: CompactionState) -> None:
         """A conversation's new state (the next call's count, a commit, a reload)."""
         self._state = state
         self._states[-1] = state
 
-    def _tools_raw_for(self, tools: Sequence[ToolSpec]) -> int:
+    def tools_raw(self, tools: Sequence[ToolSpec]) -> int:
         """The uncalibrated estimate of a conversation's tool definitions, ``tools`` now."""
         self._tools_arg = tools
         self._refresh_tools()
         return self._sizer.tools_raw
 
-    def _budget_for(self, tools: Sequence[ToolSpec]) -> Budget:
+    def budget_for(self, tools: Sequence[ToolSpec]) -> Budget:
         """The budget for ``tools``, with the calibration as it is now: a conversation learns
         its calibration at every call, and its budget follows it."""
-        self._tools_raw_for(tools)
+        self.tools_raw(tools)
         self._budget = None
         return self._current_budget()
 
-    def _size_for(self, tools: Sequence[ToolSpec]) -> int:
+    def size_for(self, tools: Sequence[ToolSpec]) -> int:
         """A conversation's context size (``context_tokens``) with ``tools``."""
         self._rebase_for(tools)
         return self.context_tokens()
 
     def _rebase_for(self, tools: Sequence[ToolSpec]) -> None:
         """``_rebase_if_moved`` with ``tools``."""
-        self._tools_raw_for(tools)
+        self.tools_raw(tools)
         self._rebase_if_moved()
 
     def _rebase_if_moved(self) -> None:
@@ -1185,7 +1225,7 @@ class ContextManager:
             self._sizer.rebase(state, tracked.history, tracked.sums)
             self._sized_for = key
 
-    def _report_for(
+    def take_report_for(
         self, tools: Sequence[ToolSpec], usage: Usage, length: int, epoch: int
     ) -> tuple[bool, HiddenPrefix | None]:
         """A conversation's report of the context of ``history[:length]`` sent in ``epoch``,
@@ -1193,40 +1233,31 @@ class ContextManager:
         self._rebase_for(tools)
         return self._take_report(usage, length, epoch)
 
-    def _due_for(self, tools: Sequence[ToolSpec], size: int) -> bool:
+    def due(self, tools: Sequence[ToolSpec], size: int) -> bool:
         """Whether a trigger fires for a conversation's context of ``size`` tokens (what
         ``plan_compaction`` checks first, O(1)): only then is there anything to plan."""
         state = self._state
         trigger = choose_trigger(
             size,
             context_length(self._tracked.history, state),
-            self._budget_for(tools),
+            self.budget_for(tools),
             self.settings,
             backoff=state.backoff,
             calls=state.calls,
         )
         return trigger is not None
 
-    def _plan_for(
-        self,
-        tools: Sequence[ToolSpec],
-        *,
-        size: int | None = None,
-        budget: Budget | None = None,
-        emergency: bool = False,
-        **options: Any,
+    def planner_for(
+        self, tools: Sequence[ToolSpec], *, size: int | None = None, **options: Any
     ) -> Callable[[], CompactionPlan | None]:
-        """A plan of a conversation's context as it is now (``plan_compaction``, or
-        ``plan_emergency`` with ``emergency``; ``options`` are theirs), to make in a worker
-        thread: its arguments are read now, on a snapshot of the history."""
-        args = self._engine_args(budget if budget is not None else self._budget_for(tools))
-        history = tuple(self._tracked.history)
-        if emergency:
-            return functools.partial(plan_emergency, history, **args, **options)
-        size = self._size_for(tools) if size is None else size
-        return functools.partial(plan_compaction, history, **args, context_tokens=size, **options)
+        """A plan of a conversation's context of ``size`` tokens (default: ``size_for``) as it
+        is now (``plan_compaction``; ``options`` are its own), to make in a worker thread: its
+        arguments are read now, on a snapshot of the history."""
+        budget = self.budget_for(tools)
+        size = self.size_for(tools) if size is None else size
+        return self._planner(budget, context_tokens=size, **options)
 
-    async def _run_for(
+    async def run_plan(
         self, plan: CompactionPlan, summarizer: Summarizer, hooks: CompactionHooks
     ) -> CompactionResult:
         """Carry out a conversation's ``plan`` (the extractive fallback off the event loop)."""
@@ -1240,7 +1271,7 @@ class ContextManager:
             gather=asyncio.gather,
         )
 
-    async def _commit_for(
+    async def commit_rebased(
         self,
         result: CompactionResult,
         *,
@@ -1259,5 +1290,5 @@ class ContextManager:
             rebased, self._seqs, duration_ms=duration_ms, on_prune_error=on_prune_error
         )
         if not committed.lost:
-            self._adopt(rebased.state)
+            self.adopt(rebased.state)
         return committed
