@@ -19,6 +19,7 @@ LAYER = {
     "providers": 3,
     "store": 3,
     "runtime": 4,
+    "events": 4,  # abridged.events: the engine's and the runtime's events in one place
     "cli": 5,
     "server": 5,
     "integrations": 5,

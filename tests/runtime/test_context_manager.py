@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -561,3 +563,33 @@ def test_a_plain_chat_looks_for_its_format_in_new_items_only(
         cm.prepare(items)
     assert scanned == [401, 1, 1, 1, 1, 1]
     assert cm.format == "openai"
+
+
+# -- the one driver and its surface ------------------------------------------------------------
+
+RUNTIME = Path(__file__).parents[2] / "src" / "abridged" / "runtime"
+
+
+def _runtime_sources() -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(RUNTIME.glob("*.py"))}
+
+
+def test_one_fit_loop_runs_in_the_manager() -> None:
+    # fit_context is the loop that plans, runs, commits and re-measures: only the manager's
+    # driver calls it, so that a Conversation's fit and recovery cannot grow a loop of its own
+    callers = {
+        name
+        for name, text in _runtime_sources().items()
+        if re.search(r"\bfit_context\(", text) and name != "driver.py"
+    }
+    assert callers == {"context_manager.py"}
+
+
+def test_nothing_reaches_into_the_managers_private_names() -> None:
+    # a Conversation (and its compaction task) use the manager's documented surface only
+    reaching = {
+        name: sorted(set(re.findall(r"\bmanager\._[a-z]\w*", text)))
+        for name, text in _runtime_sources().items()
+        if name != "context_manager.py"
+    }
+    assert {name: found for name, found in reaching.items() if found} == {}

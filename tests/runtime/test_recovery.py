@@ -16,7 +16,8 @@ from abridged.core.protocols import Completion, ToolSpec
 from abridged.errors import ContextOverflowError, ProviderError
 from abridged.providers.anthropic import AnthropicChatModel
 from abridged.providers.scripted import ScriptedModel
-from abridged.runtime import Conversation, ConversationSettings, Notice, Retrying
+from abridged.runtime import Conversation, ConversationSettings, Notice, Retrying, context_manager
+from abridged.runtime.driver import Fitted
 from abridged.runtime.recovery import (
     SilentTruncationError,
     call_with_recovery,
@@ -478,3 +479,55 @@ async def test_damaged_rows_found_on_load_are_a_notice_of_the_next_turn(store: S
         "placeholder, and the conversation goes on"
     ]
     assert result.text == "three"
+
+
+# -- one fit loop ---------------------------------------------------------------------------------
+
+
+class _FitSpy:
+    """Records every run of the manager's fit loop (``fit_context`` as the manager calls it)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.runs: list[tuple[bool, Fitted]] = []
+        self._real = context_manager.fit_context
+        monkeypatch.setattr(context_manager, "fit_context", self)
+
+    async def __call__(self, plan: Any, **options: Any) -> Fitted:
+        fitted = await self._real(plan, **options)
+        self.runs.append((options.get("strict", False), fitted))
+        return fitted
+
+
+async def test_a_conversations_overflow_recovery_is_the_managers_fit_loop(
+    store: Store, server: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = _FitSpy(monkeypatch)
+    convo = await open_convo(store, server, "openai")
+    await fill(convo, 4)
+    assert spy.runs == []  # nothing needed fitting so far
+    size = convo.context_tokens()
+    server.set_replies([overflow_reply("openai", size, size + 500), "recovered"])
+    result = await convo.send("Summarize the build notes.")
+    assert result.text == "recovered"
+    # the recovery ran in the manager's loop, strict, and what it made is what was committed
+    assert [strict for strict, _ in spy.runs] == [True]
+    made = spy.runs[0][1].first
+    assert made is not None and made.status == "compacted" and made.plan.trigger == "overflow"
+    stored = await store.compactions(convo.id)
+    assert stored[-1].record.summary.text == made.summary_text == convo.state.summary
+    assert stored[-1].record.trigger == "overflow"
+
+
+async def test_a_conversations_foreground_fit_is_the_managers_fit_loop(
+    store: Store, server: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = _FitSpy(monkeypatch)
+    convo = await open_convo(store, server, "openai")
+    await fill(convo, 4)
+    # one message that takes the context past the input budget at once: no step boundary
+    # between, so the call itself must make it fit, in the foreground
+    huge = " ".join(f"Line {i}: the deploy step {i} copies bundle-{i}.zip." for i in range(600))
+    await convo.send(huge)
+    assert [strict for strict, _ in spy.runs] == [False]
+    assert spy.runs[0][1].changed and convo.state.compacted
+    assert convo.call_log[-1].estimate <= convo.budget().input_budget

@@ -1,9 +1,9 @@
 """A conversation's compaction task: one at a time, planned off the loop, committed whole.
 
-A ``Conversation``'s manager (``ContextManager._for_conversation``) owns one
+A ``Conversation``'s manager (``ContextManager.for_conversation``) owns one
 ``BackgroundCompaction``. At a step boundary the conversation asks it to ``start`` when a trigger
 fires: the task plans in a worker thread, summarizes, and commits through the manager
-(``ContextManager._commit_for``: rebased onto the history that grew meanwhile, or dropped when
+(``ContextManager.commit_rebased``: rebased onto the history that grew meanwhile, or dropped when
 the context changed). The reply path never waits for it unless the context does not fit. A
 compaction the conversation needs now (before a call, on an overflow, on request) is ``spawn``ed
 as the same task, and awaited.
@@ -78,7 +78,7 @@ class BackgroundCompaction:
         notice = self.host.notice
         started = time.monotonic()
         try:
-            result = await self.manager._run_for(
+            result = await self.manager.run_plan(
                 plan, self.host.summarizer(plan.budget), self.host.hooks()
             )
         except asyncio.CancelledError:
@@ -131,7 +131,7 @@ class BackgroundCompaction:
         """Commit ``result`` through the manager (store first, then memory)."""
         host = self.host
         try:
-            committed = await self.manager._commit_for(
+            committed = await self.manager.commit_rebased(
                 result,
                 duration_ms=duration_ms,
                 on_prune_error=lambda exc: host.notice(

@@ -9,11 +9,15 @@ runs and commits every compaction over the history it holds:
   plans in a worker thread and compacts, so that the summarizer's call never delays the reply;
   the next model call waits for it only when the context does not fit;
 - **in the foreground** (``_fit``): when the context still does not fit, the overflow trigger
-  and then the emergency path, until it fits (``fit_context``; ``ContextOverflowError`` when
-  nothing can);
+  and then the emergency path, until it fits (``ContextOverflowError`` when nothing can);
 - **on the provider's overflow** (``_recover``): the emergency path, scaled to the size the
   provider reported, before the one retry;
 - **on request**: ``compact_now`` (``/compact``), ``prune_now`` (``/prune``).
+
+The foreground fit and the recovery are the manager's one fit loop (``ContextManager.afit`` and
+``arecover``, over ``abridged.runtime.driver.fit_context``), given the conversation's way of
+carrying a plan out: its compaction task, so that ``cancel_compaction`` and notices work as for
+any other compaction.
 
 **Commit.** Through the one commit path of every runtime
 (``abridged.runtime.persistence.commit_result``: the store's single writer, against the version
@@ -52,7 +56,7 @@ from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.redact import redact
 from abridged.errors import ContextOverflowError
 from abridged.runtime.background import Host
-from abridged.runtime.driver import OffLoopSummarizer, fit_context, off_loop
+from abridged.runtime.driver import OffLoopSummarizer, off_loop
 from abridged.runtime.history import is_command
 from abridged.runtime.recovery import SilentTruncationError
 from abridged.runtime.state import ConversationCore
@@ -91,7 +95,7 @@ class Compacting(ConversationCore):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._manager._attach_background(
+        self._manager.attach(
             Host(
                 summarizer=self.summarizer,
                 hooks=self._hooks,
@@ -152,7 +156,7 @@ class Compacting(ConversationCore):
     def _plan(
         self, *, manual: bool = False, focus: str | None = None, size: int | None = None
     ) -> CompactionPlan | None:
-        return self._manager._plan_for(self.tools.specs, size=size, focus=focus, manual=manual)()
+        return self._manager.planner_for(self.tools.specs, size=size, focus=focus, manual=manual)()
 
     async def _aplan(
         self,
@@ -164,37 +168,20 @@ class Compacting(ConversationCore):
     ) -> CompactionPlan | None:
         """``_plan`` in a worker thread, on a snapshot of the history."""
         return await asyncio.to_thread(
-            self._manager._plan_for(
+            self._manager.planner_for(
                 self.tools.specs, size=size, focus=focus, manual=manual, prune_only=prune_only
             )
         )
 
-    async def _aplan_emergency(
-        self, budget: Budget, measured: int | None = None, context_tokens: int | None = None
-    ) -> CompactionPlan:
-        """``plan_emergency`` of the conversation in a worker thread, on a snapshot;
-        ``measured``: the size that found the context too big, ``context_tokens``: the
-        provider's count."""
-        plan = self._manager._plan_for(
-            self.tools.specs,
-            budget=budget,
-            emergency=True,
-            measured=measured,
-            context_tokens=context_tokens,
-        )
-        made = await asyncio.to_thread(plan)
-        assert made is not None  # an emergency plan is always made
-        return made
-
     def _due(self, size: int) -> bool:
         """Whether a trigger fires for a context of ``size`` tokens (what ``plan_compaction`` checks
         first, O(1)): only then is there anything to plan."""
-        return self._manager._due_for(self.tools.specs, size)
+        return self._manager.due(self.tools.specs, size)
 
     def _spawn(self, plan: CompactionPlan) -> asyncio.Task[CompactionResult | None]:
         """Carry ``plan`` out as the conversation's compaction task (the manager's)."""
-        assert self._manager._background is not None
-        return self._manager._background.spawn(plan)
+        assert self._manager.background is not None
+        return self._manager.background.spawn(plan)
 
     def _maybe_compact(self) -> None:
         """The check at a step boundary: start a compaction if one is due (in the background).
@@ -208,8 +195,8 @@ class Compacting(ConversationCore):
             self._notice(f"Compaction check failed: {type(exc).__name__}: {exc}")
             return
         if due:  # planning, in a worker thread, is the background task's first step
-            assert self._manager._background is not None
-            self._manager._background.start(size)
+            assert self._manager.background is not None
+            self._manager.background.start(size)
 
     async def _wait_compaction(self) -> None:
         """Wait for the running compaction (abort ends the wait, not the compaction)."""
@@ -233,10 +220,11 @@ class Compacting(ConversationCore):
         await asyncio.gather(task, return_exceptions=True)
 
     async def _fit(self, size: int) -> int:
-        """Compact in the foreground until the context fits the input budget (the overflow
-        trigger, then the emergency path: ``fit_context``); the size after.
+        """Compact in the foreground until the context fits the input budget (the manager's
+        fit loop, ``ContextManager.afit``: the overflow trigger, then the emergency path), each
+        plan carried out as the conversation's compaction task; the size after.
         ``ContextOverflowError`` when it cannot fit."""
-        budget = self.budget()
+        self.budget()  # the budget as it is now (the calibration moves at every call)
 
         async def run(plan: CompactionPlan) -> CompactionResult | None:
             result: CompactionResult | None = await self._interruptible(
@@ -244,17 +232,7 @@ class Compacting(ConversationCore):
             )
             return result
 
-        async def measure() -> int:
-            return self._size()
-
-        await fit_context(
-            await self._aplan(size=size),
-            run=run,
-            size=measure,
-            emergency=self._aplan_emergency,
-            budget=budget,
-            conversation_id=self.id,
-        )
+        await self._manager.afit(size, run=run)
         return self._size()
 
     async def _recover(self, error: ContextOverflowError) -> int:
@@ -266,8 +244,10 @@ class Compacting(ConversationCore):
         if isinstance(error, SilentTruncationError) and error.reported > 0:
             # Aim at what the provider really read: its estimates scale up by sent/read.
             reported = int(self._size() * budget.input_budget / error.reported)
-        plan = await self._aplan_emergency(budget, context_tokens=reported)
-        result = await self._spawn(plan)
+        # the manager's fit loop (``ContextManager.arecover``), strict: a rejected context whose
+        # emergency compaction did not compact is not sent again
+        fitted = await self._manager.arecover(reported, run=self._spawn, strict=True)
+        result = fitted.first
         if result is None or result.status != "compacted":
             raise ContextOverflowError(
                 "the provider rejected the context as too long and the emergency compaction failed",

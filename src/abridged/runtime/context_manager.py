@@ -30,6 +30,11 @@ event loop: prefer ``aprepare`` there). The async forms keep the event loop free
 change) runs in a worker thread while they await it, and the hooks still run on the loop (the
 ``on_event`` calls made by that work are delivered when it returns). Not thread-safe: one manager
 per conversation, one call at a time.
+
+**One fit loop.** ``afit`` and ``arecover`` are the driver that plans, runs, commits and
+re-measures until the context fits (``abridged.runtime.driver.fit_context``); ``prepare``,
+``compact`` and ``recover_overflow`` use it, and so does a ``Conversation``, whose manager this
+is too (see "hosting a Conversation" below), passing its compaction task as the ``run``.
 """
 
 from __future__ import annotations
@@ -73,7 +78,9 @@ from abridged.runtime.caller_formats import (
     tool_specs,
 )
 from abridged.runtime.driver import (
+    Fitted,
     OffLoopSummarizer,
+    Runner,
     SummarizerFactory,
     calibrated_budget,
     fit_context,
@@ -83,7 +90,7 @@ from abridged.runtime.driver import (
 from abridged.runtime.output import OutputCache
 from abridged.runtime.persistence import Committed, StoredConversation
 from abridged.runtime.settings import Settings, check_budget, resolve_settings, resolve_window
-from abridged.runtime.sizing import Sizer, known_output_tokens
+from abridged.runtime.sizing import Report, Sizer, known_output_tokens
 from abridged.runtime.token_sums import TokenSums
 from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
 
@@ -316,7 +323,7 @@ class ContextManager:
         self._budget: Budget | None = None
         self._head_key: tuple[str, ...] | None = None
         self._tools_key = _UNSET
-        # a conversation's: the state its size was last rebased for (``_size_for``), and the
+        # a conversation's: the state its size was last rebased for (``size_for``), and the
         # stored sequence number of each history message (``None``: not stored)
         self._sized_for: tuple[Any, ...] | None = None
         self._seqs: list[int | None] = []
@@ -422,7 +429,7 @@ class ContextManager:
         """
         self._no_store("prepare")
         plan = self._begin(messages, system, tools, usage)
-        changed = run_sync(self._run(plan)) if plan is not None else False
+        changed = run_sync(self._drive(plan)).changed if plan is not None else False
         return self._finish(messages, changed=changed)
 
     async def aprepare(
@@ -449,7 +456,7 @@ class ContextManager:
             due = await self._off_loop(self._begin_call, messages, system, tools, usage)
         due = await self._persist_messages(stored, behind=write_behind and not due) or due
         plan = await self._off_loop(self._plan_call) if due else None
-        changed = await self._run(plan, threaded=True) if plan is not None else False
+        changed = (await self._drive(plan, threaded=True)).changed if plan is not None else False
         if not changed:
             return self._finish(messages, changed=changed)
         return await self._off_loop(self._finish, messages, changed=changed)
@@ -478,7 +485,7 @@ class ContextManager:
             await self._off_loop(self._sync, messages, system)
         await self._persist_messages()
         plan = await self._off_loop(self._plan_manual, instructions)
-        changed = await self._run(plan, threaded=True) if plan is not None else False
+        changed = (await self._drive(plan, threaded=True)).changed if plan is not None else False
         # A usage reported next describes the context sent before this compaction (stale),
         # unless the caller prepares again: which one was sent, the manager cannot know.
         return await self._off_loop(self._finish, None, changed=changed, sending=False)
@@ -508,16 +515,141 @@ class ContextManager:
 
     async def arecover_overflow(self, reported_tokens: int | None = None) -> Prepared:
         """The async form of ``recover_overflow`` (the CPU work in a worker thread)."""
-        plan = await self._off_loop(self._plan_recovery, reported_tokens)
-        changed = await self._run(plan, threaded=True)
-        return await self._off_loop(self._finish, None, changed=changed)
+        fitted = await self.arecover(reported_tokens)
+        return await self._off_loop(self._finish, None, changed=fitted.changed)
 
-    def _plan_recovery(self, reported_tokens: int | None) -> CompactionPlan:
+    # -- the fit driver -------------------------------------------------------------------------
+    # The one loop that plans, runs, commits and re-measures until the context fits, for every
+    # runtime: ``prepare``, ``compact`` and ``recover_overflow`` above, and a ``Conversation``'s
+    # foreground fit and overflow recovery (``abridged.runtime.compacting``), which pass the
+    # ``run`` that carries a plan out as their compaction task.
+
+    async def afit(self, size: int | None = None, *, run: Runner | None = None) -> Fitted:
+        """Make the context fit the input budget now: plan at ``size`` tokens (default:
+        ``context_tokens()``; a conversation passes the provider's exact count when it has
+        one), carry the plan out, then the emergency path while it does not fit
+        (``abridged.runtime.driver.fit_context``). ``run``: how a plan is carried out and
+        committed (default: here, through the manager's commit). The budget is the current
+        one. ``ContextOverflowError`` when the context cannot fit."""
+        budget = self._current_budget()
+        if size is None:
+            size = await self._size_now(threaded=True)
+        plan = await self._off_loop(self._planner(budget, context_tokens=size))
+        return await self._drive(plan, budget=budget, run=run, threaded=True)
+
+    async def arecover(
+        self, reported_tokens: int | None = None, *, run: Runner | None = None, strict: bool = False
+    ) -> Fitted:
+        """The provider rejected the last context as too long: the emergency path, scaled to
+        ``reported_tokens`` (what the provider said the context held, if it said), then the fit
+        loop as ``afit``'s. ``run`` as ``afit``'s. ``strict``: when the emergency compaction does
+        not compact, stop there (``Fitted.first`` says so) rather than measure again: the
+        caller's estimate was just proven wrong by the provider (a ``Conversation`` raises)."""
+        # what the last reports taught is learned first: the plan scales its estimates
+        if self._background is None:  # a caller's list: its new items are read off the loop
+            await self._off_loop(self._learn)
+        else:
+            self._learn()
+        budget = self._current_budget()
+        planner = self._planner(budget, emergency=True, context_tokens=reported_tokens)
+        plan = await self._off_loop(planner)
+        assert plan is not None  # an emergency plan is always made
+        return await self._drive(plan, budget=budget, run=run, threaded=True, strict=strict)
+
+    def _learn(self) -> None:
         tracked = self._tracked
         self._sizer.learn(self._state, tracked.history, tracked.sums)
-        return plan_emergency(
-            tracked.history, **self._engine_args(), context_tokens=reported_tokens
+
+    def _planner(
+        self, budget: Budget, *, emergency: bool = False, **options: Any
+    ) -> Callable[[], CompactionPlan | None]:
+        """A plan of the context as it is now under ``budget`` (``plan_compaction``, or
+        ``plan_emergency`` with ``emergency``; ``options`` are theirs), to make in a worker
+        thread: its arguments are read now, on a snapshot of the history."""
+        args = self._engine_args(budget)
+        history = tuple(self._tracked.history)
+        if emergency:
+            return functools.partial(plan_emergency, history, **args, **options)
+        return functools.partial(plan_compaction, history, **args, **options)
+
+    async def _drive(
+        self,
+        plan: CompactionPlan | None,
+        *,
+        budget: Budget | None = None,
+        run: Runner | None = None,
+        threaded: bool = False,
+        strict: bool = False,
+    ) -> Fitted:
+        """Carry ``plan`` out, then the emergency path while the context does not fit
+        (``fit_context``). ``run``: a conversation's way of carrying a plan out (its
+        compaction task), else the manager's own. ``threaded``: the CPU work (the extractive
+        summary, committing, planning again, measuring a caller's list) runs in a worker
+        thread; a conversation's size is measured on the loop, where its meters read it."""
+        budget = budget if budget is not None else (plan.budget if plan else self.budget)
+        if run is None:
+            run = functools.partial(self._run_here, threaded=threaded)
+
+        async def size() -> int:
+            return await self._size_now(threaded=threaded)
+
+        async def emergency(budget: Budget, measured: int) -> CompactionPlan:
+            planner = self._planner(budget, emergency=True, measured=measured)
+            made = await self._off_loop(planner) if threaded else planner()
+            assert made is not None  # an emergency plan is always made
+            return made
+
+        return await fit_context(
+            plan,
+            run=run,
+            size=size,
+            emergency=emergency,
+            budget=budget,
+            conversation_id=self.conversation_id,
+            strict=strict,
         )
+
+    async def _run_here(self, plan: CompactionPlan, *, threaded: bool) -> CompactionResult:
+        """Carry ``plan`` out and commit it (store first, with a store), on the loop or with
+        the CPU work in a worker thread (``threaded``)."""
+        summarizer = self._summarizer(plan.budget)
+        if not threaded:
+            result = await run_compaction(
+                plan,
+                summarizer,
+                hooks=self.hooks,
+                clock=self._clock,
+                count_tokens=self._count,
+                gather=asyncio.gather,
+            )
+            self._commit(result)
+            return result
+        result = await run_compaction(
+            plan,
+            off_loop(summarizer),
+            hooks=self.hooks,
+            clock=self._clock,
+            count_tokens=self._count,
+            fallback=off_loop_fallback(summarizer),
+            gather=asyncio.gather,
+        )
+        if await self._persist_result(result) is None:
+            await self._off_loop(self._commit, result)
+        return result
+
+    async def _size_now(self, *, threaded: bool) -> int:
+        """``_measure``, in a worker thread when ``threaded`` and the list is a caller's."""
+        if threaded and self._background is None:
+            return await self._off_loop(self._measure)
+        return self._measure()
+
+    def _measure(self) -> int:
+        """The context's size now; a conversation's state moves without ``_set_state`` (its
+        commits and reloads adopt states), so what it sends before the tail is recomputed
+        first when the state moved."""
+        if self._background is not None:
+            self._rebase_if_moved()
+        return self.context_tokens()
 
     def record_usage(self, usage: Any) -> UsageUpdated | None:
         """Record the provider's usage for the call made with the last prepared context.
@@ -855,56 +987,6 @@ class ContextManager:
             self._tracked.history, **self._engine_args(), context_tokens=self.context_tokens()
         )
 
-    async def _run(self, plan: CompactionPlan, *, threaded: bool = False) -> bool:
-        """Carry out ``plan``, then the emergency path while the context does not fit
-        (``fit_context``). ``threaded``: the CPU work (the extractive summary, committing,
-        planning again) runs in a worker thread."""
-
-        async def run(plan: CompactionPlan) -> CompactionResult:
-            summarizer = self._summarizer(plan.budget)
-            if not threaded:
-                result = await run_compaction(
-                    plan,
-                    summarizer,
-                    hooks=self.hooks,
-                    clock=self._clock,
-                    count_tokens=self._count,
-                    gather=asyncio.gather,
-                )
-                self._commit(result)
-                return result
-            result = await run_compaction(
-                plan,
-                off_loop(summarizer),
-                hooks=self.hooks,
-                clock=self._clock,
-                count_tokens=self._count,
-                fallback=off_loop_fallback(summarizer),
-                gather=asyncio.gather,
-            )
-            if await self._persist_result(result) is None:
-                await self._off_loop(self._commit, result)
-            return result
-
-        async def size() -> int:
-            if threaded:
-                return await self._off_loop(self.context_tokens)
-            return self.context_tokens()
-
-        async def emergency(budget: Budget, measured: int) -> CompactionPlan:
-            if threaded:
-                return await self._off_loop(self._plan_emergency, budget, measured)
-            return self._plan_emergency(budget, measured)
-
-        return await fit_context(
-            plan,
-            run=run,
-            size=size,
-            emergency=emergency,
-            budget=plan.budget,
-            conversation_id=self.conversation_id,
-        )
-
     # -- the store ------------------------------------------------------------------------------
 
     def _no_store(self, method: str) -> None:
@@ -940,9 +1022,6 @@ class ContextManager:
             self._events.extend(result.events)
             self._set_state(adopted, push=True)
         return adopted
-
-    def _plan_emergency(self, budget: Budget, measured: int) -> CompactionPlan:
-        return plan_emergency(self._tracked.history, **self._engine_args(budget), measured=measured)
 
     def _commit(self, result: CompactionResult) -> None:
         self._events.extend(result.events)
@@ -1010,14 +1089,23 @@ class ContextManager:
 
         return compute
 
-    # -- a Conversation's history ------------------------------------------------------------
+    # -- hosting a Conversation --------------------------------------------------------------
     # ``abridged.runtime.conversation`` keeps its history in a manager of its own, so that a
     # conversation has one set of token sums, one sizer, one budget and one summarizer factory,
     # the ones every ContextManager has. Its messages come from its store (they are never
-    # edited), so they are taken as they are, not tracked as a caller's list.
+    # edited), so they are taken as they are, not tracked as a caller's list. What follows is
+    # the whole surface a conversation uses (no private name crosses over):
+    #
+    # - made by ``for_conversation``, given its compaction task by ``attach`` (``background``);
+    # - its history: ``load`` (from the store), ``append``, ``held`` (the live list), ``seqs``,
+    #   ``adopt`` (a new state), ``configure`` (new limits or settings);
+    # - sizes with its tools: ``tools_raw``, ``budget_for``, ``size_for``, ``count``,
+    #   ``last_report``, ``take_report_for`` (a usage report or an exact count);
+    # - compaction: ``due``, ``planner_for``, ``afit`` and ``arecover`` (the fit driver, above),
+    #   and for its task ``run_plan`` and ``commit_rebased``.
 
     @classmethod
-    def _for_conversation(
+    def for_conversation(
         cls,
         limits: ModelLimits,
         *,
@@ -1036,11 +1124,37 @@ class ContextManager:
         manager._persisted = StoredConversation(store, conversation_id, owner=owner)
         return manager
 
-    def _attach_background(self, host: Host) -> None:
+    def attach(self, host: Host) -> BackgroundCompaction:
         """Give a conversation's manager its compaction task (``BackgroundCompaction``)."""
         self._background = BackgroundCompaction(self, host)
+        return self._background
 
-    def _configure(
+    @property
+    def background(self) -> BackgroundCompaction | None:
+        """A conversation's compaction task (``None`` until ``attach``)."""
+        return self._background
+
+    @property
+    def held(self) -> list[Message]:
+        """A conversation's history as held (the live list, appended to in place by
+        ``append``: read it, never change it)."""
+        return self._tracked.history
+
+    @property
+    def seqs(self) -> list[int | None]:
+        """The stored sequence number of each ``held`` message (``None``: not stored)."""
+        return self._seqs
+
+    @property
+    def last_report(self) -> Report | None:
+        """The provider's last report taken (any epoch: compare ``epoch`` with the state's)."""
+        return self._sizer.report
+
+    def count(self, message: Message) -> int:
+        """One message's calibrated estimate (what the engine plans with)."""
+        return self._count(message)
+
+    def configure(
         self,
         *,
         limits: ModelLimits | None = None,
@@ -1056,7 +1170,7 @@ class ContextManager:
             self.settings = settings
         self._budget = None
 
-    def _load(self, loaded: Loaded) -> None:
+    def load(self, loaded: Loaded) -> None:
         """Hold a conversation's history as read from the store, in its state; the last report
         is forgotten, the calibration kept."""
         self._tracked.reset()
@@ -1069,45 +1183,49 @@ class ContextManager:
         assert self._persisted is not None
         self._persisted.attach(loaded.context.version, loaded.context.session.id)
 
-    def _append_message(self, message: Message, seq: int | None) -> None:
+    def append(self, message: Message, seq: int | None) -> None:
         """A message the conversation stored (``seq``) or holds unstored (``None``)."""
         self._tracked.append_messages((message,))
         self._seqs.append(seq)
 
-    def _adopt(self, state: CompactionState) -> None:
+    def adopt(self, state: CompactionState) -> None:
         """A conversation's new state (the next call's count, a commit, a reload)."""
         self._state = state
         self._states[-1] = state
 
-    def _tools_raw_for(self, tools: Sequence[ToolSpec]) -> int:
+    def tools_raw(self, tools: Sequence[ToolSpec]) -> int:
         """The uncalibrated estimate of a conversation's tool definitions, ``tools`` now."""
         self._tools_arg = tools
         self._refresh_tools()
         return self._sizer.tools_raw
 
-    def _budget_for(self, tools: Sequence[ToolSpec]) -> Budget:
+    def budget_for(self, tools: Sequence[ToolSpec]) -> Budget:
         """The budget for ``tools``, with the calibration as it is now: a conversation learns
         its calibration at every call, and its budget follows it."""
-        self._tools_raw_for(tools)
+        self.tools_raw(tools)
         self._budget = None
         return self._current_budget()
 
-    def _size_for(self, tools: Sequence[ToolSpec]) -> int:
+    def size_for(self, tools: Sequence[ToolSpec]) -> int:
         """A conversation's context size (``context_tokens``) with ``tools``."""
         self._rebase_for(tools)
         return self.context_tokens()
 
     def _rebase_for(self, tools: Sequence[ToolSpec]) -> None:
-        """Recompute what a conversation sends before the tail, with ``tools``, when its state
-        changed since the last time."""
-        self._tools_raw_for(tools)
+        """``_rebase_if_moved`` with ``tools``."""
+        self.tools_raw(tools)
+        self._rebase_if_moved()
+
+    def _rebase_if_moved(self) -> None:
+        """Recompute what a conversation sends before the tail when its state changed since
+        the last time."""
         state, tracked = self._state, self._tracked
         key = (state.epoch, state.cut, state.summary, state.carried, len(state.pruned))
         if key != self._sized_for:
             self._sizer.rebase(state, tracked.history, tracked.sums)
             self._sized_for = key
 
-    def _report_for(
+    def take_report_for(
         self, tools: Sequence[ToolSpec], usage: Usage, length: int, epoch: int
     ) -> tuple[bool, HiddenPrefix | None]:
         """A conversation's report of the context of ``history[:length]`` sent in ``epoch``,
@@ -1115,40 +1233,31 @@ class ContextManager:
         self._rebase_for(tools)
         return self._take_report(usage, length, epoch)
 
-    def _due_for(self, tools: Sequence[ToolSpec], size: int) -> bool:
+    def due(self, tools: Sequence[ToolSpec], size: int) -> bool:
         """Whether a trigger fires for a conversation's context of ``size`` tokens (what
         ``plan_compaction`` checks first, O(1)): only then is there anything to plan."""
         state = self._state
         trigger = choose_trigger(
             size,
             context_length(self._tracked.history, state),
-            self._budget_for(tools),
+            self.budget_for(tools),
             self.settings,
             backoff=state.backoff,
             calls=state.calls,
         )
         return trigger is not None
 
-    def _plan_for(
-        self,
-        tools: Sequence[ToolSpec],
-        *,
-        size: int | None = None,
-        budget: Budget | None = None,
-        emergency: bool = False,
-        **options: Any,
+    def planner_for(
+        self, tools: Sequence[ToolSpec], *, size: int | None = None, **options: Any
     ) -> Callable[[], CompactionPlan | None]:
-        """A plan of a conversation's context as it is now (``plan_compaction``, or
-        ``plan_emergency`` with ``emergency``; ``options`` are theirs), to make in a worker
-        thread: its arguments are read now, on a snapshot of the history."""
-        args = self._engine_args(budget if budget is not None else self._budget_for(tools))
-        history = tuple(self._tracked.history)
-        if emergency:
-            return functools.partial(plan_emergency, history, **args, **options)
-        size = self._size_for(tools) if size is None else size
-        return functools.partial(plan_compaction, history, **args, context_tokens=size, **options)
+        """A plan of a conversation's context of ``size`` tokens (default: ``size_for``) as it
+        is now (``plan_compaction``; ``options`` are its own), to make in a worker thread: its
+        arguments are read now, on a snapshot of the history."""
+        budget = self.budget_for(tools)
+        size = self.size_for(tools) if size is None else size
+        return self._planner(budget, context_tokens=size, **options)
 
-    async def _run_for(
+    async def run_plan(
         self, plan: CompactionPlan, summarizer: Summarizer, hooks: CompactionHooks
     ) -> CompactionResult:
         """Carry out a conversation's ``plan`` (the extractive fallback off the event loop)."""
@@ -1162,7 +1271,7 @@ class ContextManager:
             gather=asyncio.gather,
         )
 
-    async def _commit_for(
+    async def commit_rebased(
         self,
         result: CompactionResult,
         *,
@@ -1181,5 +1290,5 @@ class ContextManager:
             rebased, self._seqs, duration_ms=duration_ms, on_prune_error=on_prune_error
         )
         if not committed.lost:
-            self._adopt(rebased.state)
+            self.adopt(rebased.state)
         return committed

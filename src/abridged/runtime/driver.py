@@ -7,13 +7,16 @@ budget, the summarizer, and the loop that makes a context fit.
   ``LLMSummarizer`` sized to the budget with the extractive fallback, or the extractive one),
   and ``off_loop`` / ``OffLoopSummarizer``: the extractive summary in a worker thread.
 - ``fit_context``: carry a plan out, then the emergency path while the context does not fit the
-  input budget; never more than ``MAX_FIT_COMPACTIONS`` compactions for one call.
+  input budget; never more than ``MAX_FIT_COMPACTIONS`` compactions for one call (``Fitted``:
+  what it did). The one fit loop of both runtimes: ``ContextManager._drive`` calls it, for a
+  caller's list and for a ``Conversation`` alike.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from abridged.core.budget import MIN_CONTEXT_WINDOW, Budget, BudgetSettings, compute_budget
@@ -29,7 +32,9 @@ from abridged.runtime.recovery import RetryingModel
 
 __all__ = [
     "MAX_FIT_COMPACTIONS",
+    "Fitted",
     "OffLoopSummarizer",
+    "Runner",
     "SummarizerFactory",
     "calibrated_budget",
     "fit_context",
@@ -240,27 +245,54 @@ class SummarizerFactory:
         return made
 
 
+#: Carries one plan out and commits it: the result, or ``None`` when it could not run.
+Runner = Callable[[CompactionPlan], Awaitable[CompactionResult | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """What making a context fit did: every compaction carried out, in order (``None``: one
+    that could not run or was dropped)."""
+
+    results: tuple[CompactionResult | None, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """Whether the context changed (the provider's cache starts over)."""
+        return any(r is not None and r.changed for r in self.results)
+
+    @property
+    def first(self) -> CompactionResult | None:
+        """The first compaction's result (``None`` when none ran or it could not)."""
+        return self.results[0] if self.results else None
+
+
 async def fit_context(
     plan: CompactionPlan | None,
     *,
-    run: Callable[[CompactionPlan], Awaitable[CompactionResult | None]],
+    run: Runner,
     size: Callable[[], Awaitable[int]],
     emergency: Callable[[Budget, int], Awaitable[CompactionPlan]],
     budget: Budget,
     conversation_id: str | None = None,
-) -> bool:
+    strict: bool = False,
+) -> Fitted:
     """Carry ``plan`` out (``run``: compact and commit; ``None`` when it could not), then the
     emergency path (``emergency(budget, size)``, given the size that found the context too big)
-    while the context (``await size()``) does not fit the input budget; whether the context
-    changed. A missing plan, or one with nothing to do, goes to the emergency path only when the
-    context does not fit: a plan with nothing to do for a context that fits (a trigger below the
-    input budget) is carried out as it is, which records it for the backoff. With compaction and
-    overflow recovery both switched off, one plan is run and nothing more.
+    while the context (``await size()``) does not fit the input budget. A missing plan, or one
+    with nothing to do, goes to the emergency path only when the context does not fit: a plan
+    with nothing to do for a context that fits (a trigger below the input budget) is carried
+    out as it is, which records it for the backoff. With compaction and overflow recovery both
+    switched off, one plan is run and nothing more.
+
+    ``strict``: ``plan`` is the compaction a provider's rejection asked for; when it does not
+    compact, the loop stops there (the caller says why: the rejected context must not be sent
+    again), whatever the estimate says.
 
     ``ContextOverflowError`` (with both sizes) when no summary could be made while the context
     does not fit, or when it still does not fit after ``MAX_FIT_COMPACTIONS`` compactions.
     """
-    changed = False
+    results: list[CompactionResult | None] = []
     now: int | None = None
     recover = budget.overflow_recovery or budget.enabled
     for _ in range(MAX_FIT_COMPACTIONS):
@@ -268,15 +300,16 @@ async def fit_context(
             now = await size() if now is None else now
             if now <= budget.input_budget or not recover:
                 if plan is not None:
-                    result = await run(plan)
-                    changed = changed or (result is not None and result.changed)
-                return changed
+                    results.append(await run(plan))
+                return Fitted(tuple(results))
             plan = await emergency(budget, now)
         result = await run(plan)
-        changed = changed or (result is not None and result.changed)
+        results.append(result)
+        if strict and len(results) == 1 and (result is None or result.status != "compacted"):
+            return Fitted(tuple(results))
         now = await size()
         if now <= budget.input_budget or not recover:
-            return changed
+            return Fitted(tuple(results))
         if result is None or result.status in ("failed", "cancelled"):
             raise ContextOverflowError(
                 "the context does not fit the input budget and no summary could be made",

@@ -53,7 +53,6 @@ from abridged.runtime.events import ConversationEvent, Notice
 from abridged.runtime.history import damaged_notice, load_history
 from abridged.runtime.queue import Inbound, Inbox
 from abridged.runtime.settings import ConversationSettings
-from abridged.runtime.sizing import Sizer
 from abridged.runtime.tools import ToolRegistry, clip_tool_message
 from abridged.store import SessionInfo, Store
 
@@ -154,7 +153,7 @@ class ConversationCore:
         )
         # the history, its sums, the sizer, the budget and the compaction state live in the
         # conversation's ContextManager: one of each per conversation, as for any manager
-        self._manager = ContextManager._for_conversation(
+        self._manager = ContextManager.for_conversation(
             limits,
             budget=settings.budget,
             settings=settings.compaction,
@@ -197,7 +196,7 @@ class ConversationCore:
         if not isinstance(value, ConversationSettings):
             raise SettingError("settings", value, "a ConversationSettings")
         self._settings = value
-        self._manager._configure(budget=value.budget, settings=value.compaction)
+        self._manager.configure(budget=value.budget, settings=value.compaction)
         self._summarizers.set_retries(value.max_retries, value.retry_delay)
         if value.tool_timeout is not None:
             self.tools.timeout = value.tool_timeout
@@ -216,12 +215,12 @@ class ConversationCore:
     @limits.setter
     def limits(self, value: ModelLimits) -> None:
         self._limits = value
-        self._manager._configure(limits=value)
+        self._manager.configure(limits=value)
 
     @property
     def _history(self) -> list[Message]:
         """The history as sent to the model (the manager's: appended to in place)."""
-        return self._manager._tracked.history
+        return self._manager.held
 
     @property
     def _state(self) -> CompactionState:
@@ -229,23 +228,19 @@ class ConversationCore:
 
     @_state.setter
     def _state(self, state: CompactionState) -> None:
-        self._manager._adopt(state)
+        self._manager.adopt(state)
 
     @property
     def _compaction(self) -> asyncio.Task[CompactionResult | None] | None:
         """The compaction task running or last run (the manager's, once ``Compacting`` gave
         it one)."""
-        background = self._manager._background
+        background = self._manager.background
         return background.task if background is not None else None
-
-    @property
-    def _sizer(self) -> Sizer:
-        return self._manager._sizer
 
     @property
     def _seqs(self) -> list[int | None]:
         """The stored sequence number of each history message (``None``: not stored)."""
-        return self._manager._seqs
+        return self._manager.seqs
 
     @property
     def history(self) -> tuple[Message, ...]:
@@ -280,7 +275,7 @@ class ConversationCore:
 
     def budget(self) -> Budget:
         """The budget now (recomputed at each check, so that changed settings apply)."""
-        return self._manager._budget_for(self.tools.specs)
+        return self._manager.budget_for(self.tools.specs)
 
     def context(self) -> list[Message]:
         """The context the next call would send (before any compaction it may need)."""
@@ -312,7 +307,7 @@ class ConversationCore:
     def reported_context(self) -> int | None:
         """The provider's count of the last call's context when it still describes the start
         of the current one (no prune or compaction since), else ``None``."""
-        report = self._sizer.report
+        report = self._manager.last_report
         if report is None or report.epoch != self._state.epoch:
             return None
         return report.tokens
@@ -351,12 +346,12 @@ class ConversationCore:
 
     def _count(self, message: Message) -> int:
         """One message's calibrated estimate (what the engine plans with)."""
-        return self._manager._count(message)
+        return self._manager.count(message)
 
     def _raw_estimate(self, messages: Sequence[Message]) -> int:
         return (
             sum(self.counter.message_tokens(m) for m in messages)
-            + self._manager._tools_raw_for(self.tools.specs)
+            + self._manager.tools_raw(self.tools.specs)
             + REPLY_PRIMING
         )
 
@@ -365,7 +360,7 @@ class ConversationCore:
 
     def _size(self) -> int:
         """The provider's last report (of this epoch) plus the calibrated estimate since."""
-        return self._manager._size_for(self.tools.specs)
+        return self._manager.size_for(self.tools.specs)
 
     def _tool_cap(self, budget: Budget | None = None) -> int:
         cap = self._settings.tool_result_max_tokens
@@ -391,13 +386,13 @@ class ConversationCore:
             epoch=self._state.epoch + 1 if self.session is not None else 0,
             calls=self._state.calls,
         )
-        self._manager._load(loaded)
+        self._manager.load(loaded)
         if loaded.context.damaged:  # sent as placeholders: said, never silent
             self._notice(damaged_notice(loaded.context.damaged))
         self.session = loaded.context.session
 
     def _append(self, message: Message, seq: int | None) -> None:
-        self._manager._append_message(message, seq)
+        self._manager.append(message, seq)
 
     async def _interruptible(self, awaitable: Any) -> Any:
         """Await ``awaitable`` as the task ``abort`` cancels; ``AbortedError`` when it did."""

@@ -394,7 +394,7 @@ class TurnLoop(Compacting):
             exact = await self._interruptible(exact_tokens(self.model, context, self.tools.specs))
             if exact is not None:
                 # a count is a report without a call: learned by the same rule as usage
-                self._manager._report_for(
+                self._manager.take_report_for(
                     self.tools.specs, Usage(input=exact), len(self._history), self._state.epoch
                 )
                 size = exact
@@ -406,11 +406,11 @@ class TurnLoop(Compacting):
 
     def _learn(self, usage: Usage | None, length: int, epoch: int) -> None:
         """Record the provider's report and learn the calibration from it, as every
-        ``ContextManager`` does (the conversation's manager: ``_report_for``)."""
+        ``ContextManager`` does (the conversation's manager: ``take_report_for``)."""
         budget = self.budget()
         if usage is None or usage.context_tokens <= 0:
             return
-        taken, hidden = self._manager._report_for(self.tools.specs, usage, length, epoch)
+        taken, hidden = self._manager.take_report_for(self.tools.specs, usage, length, epoch)
         if hidden is not None:
             self._engine_event(hidden)
         event = UsageUpdated(
