@@ -1094,7 +1094,7 @@ _KIND_CORRECTIONS: list[tuple[str, str, str, str, bool]] = [
         "port",
         "git",
         T,
-        "$ git log -1 --stat\n    Rename service {old_subject} -> {subject}\n\n"
+        "$ git log -1 --stat\n    Rename service {old_subject} -> {subject}, still on {value}\n\n"
         " deploy/{old_subject}.yaml => deploy/{subject}.yaml | 2 +-",
         True,
     ),
@@ -1286,8 +1286,12 @@ def _build(seed: int, count: int, variant: int, attempt: int) -> list[dict[str, 
     pairs = max(1, count // 8)
     singles = count - 2 * fixes - 2 * pairs
     facts, corrections = _order(seed, FACTS, "facts"), _order(seed, CORRECTIONS, "fixes")
-    fact_at = variant * (singles + pairs + fixes) + attempt
-    fix_at = variant * fixes + attempt
+    # session ``variant`` starts where the sessions before it stopped in both orders (a
+    # correction of any kind takes its fact from the fact order, one of a kind picks its own)
+    fix_at = variant * fixes
+    anykind = [t.kind is None for t in corrections]
+    before = (fix_at // len(corrections)) * sum(anykind) + sum(anykind[: fix_at % len(corrections)])
+    fact_at = variant * (singles + pairs) + before
 
     def next_fact() -> Template:
         nonlocal fact_at
