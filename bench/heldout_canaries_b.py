@@ -33,11 +33,22 @@ VOICES = ("user", "assistant", "tool")
 
 # -- values -----------------------------------------------------------------------------------
 
-_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "kl")
-_ONSETS += ("tr", "sk", "st", "gr", "pl", "sv", "zh", "th")
+_ONSETS: tuple[str, ...] = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v")
+_ONSETS += ("z", "br", "dr", "kl", "tr", "sk", "st", "gr", "pl", "sv", "zh", "th")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou", "ea", "y")
 _CODAS = ("", "", "n", "r", "l", "s", "x", "k", "m", "th")
-PEOPLE = ("dana", "oskar", "priya", "mateo", "ines", "kofi", "sanne", "tomas", "yuki", "amara")
+PEOPLE: tuple[str, ...] = (
+    "dana",
+    "oskar",
+    "priya",
+    "mateo",
+    "ines",
+    "kofi",
+    "sanne",
+    "tomas",
+    "yuki",
+    "amara",
+)
 PEOPLE += ("felix", "noor", "bart", "lucia", "hamid", "greta")
 
 
