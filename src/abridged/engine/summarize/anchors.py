@@ -35,14 +35,15 @@ _VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+\.\d+(?:[-+.][0-9A-Za-z]+)*")
 _HANDLE = re.compile(r"(?<![\w.])@[a-z][a-z0-9_-]{2,}\b")
 _CAPITALISED = re.compile(r"(?<=[a-z0-9,;)]\s)([A-Z][a-z]{2,})\b(?![-./]\w)")
 #: Capitalised words that name no one, even mid-sentence.
-_NOT_NAMES = frozenset(
+_NOT_NAME_WORDS = (
     "The This That These Those When Where What Which While With Without From Into Onto Over "
     "Under After Before Since Until Also Then Use Used Using Set See Note Please Correction "
     "Update Decision Done Fix Fixed Added Merge Author Date Status Error Warning Info Debug "
     "True False None Null Yes Monday Tuesday Wednesday Thursday Friday Saturday Sunday "
     "January February March April May June July August September October November December "
-    "Python Docker Kafka Redis Postgres Slack Safari Chrome Linux".split(" ")
+    "Python Docker Kafka Redis Postgres Slack Safari Chrome Linux"
 )
+_NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
 #: The shortest separated name that anchors (shorter ones are words like ``a/b`` or ``v1.2``).
 MIN_ANCHOR = 5
 
