@@ -49,6 +49,7 @@ from typing import Final, Literal, TypeAlias, cast
 
 from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.core.tokens import estimate_text_tokens
+from abridged.engine.summarize.anchors import anchors, changes_value, lookup_keys, slots
 from abridged.engine.summarize.fileops import shell_command
 from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
@@ -372,6 +373,7 @@ class Fact:
     listed: bool = True  # False: below the threshold or the cap, kept only to replace by key
     topic: frozenset[str] = frozenset()  # what it is about (with the sentence before it)
     origin: str = ""
+    names: frozenset[str] = frozenset()  # the things it and the line before it name (anchors)
 
     def render(self) -> str:
         """The fact as a summary line: who said it (``head``: ``[user]``, ``[assistant]``,
@@ -895,6 +897,9 @@ def _iter_facts(
                 # The sentence before says what a short one is about ("Correction on the
                 # staging host: ... Point everything at ip-10-42-9-58.").
                 before = units[position - 1] if position and source != "tool" else ""
+                # The line before may name what this one's value is of (a command, a heading,
+                # a question: ``> the billing-api timeout?`` then ``3750``).
+                context = units[position - 1] if position else ""
                 seen_in = repeats.get(hash(_DIGITS.sub("#", unit.strip())), 1)
                 candidate = _weigh(unit, source, seen_in if source == "tool" else 1, names=names)
                 worth = candidate is not None
@@ -907,7 +912,14 @@ def _iter_facts(
                         (source == "user" or _corrects(line))
                         and bool(_values(line, reference_kinds(line)))
                     )
-                    if not (settles and keyed):
+                    # A value said of a named thing may correct what was said of it (*swapped
+                    # billing-api on-call with Ann*), however short or unlike prose.
+                    named = (
+                        not _is_code(line)
+                        and bool(anchors(line) or anchors(context))
+                        and bool(slots(line))
+                    )
+                    if not ((settles and keyed) or named):
                         continue
                     # Not worth listing, but a later value of its key must still replace an
                     # earlier one (``timeout: 5s`` after ``timeout: 30 seconds``).
@@ -934,6 +946,7 @@ def _iter_facts(
                         listed=worth,
                         topic=_topic_words(f"{before} {candidate.text}", candidate.values),
                         origin=origin,
+                        names=anchors(candidate.text) | anchors(context),
                     )
                 )
         for call in message.tool_calls:
@@ -943,7 +956,9 @@ def _iter_facts(
         listed = [f for f in found if f.listed][:per_message]
         # The rest still take part in replacing (by key, or as a corrected value), unlisted.
         shadows = [
-            replace(f, listed=False) for f in found if f not in listed and (f.key or f.values)
+            replace(f, listed=False)
+            for f in found
+            if f not in listed and (f.key or f.values or f.names)
         ]
         yield from sorted([*listed, *shadows], key=lambda f: f.order)
 
@@ -1430,6 +1445,7 @@ _Row: TypeAlias = tuple[
     int,
     bool,
     str,
+    str,
     int,
     *tuple[str, ...],
 ]
@@ -1455,15 +1471,19 @@ def _row(fact: Fact) -> _Row:
         fact.message,
         fact.listed,
         fact.origin,
+        "\n".join(sorted(fact.names)),
         len(fact.values),
         *(fact.values + tuple(fact.topic)),
     )
 
 
 def _fact(row: _Row) -> Fact:
-    text, key, source, kind, weight, order, was, message, listed, origin, count, *words = row
+    text, key, source, kind, weight, order, was, message, listed, origin, names, count, *words = row
     values, topic = tuple(words[:count]), frozenset(words[count:])
-    return Fact(text, key, source, kind, weight, order, was, message, values, listed, topic, origin)
+    named = frozenset(names.split("\n")) if names else frozenset()
+    return Fact(
+        text, key, source, kind, weight, order, was, message, values, listed, topic, origin, named
+    )
 
 
 def _with(numbers: tuple[int, ...], number: int) -> tuple[int, ...]:
@@ -1487,6 +1507,7 @@ class _Index:
         self.by_key: dict[str, tuple[int, ...]] = {}
         self.by_shape: dict[str, tuple[int, ...]] = {}
         self.by_word: dict[str, tuple[int, ...]] = {}
+        self.by_anchor: dict[str, tuple[int, ...]] = {}
 
     @staticmethod
     def _shapes(fact: Fact) -> list[str]:
@@ -1519,6 +1540,15 @@ class _Index:
         for word in self._words(fact):
             newest = _with(self.by_word.get(word, ()), number)
             self.by_word[word] = newest[-TOPIC_FANOUT:]
+        for key in {k for name in fact.names for k in lookup_keys(name)}:
+            newest = _with(self.by_anchor.get(key, ()), number)
+            self.by_anchor[key] = newest[-TOPIC_FANOUT:]
+
+    def newest_anchored(self, names: Iterable[str]) -> list[int]:
+        """The current facts naming one of ``names`` (``anchors``), newest first."""
+        keys = {k for name in names for k in lookup_keys(name)}
+        found = {n for key in keys for n in self.by_anchor.get(key, ()) if n in self.facts}
+        return sorted(found, reverse=True)
 
     def get(self, number: int) -> Fact:
         return _fact(self.facts[number])
@@ -1596,6 +1626,34 @@ def _slot_of(index: _Index, fact: Fact, entities: Collection[str] = frozenset())
                 and not (_rivals(fact, old) or _rivals(old, fact))
             ):
                 return number
+    return None
+
+
+#: The most facts a name may be shared by and still tie a correction to what it corrects.
+RARE_ANCHOR = 6
+
+
+def _anchored_slot(
+    index: _Index,
+    fact: Fact,
+    counts: Mapping[str, int],
+    entities: Collection[str],
+) -> int | None:
+    """The newest current fact that ``fact`` corrects by naming the same thing and another
+    value of one shape (``anchors.changes_value``), when neither key nor wording ties them;
+    ``None`` when no fact is that one."""
+    rare = {name for name in fact.names if counts.get(name, 0) <= RARE_ANCHOR}
+    if not rare:
+        return None
+    mine = slots(fact.text)
+    if not mine:
+        return None
+    for number in index.newest_anchored(rare):
+        old = index.get(number)
+        if not _may_replace(fact, old) or _other_entities(fact, old, entities):
+            continue
+        if changes_value(fact.names, mine, old.names, slots(old.text), rare):
+            return number
     return None
 
 
@@ -1712,6 +1770,9 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
     # What the facts so far name as a setting's owner (``qualifiers``): two facts naming two
     # of them and none in common are about two things.
     entities: set[str] = set()
+    # How many facts so far name each thing (``anchors``): a name many facts share (a source
+    # file every traceback prints) says nothing of which of them a later one corrects.
+    anchor_counts: dict[str, int] = {}
 
     def replaced(values: Iterable[str], number: int, certain: bool = True) -> None:
         for value in values:
@@ -1727,8 +1788,12 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
         replaced((m.group(1) for m in _WAS_INLINE.finditer(fact.text)), number)
         entities.update(qualifiers(fact.text))
         olds = [n for n in index.candidates(fact) if _replaces(fact, index.get(n), entities)]
+        for name in fact.names:
+            anchor_counts[name] = anchor_counts.get(name, 0) + 1
         if not olds:
             slot = _slot_of(index, fact, entities)
+            if slot is None:
+                slot = _anchored_slot(index, fact, anchor_counts, entities)
             olds = [slot] if slot is not None else []
         for other in olds:
             old = index.get(other)
