@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from abridged.core.model import Message, ToolCall
@@ -481,3 +481,73 @@ def test_every_fact_says_who_said_it_and_keeps_its_values_verbatim() -> None:
     rendered = [f.render() for f in ledger.facts]
     assert "[tool: bash `cat conf/uploader.ini`] retry_limit = 3" in rendered
     assert "[assistant] We decided to keep chunks at 8 MiB for OPS-4821." in rendered
+
+
+def _declared_old_by_one_pattern_per_value(text: str, values: list[str]) -> list[str]:
+    """``declared_old`` as it was written first: four patterns built for each value (the
+    oracle of the form compiled once)."""
+    import re
+
+    from abridged.engine.summarize.ledger import _DROPS_AFTER, _DROPS_BEFORE
+
+    out = []
+    for value in values:
+        v = re.escape(value)
+        before = rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?{v}(?![\w/-])"
+        after = rf"(?<![\w/.-]){v}[\s,;:)]*(?:{_DROPS_AFTER})"
+        moved = rf"\bfrom\s+{v}\s+(?:to|->|→)\s"
+        gone = rf"\bnot\s+(?:the\s+)?{v}\s*,?\s*(?:anymore|any more|any longer)\b|\bno more\s+{v}"
+        if any(re.search(p, text, re.IGNORECASE) for p in (before, after, moved, gone)):
+            out.append(value)
+    if len(out) == len(values) and len(values) > 1:
+        return []
+    return out
+
+
+_DROP_WORDS = st.sampled_from(
+    [
+        "forget",
+        "instead of",
+        "swap",
+        "no more",
+        "not the",
+        "not",
+        "from",
+        "xdrop",
+        "Drop",
+        "the",
+        "to",
+        "is cancelled",
+        "was gone",
+        "->",
+        "→",
+        "=>",
+        "anymore",
+        "any longer",
+        "out",
+        "void",
+        "ignore the",
+        "moved from",
+    ]
+)
+_VALUE_WORDS = st.sampled_from(["OPS-1", "ops-1", "5432", "a/b", "aa", "v1.2", "X", "İx"])
+_GAPS = st.sampled_from(["", " ", "  ", "\n", ", ", ";", ")", ".", "-", "/", " " * 190])
+# a text of phrases: words that drop a value, values, and what stands between them
+_PHRASES = st.lists(st.one_of(_DROP_WORDS, _VALUE_WORDS, _GAPS), max_size=14).map("".join)
+_SENTENCES = st.lists(
+    st.tuples(_DROP_WORDS, _GAPS, _VALUE_WORDS, _GAPS, _DROP_WORDS).map("".join), max_size=4
+).map(" ".join)
+
+
+@settings(max_examples=400, deadline=None)
+@example("use 5432 instead of   OPS-1 now", ["OPS-1", "5432"])
+@example("rather than\n\nthe OPS-1, take X", ["OPS-1", "X"])
+@example("moved from aa to a/b", ["aa", "a/b"])
+@given(
+    st.one_of(_PHRASES, _SENTENCES),
+    st.lists(_VALUE_WORDS, min_size=1, max_size=3, unique=True),
+)
+def test_declared_old_reads_as_one_pattern_per_value_would(text: str, values: list[str]) -> None:
+    from abridged.engine.summarize.ledger import declared_old
+
+    assert declared_old(text, values) == _declared_old_by_one_pattern_per_value(text, values)

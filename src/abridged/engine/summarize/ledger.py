@@ -41,6 +41,7 @@ input, same ledger.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -1119,6 +1120,7 @@ def _stems(words: Iterable[str]) -> frozenset[str]:
 _SUFFIX = re.compile(r"(?:ership|ments?|ings?|ed|ers?|es|s|ions?|e)$")
 
 
+@functools.lru_cache(maxsize=65_536)  # a pure function asked about the same words all session
 def _word_stem(word: str) -> str:
     """``word`` without a common ending (``owner``, ``owns``, ``ownership`` -> ``own``)."""
     cut = _SUFFIX.sub("", word)
@@ -1238,10 +1240,16 @@ def qualifiers(text: str) -> set[str]:
 
 def _named_entities(fact: Fact, entities: Collection[str]) -> set[str]:
     """The words of ``fact`` (its values aside) that name something ``entities`` holds."""
-    text = fact.text.lower()
-    for value in fact.values:
+    return {w for w in _words_beside_values(fact.text, fact.values) if w in entities}
+
+
+@functools.lru_cache(maxsize=8_192)  # asked once per pair of facts: the same facts many times
+def _words_beside_values(text: str, values: tuple[str, ...]) -> frozenset[str]:
+    """The name-like words of ``text`` once its ``values`` are taken out."""
+    text = text.lower()
+    for value in values:
         text = text.replace(value.lower(), " ")
-    return {w for w in re.findall(r"[a-z][a-z0-9-]{2,}", text) if w in entities}
+    return frozenset(re.findall(r"[a-z][a-z0-9-]{2,}", text))
 
 
 def _other_entities(new: Fact, old: Fact, entities: Collection[str]) -> bool:
@@ -1341,6 +1349,7 @@ def _key_words(key: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_word_stem(w) for w in _KEY_WORDS.split(key) if w))
 
 
+@functools.lru_cache(maxsize=8_192)  # asked once per pair of facts: the same texts many times
 def _corrects(text: str) -> bool:
     """Whether ``text`` says it corrects or settles something: a correction word
     (``_CORRECTION``) or a decision (*we settled on*, *going with*)."""
@@ -1387,6 +1396,70 @@ _DROPS_AFTER = (
 )
 
 
+# The words around a value, compiled once: the text before an occurrence must end with one of
+# the ``*_TAIL`` forms, the text after it must start with a ``*_HEAD`` form. (Building one pattern
+# per value cost a compile per fact and value, most of a long session's summary.)
+_DROP_TAIL = re.compile(rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?\Z", re.IGNORECASE)
+_DROP_HEAD = re.compile(rf"[\s,;:)]*(?:{_DROPS_AFTER})", re.IGNORECASE)
+_FROM_TAIL = re.compile(r"\bfrom\s+\Z", re.IGNORECASE)  # *moved from X to Y*
+_TO_HEAD = re.compile(r"\s+(?:to|->|→)\s", re.IGNORECASE)
+_NOT_TAIL = re.compile(r"\bnot\s+(?:the\s+)?\Z", re.IGNORECASE)  # *is not X anymore*
+_ANYMORE_HEAD = re.compile(r"\s*,?\s*(?:anymore|any more|any longer)\b", re.IGNORECASE)
+_NO_MORE_TAIL = re.compile(r"\bno more\s+\Z", re.IGNORECASE)  # *no more X*
+_VALUE_CHAR = re.compile(r"[\w/.-]")
+_PATH_CHAR = re.compile(r"[\w/-]")
+_TAIL_REACH = 24  # past the spacing before a value: the longest tail word, and its boundary
+
+
+def _occurrences(text: str, value: str) -> Iterator[tuple[int, int]]:
+    """Where ``value`` stands in ``text``, ignoring case, overlapping occurrences too (``aa``
+    in ``aaa``), as a search for each form would find them."""
+    lowered, wanted = text.lower(), value.lower()
+    if len(lowered) != len(text) or len(wanted) != len(value) or not value:
+        # a letter whose lower case is longer (``İ``) would shift every index: ask ``re``
+        for found in re.finditer(f"(?=({re.escape(value)}))", text, re.IGNORECASE):
+            yield found.span(1)
+        return
+    start = lowered.find(wanted)
+    while start != -1:
+        yield start, start + len(value)
+        start = lowered.find(wanted, start + 1)
+
+
+def _tail_reach(text: str, start: int) -> int:
+    """Where a tail form ending at ``start`` can begin: back over the spacing, one optional
+    word (*the*, *to*) and its spacing, then ``_TAIL_REACH`` characters."""
+    end = start
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    word = end
+    while word > 0 and text[word - 1].isalpha():
+        word -= 1
+    while word > 0 and text[word - 1].isspace():
+        word -= 1
+    return max(0, min(end, word) - _TAIL_REACH)
+
+
+def _declared_dropped(text: str, value: str) -> bool:
+    """Whether one occurrence of ``value`` in ``text`` stands where ``declared_old`` reads a
+    value declared no longer current."""
+    for start, end in _occurrences(text, value):
+        reach = _tail_reach(text, start)
+        before_ok = start == 0 or not _VALUE_CHAR.match(text[start - 1])
+        next_char = text[end : end + 1]
+        if _DROP_TAIL.search(text, reach, start) and not _PATH_CHAR.match(next_char):
+            return True
+        if before_ok and _DROP_HEAD.match(text, end):
+            return True
+        if _FROM_TAIL.search(text, reach, start) and _TO_HEAD.match(text, end):
+            return True
+        if _NOT_TAIL.search(text, reach, start) and _ANYMORE_HEAD.match(text, end):
+            return True
+        if _NO_MORE_TAIL.search(text, reach, start):
+            return True
+    return False
+
+
 def declared_old(text: str, values: Sequence[str]) -> list[str]:
     """The values ``text`` itself declares no longer current: right after *forget*, *instead
     of*, *swap*, ... or right before *is cancelled*, *is dead*, an arrow. (Not after *not*:
@@ -1397,16 +1470,7 @@ def declared_old(text: str, values: Sequence[str]) -> list[str]:
     >>> declared_old("OPS-1 is cancelled; ship OPS-2", ["OPS-1", "OPS-2"])
     ['OPS-1']
     """
-    out = []
-    for value in values:
-        v = re.escape(value)
-        before = rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?{v}(?![\w/-])"
-        after = rf"(?<![\w/.-]){v}[\s,;:)]*(?:{_DROPS_AFTER})"
-        moved = rf"\bfrom\s+{v}\s+(?:to|->|→)\s"  # *moved from X to Y*
-        # *is not X anymore*, *no more X*
-        gone = rf"\bnot\s+(?:the\s+)?{v}\s*,?\s*(?:anymore|any more|any longer)\b|\bno more\s+{v}"
-        if any(re.search(p, text, re.IGNORECASE) for p in (before, after, moved, gone)):
-            out.append(value)
+    out = [value for value in values if _declared_dropped(text, value)]
     if len(out) == len(values) and len(values) > 1:
         return []  # every value dropped: not a correction the words can place
     return out
