@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 PHASES = {
@@ -77,18 +78,22 @@ def short(frame: str) -> str:
     return f"{path}:{function}"
 
 
+def samples(profile: Path) -> Iterator[tuple[list[str], int]]:
+    """Each stack of a ``py-spy record --format raw`` file: its frames (``short``), outermost
+    first, and how many samples it had."""
+    for line in profile.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if stack:
+            yield [short(f) for f in stack.split(";")], int(count)
+
+
 def under(profile: Path, target: str, depth: int, top: int) -> None:
     """The share of the samples whose stack has a frame naming ``target``, by the ``depth``
     frames called below the first such frame (``(self)``: none)."""
     total = inside = 0
     callees: collections.Counter[str] = collections.Counter()
-    for line in profile.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack:
-            continue
-        n = int(count)
+    for frames, n in samples(profile):
         total += n
-        frames = [short(f) for f in stack.split(";")]
         first = next((i for i, f in enumerate(frames) if target in f), None)
         if first is None:
             continue
@@ -114,13 +119,8 @@ def main() -> None:
     phases: collections.Counter[str] = collections.Counter()
     inclusive: collections.Counter[str] = collections.Counter()
     total = 0
-    for line in args.profile.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack:
-            continue
-        n = int(count)
+    for frames, n in samples(args.profile):
         total += n
-        frames = [short(f) for f in stack.split(";")]
         joined = "\n".join(frames)
         name = next((p for p, marker in PHASES[args.kind] if marker in joined), "event loop, other")
         phases[name] += n
