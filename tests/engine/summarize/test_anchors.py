@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 import string
 
-import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from abridged.core.model import Message
@@ -73,11 +72,9 @@ def test_the_ledger_drops_the_old_value_of_a_named_thing(
     assert str(old) not in cleaned
 
 
-@pytest.mark.xfail(
-    reason="older rule (before anchors, also on main): two identifier-named subjects in one "
-    "wording are taken for one (aaaa_aaaa -> nnnn_nnnn); open",
-    strict=True,
-)
+# The input that showed two identifier-named subjects in one wording taken for one (the
+# second marked as replacing the first), kept so that no random draw can miss it.
+@example(first="aaaa_aaaa", second="nnnn_nnnn", a=4711, b=9123)
 @settings(max_examples=30, deadline=None)
 @given(first=first_names, second=second_names, a=numbers, b=numbers)
 def test_the_ledger_keeps_both_values_of_two_named_things(
@@ -95,3 +92,23 @@ def test_the_ledger_keeps_both_values_of_two_named_things(
         ).lines()
     )
     assert str(a) in text and str(b) in text
+
+
+@settings(max_examples=30, deadline=None)
+@given(name=names, old=numbers, new=numbers)
+def test_a_fact_carried_by_a_summary_is_still_corrected_by_name(
+    name: str, old: int, new: int
+) -> None:
+    # Before a compaction the two lines meet in one ledger; after it, the first comes back
+    # from the summary's text (``previous``) and must still be found by the name it states.
+    if str(old) in str(new) or str(new) in str(old):
+        return
+    ledger = build_ledger(
+        [_tool(f"heads-up: for {name} we settled on {new} GiB now")],
+        previous=[f"[tool] {name} tops out at {old} GiB, clean up as you go"],
+    )
+    text = "\n".join(ledger.lines())
+    assert f"{new} GiB" in text
+    assert f"{old} GiB" in ledger.replaced_values
+    cleaned = re.sub(r"\(was [^()\n]*\)", "", text)
+    assert f"{old} GiB" not in cleaned

@@ -1030,6 +1030,9 @@ def parse_facts(
                 was=was,
                 values=candidate.values if candidate else _values(line, reference_kinds(line)),
                 origin=origin,
+                # What it names still ties a later correction to it (``_anchored_slot``): a
+                # carried fact is corrected by name as it was before the compaction.
+                names=anchors(line),
             )
         )
     return out
@@ -1193,7 +1196,18 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
     overlap = len(shared) / max(1, min(len(new_topic), len(old_topic)))
     if marked:
         return overlap >= 0.3
-    return len(shared) >= 2 and overlap >= 0.6
+    return len(shared) >= 2 and overlap >= 0.6 and not _another_named_thing(new, old, changed)
+
+
+def _another_named_thing(new: Fact, old: Fact, changed: Sequence[tuple[str, str]]) -> bool:
+    """Whether ``new`` says of another named thing what ``old`` said of its own: the name it is
+    about changed (a value that is one of its ``names``) and so did more of its text
+    (``aaaa_aaaa tops out at 4711``, ``nnnn_nnnn tops out at 9123``). A rename changes the name
+    alone; a correction that says so is caught before (``_corrects``)."""
+    for fresh, former in changed:
+        if former.lower() in old.names and fresh.lower() in new.names:
+            return old.text.replace(former, fresh) != new.text
+    return False
 
 
 #: Where a text names what a setting belongs to: ``for X``, ``X's``, ``(X)``, a section
