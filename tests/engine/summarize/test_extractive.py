@@ -324,6 +324,18 @@ def test_harvested_references() -> None:
     assert "99200" not in refs
 
 
+def test_plain_words_in_backticks_are_no_references() -> None:
+    # ``if``, ``mask`` and ``None`` in an agent's reasoning are code a reader rebuilds; copied
+    # into the references they crowd out what must be copied exactly.
+    text = "If `mask` is `None` the `elif` branch calls `handle_mask(self.mask)` of `NDData`."
+    assert harvest_references(text) == ["handle_mask(self.mask)", "NDData"]
+    messages = [Message.user("Fix the mask handling."), Message.assistant(text)]
+    summary = _summarize(messages).text
+    references = summary.split("## Exact references", 1)[1]
+    assert "- handle_mask(self.mask)" in references and "- NDData" in references
+    assert "- mask\n" not in references and "- None\n" not in references
+
+
 def test_settings_are_validated() -> None:
     with pytest.raises(SettingError):
         ExtractiveSummarizer(user_share=0)

@@ -79,6 +79,7 @@ from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
     REFERENCES_PER_MESSAGE,
     harvest_references,
+    is_plain_word,
     strip_code,
     user_request_text,
 )
@@ -759,7 +760,9 @@ class ExtractiveSummarizer:
         users: Sequence[_UserEntry],
         replaced: Collection[str] = frozenset(),
     ) -> _Section:
-        refs: list[str] = list(_entries(prev.get("references", "")))
+        # (A plain word an older summary listed is code to rebuild, as ``harvest_references``
+        # now says.)
+        refs = [r for r in _entries(prev.get("references", "")) if not is_plain_word(r)]
         for text, _section in users:
             if text.startswith(SUPERSEDED_MARK):
                 continue

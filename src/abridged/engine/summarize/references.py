@@ -170,10 +170,26 @@ def harvest_references(text: str) -> list[str]:
     >>> harvest_references("Deploy from release/7.2-hotfix (was release/7.2).")
     ['release/7.2-hotfix']
     """
-    return [value for value, _kind in reference_kinds(_REPLACED.sub(" ", text))]
+    return [
+        value
+        for value, kind in reference_kinds(_REPLACED.sub(" ", text))
+        if not (kind == "code" and is_plain_word(value))
+    ]
 
 
 _REPLACED = re.compile(r"\(was [^()\n]*\)")
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*")
+
+
+def is_plain_word(value: str) -> bool:
+    """Whether ``value`` is one plain word (``mask``, ``None``, ``sed``): backticked, it is code
+    a reader rebuilds from the conversation, not an exact reference to copy (``handle_mask``,
+    ``NDData``, ``np.bitwise_or`` are).
+
+    >>> is_plain_word("elif"), is_plain_word("None"), is_plain_word("NDData")
+    (True, True, False)
+    """
+    return _PLAIN_WORD.fullmatch(value) is not None
 
 
 # -- which text is what ---------------------------------------------------------------------------
@@ -270,6 +286,7 @@ __all__ = [
     "STRONG_KINDS",
     "harvest_references",
     "is_observation",
+    "is_plain_word",
     "is_text_protocol_action",
     "observation_texts",
     "reference_kinds",
