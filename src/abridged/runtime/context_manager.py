@@ -70,6 +70,7 @@ from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.triggers import CompactionSettings, choose_trigger
 from abridged.errors import ContentionError, SettingError, StoreError
 from abridged.runtime.background import BackgroundCompaction, Host
+from abridged.runtime.call_check import CallStep, Stage, call_step
 from abridged.runtime.caller_formats import (
     Format,
     check_format,
@@ -1174,7 +1175,8 @@ class ContextManager:
     #   ``adopt`` (a new state), ``configure`` (new limits or settings);
     # - sizes with its tools: ``tools_raw``, ``budget_for``, ``size_for``, ``count``,
     #   ``last_report``, ``take_report_for`` (a usage report or an exact count);
-    # - compaction: ``due``, ``planner_for``, ``afit`` and ``arecover`` (the fit driver, above),
+    # - compaction: ``call_step`` (what to do before a call), ``due`` (at a step boundary),
+    #   ``planner_for``, ``afit`` and ``arecover`` (the fit driver, above),
     #   and for its task ``run_plan`` and ``commit`` (the one commit path, above).
 
     @classmethod
@@ -1319,6 +1321,27 @@ class ContextManager:
             calls=state.calls,
         )
         return trigger is not None
+
+    def call_step(
+        self,
+        size: int,
+        budget: Budget,
+        *,
+        stage: Stage = "first",
+        background: bool = True,
+        count_margin: float | None = None,
+    ) -> CallStep:
+        """The next step of a conversation's check before a model call, for a context of
+        ``size`` tokens under ``budget`` (``abridged.runtime.call_check.call_step``), with its
+        compaction task as it is now: the conversation only does what it says."""
+        return call_step(
+            size,
+            budget,
+            stage=stage,
+            running=self._background is not None and self._background.running,
+            background=background,
+            count_margin=count_margin,
+        )
 
     def planner_for(
         self, tools: Sequence[ToolSpec], *, size: int | None = None, **options: Any
