@@ -4,17 +4,27 @@ path's retry is tested on both databases in ``tests/store/test_single_writer.py`
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from abridged.core.budget import BudgetSettings
+from abridged.core.windows import ModelLimits
+from abridged.engine.compaction import CompactionHooks
 from abridged.engine.prune import PruneSettings
+from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.triggers import CompactionSettings
 from abridged.errors import MessageValidationError, SettingError, StoreUnavailableError
 from abridged.formats.openai_chat import messages_to_openai
 from abridged.runtime import ContextManager
+from abridged.runtime.background import Host
+from abridged.runtime.driver import SummarizerFactory
+from abridged.runtime.history import load_history
 from abridged.store import Store
 from tests.runtime.test_context_manager import make, openai_session, openai_step
 
@@ -214,3 +224,101 @@ async def test_a_conversation_read_before_an_unflushed_write_behind_stores_nothi
     stored = await store.stored_messages(cid)
     assert [s.message.text for s in stored] == [i["content"] for i in items[1:]]
     assert [s.seq for s in stored] == list(range(1, len(items)))
+
+
+# -- one commit path ---------------------------------------------------------------------------
+
+
+async def _stored_rows(store: Store, cid: str) -> dict[str, Any]:
+    """What a commit leaves in the store, without the ids and times that differ per row."""
+    context = await store.load_context(cid)
+    summary = context.summary
+    return {
+        "compactions": [
+            (replace(c.record, summary=replace(c.record.summary, id=None)), c.version)
+            for c in await store.compactions(cid)
+        ],
+        "summary": None
+        if summary is None
+        else (summary.text, dict(summary.meta), summary.carried_seqs, dict(summary.file_ops)),
+        "carry_from": context.session.carry_from,
+        "prune_boundary": context.conversation.prune_boundary,
+        "pruned": {seq: m.text for seq, m in context.pruned.items()},
+        "version": context.conversation.version,
+        "sent": json.dumps(messages_to_openai(context.to_messages())),
+    }
+
+
+async def test_a_manager_and_a_conversations_manager_commit_the_same_rows(store: Store) -> None:
+    # one result (a summary and a prune), committed by a caller's manager and by the manager
+    # of a Conversation holding the same stored history: the one commit path, the same rows
+    caller = make(store=store, settings=EAGER_PRUNE)
+    await caller.aprepare(_mixed_session(16))
+    assert not caller.state.compacted  # below the trigger: the compaction below is the first
+    plan = caller.planner_for((), manual=True)()
+    assert plan is not None
+    result = await caller.run_plan(plan, ExtractiveSummarizer(), CompactionHooks())
+    assert result.status == "compacted" and result.state.carried and result.state.pruned
+    cid = caller.conversation_id
+    assert cid is not None
+    twin = await store.create_conversation()
+    await store.append_many(twin.id, [s.message for s in await store.stored_messages(cid)])
+    hosted = ContextManager.for_conversation(
+        ModelLimits(16_384, 4_096, source="override", known=True),
+        budget=BudgetSettings(),
+        settings=EAGER_PRUNE,
+        counter=caller.counter,
+        summarizers=SummarizerFactory(None),
+        store=store,
+        conversation_id=twin.id,
+        owner=None,
+    )
+    hosted.load(await load_history(store, twin.id, caller.history[:1]))
+    reloads: list[str] = []
+
+    async def reload() -> None:
+        reloads.append("reload")
+
+    hosted.attach(
+        Host(
+            summarizer=lambda budget: ExtractiveSummarizer(),
+            hooks=CompactionHooks,
+            plan=lambda size: asyncio.sleep(0),
+            notice=reloads.append,
+            reload=reload,
+            started_session=lambda session: None,
+        )
+    )
+    by_caller = await caller.commit(result, duration_ms=12.5)
+    by_hosted = await hosted.commit(result, duration_ms=12.5, reload=reload)
+    assert by_caller is not None and by_hosted is not None
+    assert not by_caller.lost and not by_hosted.lost and reloads == []
+    assert by_caller.version == by_hosted.version
+    rows = await _stored_rows(store, cid)
+    assert rows == await _stored_rows(store, twin.id)
+    assert rows["compactions"] and rows["pruned"] and rows["summary"] is not None
+    assert caller.state.summary == hosted.state.summary == result.state.summary
+    assert dict(caller.state.pruned) == dict(hosted.state.pruned)
+    # a reopened manager sends what the store holds
+    reopened = make(store=store, conversation_id=cid, settings=EAGER_PRUNE)
+    sent = (await reopened.aprepare(_mixed_session(16))).messages
+    assert json.dumps(sent[1:]) == rows["sent"]
+
+
+def test_only_the_persistence_module_writes_a_compaction() -> None:
+    # the store's writes of a compaction's result (its summary, its prune) are made in one
+    # place, reached only by ContextManager.commit; a fork copies a committed state instead
+    package = Path(__file__).parents[2] / "src" / "abridged"
+    writers = {
+        str(p.relative_to(package))
+        for p in package.rglob("*.py")
+        if "store" not in p.relative_to(package).parts[:1]
+        and re.search(r"\.(commit_planned|commit_compaction|set_prune_boundary)\(", p.read_text())
+    }
+    assert writers == {"runtime/persistence.py", "runtime/forking.py"}
+    callers = {
+        str(p.relative_to(package))
+        for p in package.rglob("*.py")
+        if re.search(r"\b(commit_result|_persisted\.commit)\(", p.read_text())
+    }
+    assert callers == {"runtime/persistence.py", "runtime/context_manager.py"}

@@ -2,9 +2,9 @@
 
 A ``Conversation``'s manager (``ContextManager.for_conversation``) owns one
 ``BackgroundCompaction``. At a step boundary the conversation asks it to ``start`` when a trigger
-fires: the task plans in a worker thread, summarizes, and commits through the manager
-(``ContextManager.commit_rebased``: rebased onto the history that grew meanwhile, or dropped when
-the context changed). The reply path never waits for it unless the context does not fit. A
+fires: the task plans in a worker thread, summarizes, and commits through the manager's one
+commit path (``ContextManager.commit``: rebased onto the history that grew meanwhile, or dropped
+when the context changed). The reply path never waits for it unless the context does not fit. A
 compaction the conversation needs now (before a call, on an overflow, on request) is ``spawn``ed
 as the same task, and awaited.
 
@@ -128,27 +128,26 @@ class BackgroundCompaction:
             self.task = None
 
     async def _commit(self, result: CompactionResult, duration_ms: float) -> None:
-        """Commit ``result`` through the manager (store first, then memory)."""
+        """Commit ``result`` through the manager's one commit path (store first, then memory),
+        which reads the store again (``reload``) when another writer came first."""
         host = self.host
         try:
-            committed = await self.manager.commit_rebased(
+            committed = await self.manager.commit(
                 result,
                 duration_ms=duration_ms,
                 on_prune_error=lambda exc: host.notice(
                     f"The prune boundary could not be stored: {exc}"
                 ),
+                reload=host.reload,
             )
         except ContentionError:
             host.notice("Other writers kept changing this conversation; reloaded")
-            await host.reload()
             raise
         if committed is None:
             host.notice("A compaction planned on an older context was dropped")
             return
-        if committed.lost:
-            # Another writer changed the conversation first: adopt what the store holds.
+        if committed.lost:  # the manager adopted what the store holds
             host.notice("Another writer compacted this conversation first; reloaded")
-            await host.reload()
             return
         if committed.session is not None:
             host.started_session(committed.session)

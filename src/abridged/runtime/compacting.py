@@ -19,13 +19,13 @@ The foreground fit and the recovery are the manager's one fit loop (``ContextMan
 carrying a plan out: its compaction task, so that ``cancel_compaction`` and notices work as for
 any other compaction.
 
-**Commit.** Through the one commit path of every runtime
-(``abridged.runtime.persistence.commit_result``: the store's single writer, against the version
+**Commit.** Through the one commit path of every runtime (``ContextManager.commit``, over
+``abridged.runtime.persistence.commit_result``: the store's single writer, against the version
 the conversation's state was read at), rebased onto the history that grew meanwhile: the store
 starts a child session carrying the kept messages; a lost compare-and-swap means another writer
-compacted first, and the conversation re-reads the store and adopts its state. Then the
-in-memory state changes. A compaction planned on a state that changed since is dropped. Prunes
-move the stored prune boundary forward. Stored messages are never changed.
+compacted first, and the conversation re-reads the store (its ``reload``) and adopts its state.
+Then the in-memory state changes. A compaction planned on a state that changed since is
+dropped. Prunes move the stored prune boundary forward. Stored messages are never changed.
 
 **Summarizers.** By default the conversation's own model (``LLMSummarizer`` reusing the prompt
 cache, with the extractive fallback); each call is bounded by ``summary_timeout``, past which the

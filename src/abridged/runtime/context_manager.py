@@ -45,6 +45,7 @@ import functools
 import time
 from collections.abc import (
     AsyncIterator,
+    Awaitable,
     Callable,
     Coroutine,
     Iterable,
@@ -67,8 +68,9 @@ from abridged.engine.events import Event, HiddenPrefix, UsageUpdated
 from abridged.engine.plan import CompactionPlan, context_length, plan_compaction, plan_emergency
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.triggers import CompactionSettings, choose_trigger
-from abridged.errors import SettingError, StoreError
+from abridged.errors import ContentionError, SettingError, StoreError
 from abridged.runtime.background import BackgroundCompaction, Host
+from abridged.runtime.call_check import CallStep, Stage, call_step
 from abridged.runtime.caller_formats import (
     Format,
     check_format,
@@ -88,7 +90,7 @@ from abridged.runtime.driver import (
     off_loop_fallback,
 )
 from abridged.runtime.output import OutputCache
-from abridged.runtime.persistence import Committed, StoredConversation
+from abridged.runtime.persistence import Committed, StoredConversation, stored_seqs
 from abridged.runtime.settings import Settings, check_budget, resolve_settings, resolve_window
 from abridged.runtime.sizing import Report, Sizer, known_output_tokens
 from abridged.runtime.token_sums import TokenSums
@@ -546,7 +548,7 @@ class ContextManager:
         not compact, stop there (``Fitted.first`` says so) rather than measure again: the
         caller's estimate was just proven wrong by the provider (a ``Conversation`` raises)."""
         # what the last reports taught is learned first: the plan scales its estimates
-        if self._background is None:  # a caller's list: its new items are read off the loop
+        if not self._holds_conversation:  # a caller's list: its new items are read off the loop
             await self._off_loop(self._learn)
         else:
             self._learn()
@@ -622,7 +624,7 @@ class ContextManager:
                 count_tokens=self._count,
                 gather=asyncio.gather,
             )
-            self._commit(result)
+            await self.commit(result)
             return result
         result = await run_compaction(
             plan,
@@ -633,13 +635,99 @@ class ContextManager:
             fallback=off_loop_fallback(summarizer),
             gather=asyncio.gather,
         )
-        if await self._persist_result(result) is None:
-            await self._off_loop(self._commit, result)
+        await self.commit(result, threaded=True)
         return result
+
+    # -- the commit ------------------------------------------------------------------------------
+    # The one commit path of every runtime: the fit loop's ``_run_here`` (a caller's list, the
+    # replay) and a Conversation's compaction task (``abridged.runtime.background``) call it.
+
+    async def commit(
+        self,
+        result: CompactionResult,
+        *,
+        duration_ms: float | None = None,
+        on_prune_error: Callable[[StoreError], None] | None = None,
+        reload: Callable[[], Awaitable[None]] | None = None,
+        threaded: bool = False,
+    ) -> Committed | None:
+        """Commit ``result``, store first, then memory: applied by the engine's ``rebase`` to
+        the history as it is now (a conversation's grew while its task ran), stored through
+        ``StoredConversation.commit`` (with a store), then taken as the manager's state.
+        ``None`` when it was dropped (planned on a state that changed meanwhile); without a
+        store, or before the stored conversation is attached, version 0.
+
+        What differs between runtimes is said here, not copied: ``duration_ms`` (default: the
+        result's own, run time); ``on_prune_error`` (given, a prune the store refused is
+        reported to it, the summary kept; else raised); ``reload``: how the store is read
+        again when another writer changed the conversation first (``lost``: nothing of
+        ``result`` is kept, its events are still reported) or kept changing it
+        (``ContentionError``, raised after it): a conversation reloads its history, the
+        default restores this manager's state from the stored context. ``threaded``: the
+        in-memory step (sizing the new state) runs in a worker thread."""
+        rebased = rebase(result, self._tracked.history, self._state)
+        if rebased is None:
+            return None
+        committed = Committed(0)
+        if self._persisted is not None:
+            if duration_ms is None:
+                duration_ms = round(result.duration * 1000, 3)
+            try:
+                stored = await self._persisted.commit(
+                    rebased,
+                    self._stored_seqs(),
+                    duration_ms=duration_ms,
+                    on_prune_error=on_prune_error,
+                )
+            except ContentionError:
+                if reload is not None:
+                    await reload()
+                raise
+            committed = stored if stored is not None else committed
+            if committed.lost:
+                await (reload or functools.partial(self._restore_stored, rebased))()
+                return committed
+        if threaded:
+            await self._off_loop(self._take, rebased)
+        else:
+            self._take(rebased)
+        return committed
+
+    def _stored_seqs(self) -> list[int | None]:
+        """The stored sequence number of each history message: a conversation holds them as
+        its store gave them (``seqs``); a caller's list is stored in order after the system
+        prompt (``StoredConversation.sync``)."""
+        if self._holds_conversation:
+            return self._seqs
+        return stored_seqs(self._tracked.history)
+
+    async def _restore_stored(self, result: CompactionResult) -> None:
+        """Another writer came first: adopt the store's state instead of ``result``'s."""
+        assert self._persisted is not None
+        adopted = await self._persisted.reread(self._tracked.history, self._state)
+        self._events.extend(result.events)
+        self._set_state(adopted, push=True)
+
+    def _take(self, result: CompactionResult) -> None:
+        """A committed ``result`` as the manager's state. A caller's list keeps the states it
+        may roll back to (an edit) and hands the events out with the next context; a
+        conversation's history is never edited, its events went to its hooks as they happened,
+        and its size is rebased when next measured (``_rebase_if_moved``)."""
+        if self._holds_conversation:
+            self.adopt(result.state)
+            return
+        self._events.extend(result.events)
+        self._set_state(result.state, push=result.changed)
+
+    @property
+    def _holds_conversation(self) -> bool:
+        """Whether this is a ``Conversation``'s manager (see "hosting a Conversation"): its
+        history comes from its store, appended, never tracked as a caller's list."""
+        return self._background is not None
 
     async def _size_now(self, *, threaded: bool) -> int:
         """``_measure``, in a worker thread when ``threaded`` and the list is a caller's."""
-        if threaded and self._background is None:
+        if threaded and not self._holds_conversation:
             return await self._off_loop(self._measure)
         return self._measure()
 
@@ -647,7 +735,7 @@ class ContextManager:
         """The context's size now; a conversation's state moves without ``_set_state`` (its
         commits and reloads adopt states), so what it sends before the tail is recomputed
         first when the state moved."""
-        if self._background is not None:
+        if self._holds_conversation:
             self._rebase_if_moved()
         return self.context_tokens()
 
@@ -1013,20 +1101,6 @@ class ContextManager:
         self._set_state(adopted, push=True)
         return True
 
-    async def _persist_result(self, result: CompactionResult) -> CompactionState | None:
-        """Store ``result``; the state adopted instead when another writer came first."""
-        if self._persisted is None:
-            return None
-        adopted = await self._persisted.commit(result, self._tracked.history, self._state)
-        if adopted is not None:
-            self._events.extend(result.events)
-            self._set_state(adopted, push=True)
-        return adopted
-
-    def _commit(self, result: CompactionResult) -> None:
-        self._events.extend(result.events)
-        self._set_state(result.state, push=result.changed)
-
     def _set_state(self, state: CompactionState, *, push: bool = False) -> None:
         moved = state.epoch != self._state.epoch or state.cut != self._state.cut
         self._state = state
@@ -1101,8 +1175,9 @@ class ContextManager:
     #   ``adopt`` (a new state), ``configure`` (new limits or settings);
     # - sizes with its tools: ``tools_raw``, ``budget_for``, ``size_for``, ``count``,
     #   ``last_report``, ``take_report_for`` (a usage report or an exact count);
-    # - compaction: ``due``, ``planner_for``, ``afit`` and ``arecover`` (the fit driver, above),
-    #   and for its task ``run_plan`` and ``commit_rebased``.
+    # - compaction: ``call_step`` (what to do before a call), ``due`` (at a step boundary),
+    #   ``planner_for``, ``afit`` and ``arecover`` (the fit driver, above),
+    #   and for its task ``run_plan`` and ``commit`` (the one commit path, above).
 
     @classmethod
     def for_conversation(
@@ -1247,6 +1322,27 @@ class ContextManager:
         )
         return trigger is not None
 
+    def call_step(
+        self,
+        size: int,
+        budget: Budget,
+        *,
+        stage: Stage = "first",
+        background: bool = True,
+        count_margin: float | None = None,
+    ) -> CallStep:
+        """The next step of a conversation's check before a model call, for a context of
+        ``size`` tokens under ``budget`` (``abridged.runtime.call_check.call_step``), with its
+        compaction task as it is now: the conversation only does what it says."""
+        return call_step(
+            size,
+            budget,
+            stage=stage,
+            running=self._background is not None and self._background.running,
+            background=background,
+            count_margin=count_margin,
+        )
+
     def planner_for(
         self, tools: Sequence[ToolSpec], *, size: int | None = None, **options: Any
     ) -> Callable[[], CompactionPlan | None]:
@@ -1270,25 +1366,3 @@ class ContextManager:
             fallback=OffLoopSummarizer(ExtractiveSummarizer()),
             gather=asyncio.gather,
         )
-
-    async def commit_rebased(
-        self,
-        result: CompactionResult,
-        *,
-        duration_ms: float,
-        on_prune_error: Callable[[StoreError], None],
-    ) -> Committed | None:
-        """Commit a conversation's ``result`` (store first, then memory) through the one commit
-        path, applied by the engine's ``rebase`` to the history that grew while it ran; ``None``
-        when it was dropped (the context changed meanwhile), ``lost`` when another writer
-        changed the conversation first (the conversation reads the store again)."""
-        rebased = rebase(result, self._tracked.history, self._state)
-        if rebased is None:
-            return None
-        assert self._persisted is not None
-        committed = await self._persisted.commit_at(
-            rebased, self._seqs, duration_ms=duration_ms, on_prune_error=on_prune_error
-        )
-        if not committed.lost:
-            self.adopt(rebased.state)
-        return committed

@@ -11,9 +11,11 @@ a ``StoredConversation``:
   store operation), for a caller that sends the context before storing it.
 - **compactions** go through the store's one commit path (``Store.commit_planned``: compare and
   swap on the version read; the loser re-reads, skips if covered, retries once); **prunes** store
-  the prune boundary with the pruned form of each message. Both are ``commit_result``, the one
-  commit path of every runtime (a ``Conversation``'s compactions and the replay's,
-  ``abridged.runtime.replay``, go through it too).
+  the prune boundary with the pruned form of each message. Both are ``commit_result``, reached
+  only by ``StoredConversation.commit``, which only ``ContextManager.commit`` calls: the one
+  commit path of every runtime (a caller's list, a ``Conversation``'s compaction task and the
+  replay, ``abridged.runtime.replay``). A lost compare-and-swap leaves the store as the other
+  writer made it; ``reread`` gives the state to adopt.
 - **state**: on the first call, and whenever another writer changed the conversation (its version
   moved), the engine state is rebuilt from the store (``restore_state``): summary, cut, carried
   messages, prune boundary, pruned forms. The context sent is then the one sent before, byte for
@@ -38,7 +40,7 @@ from abridged.errors import MessageValidationError, StoreError
 if TYPE_CHECKING:
     from abridged.store import Context, ConversationInfo, SessionInfo, Store
 
-__all__ = ["Committed", "StoredConversation", "commit_result"]
+__all__ = ["Committed", "StoredConversation", "commit_result", "stored_seqs"]
 
 
 class StoredConversation:
@@ -145,43 +147,25 @@ class StoredConversation:
         return adopt
 
     async def commit(
-        self, result: CompactionResult, history: Sequence[Message], state: CompactionState
-    ) -> CompactionState | None:
-        """Store ``result`` (``commit_result``). The state to adopt instead of the result's when
-        another writer changed the conversation first (re-read from the store), else ``None``."""
-        await self._settle()
-        cid = self.conversation_id
-        if cid is None or not self._attached:
-            return None
-        committed = await self.commit_at(
-            result, _seqs(history), duration_ms=round(result.duration * 1000, 3)
-        )
-        if committed.lost:
-            context = await self.store.load_context(cid, owner=self.owner)
-            return self._restore(context, history, state)
-        return None
-
-    def attach(self, version: int, session_id: str) -> None:
-        """Take the conversation at ``version``, in session ``session_id``, as its owner has
-        just read it (a ``Conversation``, which stores its messages itself)."""
-        self._attached = True
-        self._version, self._session_id = version, session_id
-
-    async def commit_at(
         self,
         result: CompactionResult,
         seqs: Sequence[int | None],
         *,
         duration_ms: float,
         on_prune_error: Callable[[StoreError], None] | None = None,
-    ) -> Committed:
+    ) -> Committed | None:
         """Store ``result`` over a history whose message ``i`` is stored message ``seqs[i]``
         (``commit_result``), against the version read; the version and session after it are
-        this conversation's from then on (unless another writer came first: ``lost``)."""
-        assert self.conversation_id is not None
+        this conversation's from then on, unless another writer came first (``lost``: read
+        the store again, ``reread``). ``None`` when nothing is attached (the next ``sync``
+        reads the store first): the result is the manager's alone."""
+        await self._settle()
+        cid = self.conversation_id
+        if cid is None or not self._attached:
+            return None
         committed = await commit_result(
             self.store,
-            self.conversation_id,
+            cid,
             result,
             seqs,
             version=self._version,
@@ -195,6 +179,19 @@ class StoredConversation:
             if committed.session is not None:
                 self._session_id = committed.session.id
         return committed
+
+    async def reread(self, history: Sequence[Message], state: CompactionState) -> CompactionState:
+        """The state the store holds for ``history`` (another writer changed the conversation
+        since ``state`` was read), adopted as this conversation's version and session."""
+        assert self.conversation_id is not None
+        context = await self.store.load_context(self.conversation_id, owner=self.owner)
+        return self._restore(context, history, state)
+
+    def attach(self, version: int, session_id: str) -> None:
+        """Take the conversation at ``version``, in session ``session_id``, as its owner has
+        just read it (a ``Conversation``, which stores its messages itself)."""
+        self._attached = True
+        self._version, self._session_id = version, session_id
 
     async def flush(self) -> None:
         """Write the messages held back by ``sync(behind=True)``; the store's error if that
@@ -224,7 +221,7 @@ class StoredConversation:
         self._attached = True
         self._version, self._session_id = context.version, context.session.id
         return restore_state(
-            context, history, _seqs(history), epoch=state.epoch + 1, calls=state.calls
+            context, history, stored_seqs(history), epoch=state.epoch + 1, calls=state.calls
         )
 
     def detach(self) -> None:
@@ -311,7 +308,8 @@ async def commit_result(
     return Committed(version, session)
 
 
-def _seqs(history: Sequence[Message]) -> list[int | None]:
-    """The stored sequence number of each history message (``None`` for the system prompt)."""
+def stored_seqs(history: Sequence[Message]) -> list[int | None]:
+    """The stored sequence number of each message of a history stored as ``sync`` stores it
+    (``None`` for the system prompt: message ``i`` after it is stored message ``i + 1``)."""
     head = head_length(history)
     return [None] * head + list(range(1, len(history) - head + 1))

@@ -34,6 +34,7 @@ from abridged.core.turns import unanswered_tool_calls
 from abridged.engine.compaction import build_context
 from abridged.engine.events import UsageUpdated
 from abridged.errors import ContextOverflowError, LeaseLostError, ProviderError, StoreError
+from abridged.runtime.call_check import Stage
 from abridged.runtime.compacting import Compacting
 from abridged.runtime.events import ToolFinished, ToolStarted, TurnResult
 from abridged.runtime.history import is_command
@@ -370,39 +371,53 @@ class TurnLoop(Compacting):
         return completion
 
     async def _before_call(self) -> None:
-        """Make the context fit before a call: wait for the running compaction only when it
-        must, count exactly when close to the limit, compact in the foreground if needed."""
-        budget = self.budget()
+        """Make the context fit before a call: the manager decides each step from the size
+        (``ContextManager.call_step``: wait for the running compaction only when it must,
+        count exactly when close to the limit, compact in the foreground if needed); this
+        does what it says until the context may be sent."""
+        budget = self.budget()  # the budget the check began with, for every step of it
         size = self._size()
-        if size > budget.input_budget:
-            await self._wait_compaction()
-            size = self._size()
-        elif not self.compacting:
-            plan = self._plan(size=size)
-            if plan is not None:
-                task = self._spawn(plan)
-                if not self._settings.background_compaction:
-                    await self._interruptible(asyncio.shield(task))
-                    size = self._size()
-        margin = self._settings.exact_count_margin
-        if (
-            size >= budget.input_budget * (1 - margin)
-            and size <= budget.input_budget * (1 + margin)
-            and callable(getattr(self.model, "count_tokens", None))
-        ):
-            context = build_context(self._history, self._state)
-            exact = await self._interruptible(exact_tokens(self.model, context, self.tools.specs))
-            if exact is not None:
-                # a count is a report without a call: learned by the same rule as usage
-                self._manager.take_report_for(
-                    self.tools.specs, Usage(input=exact), len(self._history), self._state.epoch
-                )
-                size = exact
-        if size > budget.input_budget and (budget.enabled or budget.overflow_recovery):
-            await self._wait_compaction()
-            size = self._size()
-            if size > budget.input_budget:
+        counts = callable(getattr(self.model, "count_tokens", None))
+        margin = self._settings.exact_count_margin if counts else None
+        stage: Stage = "first"
+        while True:
+            step = self._manager.call_step(
+                size,
+                budget,
+                stage=stage,
+                background=self._settings.background_compaction,
+                count_margin=margin,
+            )
+            stage = step.stage
+            if step.action == "send":
+                return
+            if step.action == "fit":
                 await self._fit(size)
+                return
+            if step.action == "wait":
+                await self._wait_compaction()
+                size = self._size()
+            elif step.action == "count":
+                size = await self._count_exactly(size)
+            else:  # start, or compact: planned now (the plan says whether a trigger fires)
+                plan = self._plan(size=size)
+                if plan is not None:
+                    task = self._spawn(plan)
+                    if step.action == "compact":
+                        await self._interruptible(asyncio.shield(task))
+                        size = self._size()
+
+    async def _count_exactly(self, size: int) -> int:
+        """The model's own count of the context (``size`` when it gives none); a count is a
+        report without a call: learned by the same rule as usage."""
+        context = build_context(self._history, self._state)
+        exact = await self._interruptible(exact_tokens(self.model, context, self.tools.specs))
+        if exact is None:
+            return size
+        self._manager.take_report_for(
+            self.tools.specs, Usage(input=exact), len(self._history), self._state.epoch
+        )
+        return int(exact)
 
     def _learn(self, usage: Usage | None, length: int, epoch: int) -> None:
         """Record the provider's report and learn the calibration from it, as every
