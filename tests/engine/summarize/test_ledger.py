@@ -551,3 +551,31 @@ def test_declared_old_reads_as_one_pattern_per_value_would(text: str, values: li
     from abridged.engine.summarize.ledger import declared_old
 
     assert declared_old(text, values) == _declared_old_by_one_pattern_per_value(text, values)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(min_value=1, max_value=4), st.integers(min_value=0, max_value=10_000))
+def test_a_kept_fact_is_not_traded_for_a_new_one_of_its_worth(cap: int, base: int) -> None:
+    # A full ledger carried by the last summary, then as many new facts of the same shape
+    # about other things: the kept ones stay (the newest-first tie-break alone used to swap
+    # them all out at every compaction).
+    kept = [f"[tool] svc-k{base + i}.internal listens on port {20_000 + i}" for i in range(cap)]
+    new = [
+        message
+        for i in range(cap)
+        for message in _bash(
+            f"c{i}", "cat ports", f"svc-n{base + i}.internal listens on port {30_000 + i}"
+        )
+    ]
+    lines = build_ledger(new, previous=kept, max_facts=cap).lines()
+    assert len(lines) == cap
+    assert all(f"port {20_000 + i}" in "\n".join(lines) for i in range(cap))
+
+
+def test_a_new_fact_that_weighs_more_still_takes_a_kept_ones_place() -> None:
+    kept = ["[tool] svc-k1.internal listens on port 20001"]
+    rule = _bash(
+        "c1", "cat RUNBOOK.md", "Never deploy svc-n1.internal on Fridays (ticket OPS-4521)."
+    )
+    lines = build_ledger(rule, previous=kept, max_facts=1).lines()
+    assert len(lines) == 1 and "OPS-4521" in lines[0]

@@ -88,6 +88,12 @@ FACT_TOKENS = 60
 #: A candidate is a fact when its specificity and modality add up to at least this much (one
 #: exact reference, or rule language, is enough; a code name alone is not).
 MIN_CONTENT = 0.4
+#: How much more a new fact must weigh to take the place of one a summary already kept: a
+#: hysteresis, so that facts are not traded for others of about their worth at every
+#: compaction (the newest-first tie-break alone let each compaction's fresh facts push the
+#: older ones out; chosen on generated canaries, see bench/RESULTS.md), and consecutive
+#: summaries keep their facts (the prompt cache, a reader's trust).
+CARRIED_MARGIN = 1.0
 #: Words too common to say two facts are about the same thing.
 _TOPIC_STOP = _words(
     "this that with from have will would should could been being were they them their there "
@@ -992,7 +998,9 @@ def parse_facts(
 ) -> list[Fact]:
     """Facts carried from a previous summary's entries, oldest first: their attribution
     (``[tool: bash `cmd`] printed: "..."``) read back into source and origin, their ``(was
-    ...)`` kept; weighed again, never below ``MIN_CONTENT`` (they were facts once)."""
+    ...)`` kept; weighed again, never below ``MIN_CONTENT`` (they were facts once), and
+    ``CARRIED_MARGIN`` more when they hold something exact or binding (``_held``): a new fact
+    takes such a kept one's place only when it weighs more."""
     out: list[Fact] = []
     order = start_order
     for raw in ungrouped_facts(lines):
@@ -1025,7 +1033,7 @@ def parse_facts(
                 key=key_of(line),
                 source=source,
                 kind=candidate.kind if candidate else "value",
-                weight=combine(content, weights),
+                weight=combine(content, weights) + (CARRIED_MARGIN * _held(line, content)),
                 order=order,
                 was=was,
                 values=candidate.values if candidate else _values(line, reference_kinds(line)),
@@ -1036,6 +1044,16 @@ def parse_facts(
             )
         )
     return out
+
+
+def _held(line: str, content: Mapping[str, float]) -> bool:
+    """Whether a carried fact keeps its place by ``CARRIED_MARGIN``: one holding an exact
+    reference of a strong shape (a host, a version, a ticket, a path, ...) or binding words. A
+    code name's value (``scratch_counter_7 = 7``) gives way to newer ones of its worth, so
+    that a long task's latest state replaces its oldest."""
+    if content.get("modality", 0.0) >= 1.0:
+        return True
+    return any(k in STRONG_KINDS or k == "path" for _v, k in reference_kinds(line))
 
 
 # -- replacing ------------------------------------------------------------------------------------
@@ -2039,6 +2057,7 @@ LEDGER_SHARE = 0.2
 
 
 __all__ = [
+    "CARRIED_MARGIN",
     "FACT_TOKENS",
     "LEDGER_SHARE",
     "MIN_CONTENT",
