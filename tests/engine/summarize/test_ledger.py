@@ -579,3 +579,25 @@ def test_a_new_fact_that_weighs_more_still_takes_a_kept_ones_place() -> None:
     )
     lines = build_ledger(rule, previous=kept, max_facts=1).lines()
     assert len(lines) == 1 and "OPS-4521" in lines[0]
+
+
+def _describe(name: str, revision: int, ticket: str) -> Message:
+    return Message.user(
+        f"$ kubectl describe deploy {name} -n prod | head\nName:        {name}\n"
+        f"Namespace:   prod\nAnnotations: deployment.kubernetes.io/revision: {revision}\n"
+        f"             platform/ticket: {ticket}\nReplicas:    5 desired | 4 updated"
+    )
+
+
+def test_two_outputs_of_the_same_keys_about_two_things_both_hold() -> None:
+    # Name, Namespace, Annotations: the same keys, two deployments. Before, the second
+    # pasted output replaced every keyed fact of the first and marked that message superseded.
+    first = _describe("nuthatch-mailer", 7, "NUTH-7190")
+    second = _describe("peridot-notifier", 5, "PERI-4503")
+    ledger = build_ledger([first, Message.assistant("Noted."), second])
+    assert ledger.superseded_users == frozenset()
+    assert not {"nuthatch-mailer", "NUTH-7190"} & ledger.replaced_values
+    # the same thing shown again, changed, still replaces the first
+    again = _describe("nuthatch-mailer", 8, "NUTH-8811")
+    ledger = build_ledger([first, Message.assistant("Noted."), again])
+    assert "NUTH-7190" in ledger.replaced_values

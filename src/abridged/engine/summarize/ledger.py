@@ -897,7 +897,12 @@ def _iter_facts(
                 shape = _DIGITS.sub("#", unit.strip())
                 shapes[shape] = shapes.get(shape, 0) + 1
             seen: set[str] = set()
+            # The block's own name (``Name: billing-api``): the owner of the keys after it.
+            owner: str | None = None
             for position, unit in enumerate(units):
+                named_block = _BLOCK_NAME.match(unit)
+                if named_block is not None:
+                    owner = named_block.group(1).lower()
                 if shapes[_DIGITS.sub("#", unit.strip())] >= REPEATED_LINE or unit in seen:
                     continue
                 seen.add(unit)
@@ -943,7 +948,7 @@ def _iter_facts(
                 found.append(
                     Fact(
                         text=shown,
-                        key=key_of(candidate.text),
+                        key=_owned_key(key_of(candidate.text), owner),
                         source=source,
                         kind=candidate.kind,
                         weight=weight if worth else -1.0,
@@ -968,6 +973,24 @@ def _iter_facts(
             if f not in listed and (f.key or f.values or f.names)
         ]
         yield from sorted([*listed, *shadows], key=lambda f: f.order)
+
+
+#: A line naming the block it opens (``Name:  billing-api``, ``name: gostex``): a
+#: ``kubectl describe``, a manifest, a package's metadata.
+_BLOCK_NAME = re.compile(r"^\s*(?:name|Name|NAME)\s*[:=]\s*\"?([A-Za-z][\w.-]*\w)\"?\s*$")
+
+
+def _owned_key(key: str | None, owner: str | None) -> str | None:
+    """``key`` qualified by the block it stands in (``billing-api.namespace``): two outputs
+    listing the same generic keys (``Name``, ``Namespace``, ``Replicas``) about two things
+    are two sets of facts, one output of the same thing again replaces the first.
+
+    >>> _owned_key("namespace", "billing-api"), _owned_key("namespace", None)
+    ('billing-api.namespace', 'namespace')
+    """
+    if key is None or owner is None or key.startswith(f"{owner}."):
+        return key
+    return f"{owner}.{key}"
 
 
 _ATTRIBUTION = re.compile(r"^\[(user|assistant|tool)((?::[^\]]*)?)\]\s+")
