@@ -1047,6 +1047,7 @@ def parse_facts(
         if not line:
             continue
         candidate = _weigh(line, "assistant" if source == "carried" else source)
+        refs = reference_kinds(line)
         content = dict(candidate.signals) if candidate else {}
         content["specificity"] = max(content.get("specificity", 0.0), MIN_CONTENT)
         order += 1
@@ -1056,10 +1057,10 @@ def parse_facts(
                 key=key_of(line),
                 source=source,
                 kind=candidate.kind if candidate else "value",
-                weight=combine(content, weights) + (CARRIED_MARGIN * _held(line, content)),
+                weight=combine(content, weights) + (CARRIED_MARGIN * _held(refs, content)),
                 order=order,
                 was=was,
-                values=candidate.values if candidate else _values(line, reference_kinds(line)),
+                values=candidate.values if candidate else _values(line, refs),
                 origin=origin,
                 # What it names still ties a later correction to it (``_anchored_slot``): a
                 # carried fact is corrected by name as it was before the compaction.
@@ -1069,14 +1070,14 @@ def parse_facts(
     return out
 
 
-def _held(line: str, content: Mapping[str, float]) -> bool:
+def _held(refs: Sequence[tuple[str, str]], content: Mapping[str, float]) -> bool:
     """Whether a carried fact keeps its place by ``CARRIED_MARGIN``: one holding an exact
     reference of a strong shape (a host, a version, a ticket, a path, ...) or binding words. A
     code name's value (``scratch_counter_7 = 7``) gives way to newer ones of its worth, so
     that a long task's latest state replaces its oldest."""
     if content.get("modality", 0.0) >= 1.0:
         return True
-    return any(k in STRONG_KINDS or k == "path" for _v, k in reference_kinds(line))
+    return any(k in STRONG_KINDS or k == "path" for _v, k in refs)
 
 
 # -- replacing ------------------------------------------------------------------------------------
