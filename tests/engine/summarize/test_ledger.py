@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -59,11 +60,12 @@ def test_a_later_value_with_the_same_key_replaces_the_earlier_one() -> None:
     ]
     summary = SUMMARIZER.build(SummaryRequest(messages=tuple(messages)))
     facts = _facts(summary.text)
-    assert "retry_limit = 5 (was 3)" in facts
+    # (each key named by the table it stands in: ``[uploader]``)
+    assert "uploader.retry_limit = 5 (was 3)" in facts
     # The old value is never shown as current: no line states it on its own.
-    assert "retry_limit = 3" not in facts
+    assert "uploader.retry_limit = 3" not in facts
     assert sum("retry_limit" in f for f in facts) == 1
-    assert facts.count("chunk_size = 8 MiB") == 1  # the same value, once
+    assert facts.count("uploader.chunk_size = 8 MiB") == 1  # the same value, once
 
 
 def test_a_value_replaced_in_the_kept_tail_is_not_shown_as_current() -> None:
@@ -601,3 +603,56 @@ def test_two_outputs_of_the_same_keys_about_two_things_both_hold() -> None:
     again = _describe("nuthatch-mailer", 8, "NUTH-8811")
     ledger = build_ledger([first, Message.assistant("Noted."), again])
     assert "NUTH-7190" in ledger.replaced_values
+
+
+# -- what a list holds ----------------------------------------------------------------------------
+
+_SYLLABLES = st.sampled_from(["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po"])
+_KEBAB_NAME = st.tuples(
+    st.lists(_SYLLABLES, min_size=2, max_size=5).map("".join),
+    st.lists(_SYLLABLES, min_size=2, max_size=6).map("".join),
+).map("-".join)
+
+
+@given(st.lists(_KEBAB_NAME, min_size=2, max_size=6, unique=True), st.data())
+@settings(max_examples=40)
+def test_every_ticket_of_a_bulleted_list_is_a_fact_whatever_its_length(
+    names: list[str], data: st.DataObject
+) -> None:
+    # A bullet's marker once counted as a code symbol: whether a line was read as code hung on
+    # its length (``* verify jute-router (tracking ticket JUTE-3557)`` was, a longer name not).
+    tickets = [f"{n[:4].upper()}-{data.draw(st.integers(1000, 9999))}" for n in names]
+    listing = "Remaining:\n" + "".join(
+        f"* verify {n} (tracking ticket {t})\n" for n, t in zip(names, tickets, strict=True)
+    )
+    facts = extract_facts(_bash("c1", "cat TODO", listing))
+    shown = " ".join(f.text for f in facts if f.listed)
+    assert all(t in shown for t in tickets), (tickets, shown)
+
+
+def test_a_setting_of_a_named_job_in_a_list_is_a_fact() -> None:
+    # The value (a cron schedule) is no reference; the hyphenated name it is said of, named
+    # nowhere else, is what makes the line exact.
+    listing = (
+        "hard requirements (from ops):\n"
+        "* tamarind-vacuum - cron schedule: 36 1 * * 2\n"
+        "* hoopoe-backup - cron schedule: 53 10 * * 6\n"
+        "please don't touch other services\n"
+    )
+    facts = [f for f in extract_facts(_bash("c1", "cat ops.md", listing)) if f.listed]
+    assert [f.text for f in facts if "cron" in f.text] == [
+        "* tamarind-vacuum - cron schedule: 36 1 * * 2",
+        "* hoopoe-backup - cron schedule: 53 10 * * 6",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "listed"),
+    [("long-running in the follow-up", False), ("sorrel-mirror in the", True)],
+)
+def test_a_hyphenated_name_makes_a_fact_and_an_english_compound_does_not(
+    said: str, listed: bool
+) -> None:
+    output = f"the cache layer was {said} build\n"
+    facts = [f.text for f in extract_facts(_bash("c1", "cat NOTES", output)) if f.listed]
+    assert facts == ([output.strip()] if listed else [])

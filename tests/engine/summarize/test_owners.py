@@ -165,6 +165,37 @@ def test_a_nested_yaml_line_carries_its_section() -> None:
     assert with_sections("try:\n  x: int = 1") == "try:\n  x: int = 1"
 
 
+_RECORDS = {
+    "ini": ("[{a}]\nport = 81\n\n[{b}]\nport = 82", "{a}.port = 81", "{b}.port = 82"),
+    "toml": ("[services.{a}]\nport = 81\n[services.{b}]\nport = 82", "services.{a}.port = 81", ""),
+    "json": ('{{\n  "name": "{a}",\n  "port": 81\n}}', '  "{a}.port": 81', ""),
+    "describe": (
+        "Name:   {a}\nPort:   81\n\nName:   {b}\nPort:   82",
+        "{a}.Port:   81",
+        "{b}.Port:   82",
+    ),
+    "psql": ("name       | {a}\nport       | 81", "{a}.port       | 81", ""),
+    "lockfile": ('name = "{a}"\nversion = "8.5.26"', '{a}.version = "8.5.26"', ""),
+}
+_NAME = st.from_regex(r"[a-z]{3,8}-[a-z]{3,8}", fullmatch=True)
+
+
+@given(st.sampled_from(sorted(_RECORDS)), _NAME, _NAME)
+@settings(max_examples=30)
+def test_a_key_beside_its_records_name_carries_that_name(shape: str, a: str, b: str) -> None:
+    # Read alone, ``port = 81`` says nothing of whose port it is: a table header, a JSON
+    # ``"name"``, a ``Name:`` line, a ``name |`` row or a ``name =`` line says it.
+    text, first, second = (part.format(a=a, b=b) for part in _RECORDS[shape])
+    lines = with_sections(text).split("\n")
+    assert first in lines
+    assert not second or second in lines
+
+
+def test_a_blank_line_ends_a_record_and_a_line_naming_it_is_kept() -> None:
+    text = 'name = "vetchkit"\nversion = "1.0"\n\nversion = "2.0"'
+    assert with_sections(text) == 'name = "vetchkit"\nvetchkit.version = "1.0"\n\nversion = "2.0"'
+
+
 def test_hosts_images_and_ports_are_exact_values() -> None:
     kinds = dict(reference_kinds("db-2.eu.internal runs ruko:9.19-ti and listens on port 8443"))
     assert kinds == {"db-2.eu.internal": "host", "ruko:9.19-ti": "image", "8443": "number"}

@@ -445,7 +445,14 @@ def _is_code(line: str) -> bool:
         return True
     # A sentence may hold a bracket or two (``[RIPUTU]``, ``(us-west-2b)``); code is dense.
     limit = 0.12 if _is_prose(stripped) and _sentence_like(stripped) else 0.06
-    return len(_SYMBOLS.findall(stripped)) / len(stripped) > limit
+    # A list's bullet and a lone ``*`` (a cron field, a wildcard) are no code's symbols:
+    # otherwise whether a bullet is code would hang on its length.
+    body = _LONE_STAR.sub("", _BULLET.sub("", stripped, count=1))
+    return len(_SYMBOLS.findall(body)) / len(stripped) > limit
+
+
+_BULLET = re.compile(r"^[-*•]\s+")
+_LONE_STAR = re.compile(r"(?<!\S)\*(?!\S)")
 
 
 def _sentence_like(line: str, *, lenient: bool = False) -> bool:
@@ -596,6 +603,7 @@ def _weigh(
         v
         for v in [v for v, k in refs if k == "identifier"]
         + _OTHER_CODE_NAME.findall(_BACKTICKED.sub(" ", line))  # (code in backticks: none)
+        + _kebab_names(_BACKTICKED.sub(" ", line))
         if names is None or names.get(v, 0) <= 1
     )
     listed = {v for v, _k in refs}
@@ -715,38 +723,80 @@ _SECTION = re.compile(r"^(\s*)([A-Za-z_][\w.\-]{0,40}):\s*$")
 _NESTED_PAIR = re.compile(r"^(\s+)(?:-\s+)?([A-Za-z_][\w.\-]{0,60}):\s+\S")
 #: Headers of code blocks, never sections of data.
 _BLOCK_WORDS = _words("try else finally except do default case then begin")
+#: An INI or TOML table header (``[billing-api]``, ``[services.mailer]``, ``[[package]]``).
+_TABLE_HEADER = re.compile(r"^\s*\[{1,2}\s*([A-Za-z_\"][\w.\-\" ]{0,60}?)\s*\]{1,2}\s*$")
+#: A record's own name (``Name:  billing-api``, ``"name": "billing-api",``, ``name =
+#: "vetchkit"``, ``name | billing-api``): the thing the keys beside it are of.
+_RECORD_NAME = re.compile(
+    r"^(\s*(?:-\s+)?)[\"']?(?:name|Name|NAME)[\"']?\s*(?::|=|\|)\s*[\"']?"
+    r"([A-Za-z/][\w./\-]{0,60}?\w)[\"']?\s*,?\s*$"
+)
+#: ``key: value``, ``key = value``, ``"key": value`` or ``key | value`` (a key of a record).
+_RECORD_PAIR = re.compile(r"^(\s*(?:-\s+)?)([\"']?)([A-Za-z_][\w.\-/]{0,60})\2\s*(?::|=|\|)\s*\S")
 
 
 def with_sections(text: str) -> str:
-    """``text`` with each indented ``key: value`` line under a YAML section header named by
-    its path (``resolver:`` / ``  cutover: 2027-09-08`` -> ``  resolver.cutover: ...``): a
-    line read alone still says whose setting it is, so two services' settings of one name
-    stay two facts.
+    """``text`` with each key of a block named by what the block is of, so that a line read
+    alone still says whose setting it is and two services' settings of one name stay two
+    facts: an indented ``key: value`` line under a YAML section header gets the header's
+    path (``resolver:`` / ``  cutover: 2027-09-08`` -> ``  resolver.cutover: ...``), a key
+    under an INI or TOML table header the table's name, a key beside a record's own name
+    (``Name:``, a JSON ``"name"``, a ``name =`` line, a ``name |`` row) that name.
 
     >>> with_sections("resolver:\\n  port: 80\\nmailer:\\n  port: 81")
     'resolver:\\n  resolver.port: 80\\nmailer:\\n  mailer.port: 81'
+    >>> with_sections('[mailer]\\nport = 81')
+    '[mailer]\\nmailer.port = 81'
+    >>> with_sections('{\\n  "name": "fennel-api",\\n  "style": "no ORM"\\n}')
+    '{\\n  "name": "fennel-api",\\n  "fennel-api.style": "no ORM"\\n}'
     """
-    if ":\n" not in text and not text.rstrip().endswith(":"):
+    if not _MAY_HAVE_BLOCKS.search(text):
         return text
     out: list[str] = []
     stack: list[tuple[int, str]] = []
+    table: str | None = None
+    record: tuple[int, str] | None = None  # (its indentation, its name)
     for line in text.split("\n"):
         if not line.strip():
+            record = None  # a blank line ends a record (``poetry.lock``, ``kubectl describe``)
             out.append(line)
             continue
         indent = len(line) - len(line.lstrip())
         while stack and stack[-1][0] >= indent:
             stack.pop()
+        body = len(line) - len(line.lstrip(" \t-"))
+        if record is not None and body < record[0]:
+            record = None
+        if (found := _TABLE_HEADER.match(line)) is not None:
+            table, record, stack = found.group(1).strip('" '), None, []
+            out.append(line)
+            continue
+        if (named := _RECORD_NAME.match(line)) is not None:
+            record = (body, named.group(2))
+            out.append(line)
+            continue
         header = _SECTION.match(line)
-        pair = _NESTED_PAIR.match(line)
         if header is not None and header.group(2).lower() not in _BLOCK_WORDS:
             stack.append((indent, header.group(2)))
-        elif pair is not None and stack:
-            at = pair.start(2)
-            out.append(f"{line[:at]}{'.'.join(name for _i, name in stack)}.{line[at:]}")
+            out.append(line)
             continue
+        owners = [
+            *([table] if table and not stack else []),
+            *(name for _i, name in stack),
+            *([record[1]] if record is not None else []),
+        ]
+        pair = _RECORD_PAIR.match(line) if owners else None
+        if pair is not None and (stack or record is not None or "=" in line[pair.end(3) :][:3]):
+            at = pair.start(3)
+            prefix = ".".join(owners)
+            if not pair.group(3).startswith(f"{prefix}."):
+                out.append(f"{line[:at]}{prefix}.{line[at:]}")
+                continue
         out.append(line)
     return "\n".join(out)
+
+
+_MAY_HAVE_BLOCKS = re.compile(r":\s*$|^\s*\[|(?:name|Name|NAME)[\"']?\s*(?::|=|\|)", re.MULTILINE)
 
 
 def _units(text: str, source: Source) -> Iterable[str]:
@@ -817,6 +867,30 @@ _OTHER_CODE_NAME = re.compile(
     r"(?<![\w-])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|_[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*|"
     r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w-])"
 )
+
+
+#: A name of lower-case words joined by hyphens (``billing-api``, ``nightly-rollup``): what
+#: services, jobs, branches and packages are called.
+_KEBAB = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-]|\.\w)")
+#: Words that make an English compound (``read-only``, ``follow-up``, ``up-to-date``,
+#: ``self-hosted``), not a name.
+_COMPOUND_PARTS = _words(
+    "up to in on off out by of non pre re co self multi well so one two all low high top end "
+    "long short half built read real third full open un sub over under per"
+)
+
+
+def _kebab_names(line: str) -> list[str]:
+    """The hyphenated names in ``line`` that are no English compound.
+
+    >>> _kebab_names("the balancer for jute-audit is a read-only one")
+    ['jute-audit']
+    """
+    return [
+        name
+        for name in _KEBAB.findall(line)
+        if not any(part in _COMPOUND_PARTS for part in name.split("-"))
+    ]
 
 
 def _name_counts(messages: Sequence[Message]) -> dict[str, int]:
