@@ -96,8 +96,7 @@ Fact = tuple[str, tuple[str, ...]]  # a canary's text and its keep strings
 
 # -- values -----------------------------------------------------------------------------------
 
-_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z")
-_ONSETS += ("br", "dr", "gr", "kl", "pl", "tr", "st", "sk", "fr", "sn")
+_ONSETS = (*"bdfgklmnprstvz", "br", "dr", "gr", "kl", "pl", "tr", "st", "sk", "fr", "sn")
 _VOWELS = ("a", "e", "i", "o", "u", "a", "e", "i", "o", "u", "ai", "ou")
 _CODAS = ("n", "r", "l", "s", "th", "k", "m", "x", "nd", "rt")
 _FIRST = (
