@@ -38,6 +38,10 @@ Design.
   or is contained in one. After a session's set is written, every keep string is checked against
   every other canary's text (a correction may quote the value it replaces, and nothing else may
   hold another fact's value); a set that fails is drawn again from the next attempt's stream.
+  Before any benchmark run, a block's keep strings were searched for in the recorded sessions:
+  bare four-digit numbers turned up there (line numbers, sizes), so four templates draw five
+  digits or write the unit into the value (``1357s``); about 1 fact in 4,000 still occurs in its
+  session by chance (the bench counts those as ambiguous).
 - A plan spreads the templates across a block of sessions: each kind of slot (single,
   correction, coexisting pair) walks its own seed-shuffled order of templates, session ``v``
   taking the next stretch, so with the default 24 canaries a 16-session run uses every template.
