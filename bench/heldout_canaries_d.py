@@ -787,6 +787,74 @@ def _(d: Draw) -> Fact:
     )
 
 
+# facts the agent restates or finds on its own
+
+
+@single("identifier/sentence", "identifier", "sentence", "assistant")
+def _(d: Draw) -> Fact:
+    ticket = d.ticket()
+    return (
+        f"I'll reference {ticket} in the commit message so the tracker links the fix.",
+        (ticket,),
+    )
+
+
+@single("owner/bullet", "owner", "bullet", "assistant")
+def _(d: Draw) -> Fact:
+    handle = d.handle()
+    return (
+        f"- Review: @{handle} has to approve, CODEOWNERS lists them for services/{d.raw_word()}/",
+        (f"@{handle}",),
+    )
+
+
+@single("version/sentence", "version", "sentence", "assistant")
+def _(d: Draw) -> Fact:
+    version = d.version()
+    return (
+        f"The lockfile resolves {d.raw_word()} to {version}, which already carries the fix "
+        "for the unicode path bug, so no pin is needed.",
+        (version,),
+    )
+
+
+@single("path/comment", "path", "comment", "assistant")
+def _(d: Draw) -> Fact:
+    path = d.ident(lambda: f"etc/{d.raw_word()}/settings.local.toml")
+    return (
+        f"# settings are read from {path} first (see load_settings), then the defaults",
+        (path,),
+    )
+
+
+@single("quantity/bullet", "quantity", "bullet", "assistant")
+def _(d: Draw) -> Fact:
+    ms = d.decimal()
+    return (
+        f"- Measured: cold start {ms} ms on the {d.raw_word()} runner, before the change",
+        (ms,),
+    )
+
+
+@single("feature_flag/sentence", "feature_flag", "sentence", "assistant")
+def _(d: Draw) -> Fact:
+    flag = d.ident(lambda: f"{d.raw_word()}_async_writes")
+    return (
+        f"I'll put the new write path behind {flag} so it ships dark until you flip it.",
+        (flag,),
+    )
+
+
+@single("credential_ref/bullet", "credential_ref", "bullet", "assistant")
+def _(d: Draw) -> Fact:
+    variable = d.ident(lambda: f"{d.raw_word().upper()}_SIGNING_KEY")
+    return (
+        f"- The client reads the key from the {variable} environment variable; nothing is "
+        "hard-coded.",
+        (variable,),
+    )
+
+
 # -- pairs that both hold ---------------------------------------------------------------------
 
 
