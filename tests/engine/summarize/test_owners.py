@@ -11,7 +11,8 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from abridged.engine.summarize.ledger import structured, with_sections
+from abridged.core.model import Message, ToolCall
+from abridged.engine.summarize.ledger import extract_facts, structured, with_sections
 from abridged.engine.summarize.references import reference_kinds
 from abridged.engine.summarize.signals import persons
 from tests.engine.summarize.corrections import current, summary_of
@@ -212,3 +213,19 @@ def test_a_person_opening_a_line_is_a_person() -> None:
 @settings(deadline=None, max_examples=60)
 def test_lower_case_prose_names_no_person(text: str) -> None:
     assert persons(text) == []
+
+
+@given(_NAME, st.sampled_from(["Dagster", "eu-west-4", "v5.6.10", "2027-12-16"]))
+@settings(max_examples=20)
+def test_a_member_of_a_pretty_printed_object_is_a_fact_of_its_record(name: str, value: str) -> None:
+    # Each member of a pretty-printed object ends in a comma and names no record: read
+    # alone, it is neither code nor a fact about nothing.
+    assert structured(f'"engine": "{value}",') == ("engine", value)
+    output = f'{{\n  "name": "{name}",\n  "engine": "{value}",\n  "tier": 4\n}}'
+    facts = extract_facts(
+        [
+            Message.assistant("", tool_calls=[ToolCall("c1", "bash", '{"command": "cat s.json"}')]),
+            Message.tool("c1", output, name="bash"),
+        ]
+    )
+    assert any(name in f.text and value in f.text for f in facts if f.listed), facts

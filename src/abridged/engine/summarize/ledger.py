@@ -193,6 +193,7 @@ _LINE_MARK = re.compile(r"^\s*(?:[-+*>•]\s*|#+\s+|//+\s*|--\s+|;+\s*)+")
 _JSON_NAMED = re.compile(
     r'"(?:name|key|setting|field|param(?:eter)?|option|variable|var)"\s*:\s*"([^"]{1,60})"'
 )
+_JSON_MEMBER = re.compile(r'^"([A-Za-z_][\w.\-/]{0,60})"\s*:\s*("[^"]{1,120}"|[^\s"{}\[\],]+),?$')
 _JSON_VALUE = re.compile(r'"value"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
 _JSON_PAIR = re.compile(r'"([A-Za-z_][\w.\-]{0,60})"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
 _TABLE_ROW = re.compile(r"^\s*\|([^|]{1,60})\|([^|]{1,120})\|")
@@ -216,6 +217,9 @@ def structured(line: str) -> tuple[str, str] | None:
     if body.startswith("{"):
         pairs = [(k, v.strip('"')) for k, v in _JSON_PAIR.findall(body)]
         return _held_pair(pairs) if pairs else None
+    member = _JSON_MEMBER.match(body)
+    if member is not None:  # one member of a pretty-printed object: ``"region": "eu-1",``
+        return member.group(1), member.group(2).strip('"')
     if _TABLE_ROW.match(body):
         cells = [c.strip() for c in body.strip().strip("|").split("|")]
         if len(cells) < 2 or not cells[0] or set(cells[0]) <= set("-: "):
@@ -799,11 +803,18 @@ def with_sections(text: str) -> str:
 _MAY_HAVE_BLOCKS = re.compile(r":\s*$|^\s*\[|(?:name|Name|NAME)[\"']?\s*(?::|=|\|)", re.MULTILINE)
 
 
+_JSON_MEMBER_COMMA = re.compile(
+    r'^(\s*"[^"\n]{1,80}"\s*:\s*(?:"[^"\n]*"|[\w.+-]+)),[ \t]*$', re.MULTILINE
+)
+
+
 def _units(text: str, source: Source) -> Iterable[str]:
     """The lines (tool output) or sentences (prose) of ``text`` that may each be one fact."""
     text = with_sections(text)
     if source == "tool":
-        for line in text.split("\n"):
+        # A JSON member's comma only separates it from the next: ``"region": "eu-1",``
+        # states what ``"region": "eu-1"`` does (and no code ends so).
+        for line in _JSON_MEMBER_COMMA.sub(r"\1", text).split("\n"):
             if len(line) > 600:
                 yield from (s for s in _SENTENCE_END.split(line) if s)
             elif line.strip() and not line.lstrip().startswith("<"):
@@ -871,7 +882,7 @@ _OTHER_CODE_NAME = re.compile(
 
 #: A name of lower-case words joined by hyphens (``billing-api``, ``nightly-rollup``): what
 #: services, jobs, branches and packages are called.
-_KEBAB = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-]|\.\w)")
+_KEBAB = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-])")
 #: Words that make an English compound (``read-only``, ``follow-up``, ``up-to-date``,
 #: ``self-hosted``), not a name.
 _COMPOUND_PARTS = _words(
