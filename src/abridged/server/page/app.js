@@ -340,16 +340,23 @@ async function loadSessions() {
 
 // -- the timeline ----------------------------------------------------------------------------
 
+// A model string's own name: "http://host/v1#gpt-x" -> "gpt-x", "openai/gpt-x" as it is.
+function modelName(model) {
+  return model.includes("#") ? model.slice(model.lastIndexOf("#") + 1) : model;
+}
+
 function stats(m) {
   const line = el("div", "stats");
   line.dataset.testid = "stats";
-  const parts = [
+  // which model answered: a conversation may change its model between turns
+  const parts = m.model ? [modelName(m.model)] : [];
+  parts.push(
     "in " + k(m.input_tokens),
     "cached " + k(m.cached_tokens),
     "out " + k(m.output_tokens),
     "first token " + ms(m.ttft_ms),
     "total " + ms(m.total_ms),
-  ];
+  );
   if (m.cost !== null && m.cost !== undefined) parts.push("$" + m.cost.toFixed(4));
   line.textContent = parts.join(" · ");
   return line;
