@@ -235,6 +235,7 @@ def test_the_api_docs_load_from_the_service_itself(
 def test_the_inspector_shows_what_each_call_sent(
     browser_page: object, provider: ProviderServer, tmp_path: Path
 ) -> None:
+    """Every call of a turn with what it sent, part by part; the same after a restart."""
     from playwright.sync_api import Page, expect
 
     page: Page = browser_page  # type: ignore[assignment]
@@ -261,6 +262,19 @@ def test_the_inspector_shows_what_each_call_sent(
         sent.last.locator("summary").click()
         expect(page.get_by_test_id("call-detail")).to_contain_text("→ read_record")
         _shot(page, "page-inspector")
+    # a restart of the service: the inspector reads the calls from the store
+    made = len(provider.requests)
+    with serving(config) as base:
+        page.goto(base + "/")
+        page.get_by_test_id("conversation").first.click()
+        expect(page.get_by_test_id("input")).to_be_enabled()
+        page.get_by_test_id("inspect").click()
+        expect(page.get_by_test_id("call")).to_have_count(made)
+        page.get_by_test_id("call").last.click()
+        expect(page.get_by_test_id("sent-message")).to_have_count(
+            len(provider.requests[-1].messages)
+        )
+        _shot(page, "page-inspector-after-restart")
 
 
 def test_without_a_default_model_new_asks_for_one(

@@ -1,19 +1,22 @@
 """The proxy's index past one page: 130 conversations (some compacted, some with a last request
 kept in the store) listed 100 a page with links between the pages, each page read in the same
 few queries however many rows it holds (counted by a SQLAlchemy event listener on the proxy's
-own store). Real HTTP to the proxy under uvicorn, on SQLite and PostgreSQL."""
+own store). Real HTTP to the proxy under uvicorn, on SQLite and PostgreSQL; Chromium follows
+the links."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 
 from abridged.store import Store
 from abridged.testing import ProviderServer
-from tests.server.test_proxy import config_for, proxying_app
+from tests.server.test_page import _shot, browser_page  # noqa: F401 (a fixture)
+from tests.server.test_proxy import config_for, proxying, proxying_app
 from tests.store.helpers import proxy_conversations, statements
 
 ROW = re.compile(r"data-testid='conversation-row' data-id='([^']+)'")
@@ -63,3 +66,28 @@ def test_the_index_pages_past_100_conversations_in_a_fixed_number_of_queries(
     noted = _row(html, ids[3])
     assert "last request" in noted and "passed at" in noted and "of 8k" in noted
     assert "not known yet" in _row(html, ids[-1])
+
+
+def test_chromium_follows_the_index_pages(
+    provider: ProviderServer,
+    tmp_path: Path,
+    browser_page: object,  # noqa: F811 (the fixture imported above)
+) -> None:
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    url = f"sqlite+aiosqlite:///{tmp_path / 'pages.db'}"
+    with ThreadPoolExecutor(1) as pool:  # Playwright's own loop runs in this thread
+        pool.submit(asyncio.run, _fill(url)).result()
+    with proxying(config_for(provider, url)) as base:
+        page.goto(base + "/")
+        rows = page.get_by_test_id("conversation-row")
+        expect(rows).to_have_count(100)
+        expect(page.get_by_test_id("pager")).to_contain_text("page 1 of 2")
+        page.get_by_test_id("older").click()
+        expect(rows).to_have_count(30)
+        expect(page.get_by_test_id("pager")).to_contain_text("page 2 of 2")
+        expect(page.get_by_test_id("older")).to_have_count(0)
+        _shot(page, "proxy-index-page-2")
+        page.get_by_test_id("newer").click()
+        expect(rows).to_have_count(100)

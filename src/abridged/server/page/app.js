@@ -761,7 +761,7 @@ async function loadCalls() {
   for (const h of ["call", "sent (provider)", "cached", "out"].concat(PARTS, ["tool definitions"])) head.append(el("th", null, h));
   table.append(head);
   if (!data.length) {
-    $("call-detail").replaceChildren(el("p", "hint", "No model call yet on this worker."));
+    $("call-detail").replaceChildren(el("p", "hint", "No model call yet: a call shows here once its turn has ended."));
     return;
   }
   for (const c of data) {
