@@ -7,12 +7,24 @@ provider."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 
 import pytest
 
-from abridged.testing import ProviderServer
-from tests.server.conftest import RunningService, make_keys, service_config, serving
+from abridged.core.model import Message, Usage
+from abridged.providers.registry import lookup_model
+from abridged.store import Store
+from abridged.testing import ProviderServer, RecordedRequest, Reply
+from tests.server.conftest import (
+    RunningService,
+    make_keys,
+    service_config,
+    serving,
+    tool_replies,
+)
 
 
 @pytest.fixture
@@ -105,3 +117,74 @@ def test_with_no_models_listed_any_model_the_service_can_call_is_allowed(
         assert done.is_success and provider.requests[-1].model == "gpt-free"
         for c in service.clients:
             c.close()
+
+
+def test_a_turn_running_when_the_model_changes_ends_on_its_own_model(
+    two_models: RunningService,
+) -> None:
+    """The change is asked for while a turn of four model calls waits in its second: it
+    returns only once that turn has ended, every call of which went to the old model; the next
+    turn goes to the new one."""
+    service = two_models
+    client, other = service.client(), service.client()
+    other_model = client.get("/v1/models").json()["models"][1]
+    cid = client.post("/v1/conversations", json={}).json()["id"]
+    steps = tool_replies()
+    inside, release = threading.Event(), threading.Event()
+    calls = 0
+
+    def gated(record: RecordedRequest) -> Reply:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the turn's second call waits (in the provider's thread) until told
+            inside.set()
+            release.wait(60)
+        return steps(record)
+
+    service.provider.set_replies(gated)
+    send = {"content": "read some records"}
+    url = f"/v1/conversations/{cid}"
+    with ThreadPoolExecutor(2) as pool:
+        turn = pool.submit(client.post, url + "/messages?stream=false", json=send)
+        assert inside.wait(60)
+        change = pool.submit(other.patch, url, json={"model": other_model})
+        # the change waits for the turn: given a second to (wrongly) finish while it runs
+        finished, _ = wait_for([change], timeout=1.0)
+        release.set()
+        assert not finished, "the model changed while a turn ran"
+        assert turn.result().is_success
+        assert change.result().status_code == 200 and change.result().json()["model"] == other_model
+    first = service.provider.requests
+    assert len(first) == 4 and {r.model for r in first} == {"gpt-test"}
+    assert client.post(url + "/messages?stream=false", json=send).is_success
+    after = service.provider.requests[4:]
+    assert after and {r.model for r in after} == {"gpt-other"}
+    answered = [
+        m for m in client.get(url + "/messages").json()["messages"] if m["role"] == "assistant"
+    ]
+    # each reply stored with the model that answered it, as the provider named it
+    assert [m["model"] for m in answered] == ["gpt-test"] * 4 + ["gpt-other"] * len(after)
+
+
+async def _priced(db: str) -> None:
+    store = Store(db)
+    try:
+        info = await store.create_conversation(name="priced", owner="acme", model="openai/gpt-4.1")
+        await store.append(info.id, Message.user("hi"), owner="acme")
+        usage = Usage(input=1_000_000, output=1_000_000)
+        reply = Message.assistant("hello", usage=usage)
+        await store.append(info.id, reply, owner="acme", model="openai/gpt-4.1-mini")
+    finally:
+        await store.close()
+
+
+def test_a_reply_is_priced_as_the_model_that_gave_it(two_models: RunningService) -> None:
+    """A conversation now on gpt-4.1 whose earlier reply came from gpt-4.1-mini: that reply's
+    cost is gpt-4.1-mini's."""
+    asyncio.run(_priced(two_models.db_url))
+    listed = two_models.client().get("/v1/conversations/priced/messages").json()["messages"]
+    reply = listed[-1]
+    assert reply["model"] == "openai/gpt-4.1-mini"
+    mini = lookup_model("openai/gpt-4.1-mini")
+    assert mini is not None and mini.pricing is not None
+    assert reply["cost"] == pytest.approx(mini.pricing.input + mini.pricing.output)

@@ -235,6 +235,7 @@ def test_the_api_docs_load_from_the_service_itself(
 def test_the_inspector_shows_what_each_call_sent(
     browser_page: object, provider: ProviderServer, tmp_path: Path
 ) -> None:
+    """Every call of a turn with what it sent, part by part; the same after a restart."""
     from playwright.sync_api import Page, expect
 
     page: Page = browser_page  # type: ignore[assignment]
@@ -261,6 +262,19 @@ def test_the_inspector_shows_what_each_call_sent(
         sent.last.locator("summary").click()
         expect(page.get_by_test_id("call-detail")).to_contain_text("→ read_record")
         _shot(page, "page-inspector")
+    # a restart of the service: the inspector reads the calls from the store
+    made = len(provider.requests)
+    with serving(config) as base:
+        page.goto(base + "/")
+        page.get_by_test_id("conversation").first.click()
+        expect(page.get_by_test_id("input")).to_be_enabled()
+        page.get_by_test_id("inspect").click()
+        expect(page.get_by_test_id("call")).to_have_count(made)
+        page.get_by_test_id("call").last.click()
+        expect(page.get_by_test_id("sent-message")).to_have_count(
+            len(provider.requests[-1].messages)
+        )
+        _shot(page, "page-inspector-after-restart")
 
 
 def test_without_a_default_model_new_asks_for_one(
@@ -291,8 +305,9 @@ def test_the_model_is_chosen_per_conversation_in_the_page(
     browser_page: object, provider: ProviderServer, tmp_path: Path
 ) -> None:
     """The header's selector lists the service's models; a choice is kept by the conversation
-    (a reload shows it) and the next turn goes to that model; a model the service refuses is
-    said beside the selector, which keeps the model in use."""
+    (a reload shows it) and the next turn goes to that model, each reply naming the model that
+    answered it; a model the service refuses is said beside the selector, which keeps the model
+    in use."""
     from playwright.sync_api import Page, expect
 
     page: Page = browser_page  # type: ignore[assignment]
@@ -306,14 +321,22 @@ def test_the_model_is_chosen_per_conversation_in_the_page(
         expect(select).to_be_enabled()
         expect(select).to_have_value(models[0])
         expect(select.locator("option")).to_have_count(2)
+        done = page.get_by_text(re.compile(r"^Done: \d+ results read"))
+        page.get_by_test_id("input").fill("Which model answers first?")
+        page.get_by_test_id("send").click()
+        expect(done).to_have_count(1)
+        before = len(provider.requests)
+        assert {r.model for r in provider.requests} == {"gpt-test"}
         select.select_option(models[1])
         expect(page.get_by_test_id("command-result").last).to_contain_text("gpt-other")
         page.get_by_test_id("input").fill("Which model answers now?")
         page.get_by_test_id("send").click()
-        expect(page.get_by_text(re.compile(r"^Done: \d+ results read"))).to_be_visible(
-            timeout=20_000
-        )
-        assert {r.model for r in provider.requests} == {"gpt-other"}
+        expect(done).to_have_count(2)
+        assert {r.model for r in provider.requests[before:]} == {"gpt-other"}
+        # each reply says which model answered it (the page's own timeline, after a reload too)
+        stats = page.locator("li.msg.assistant:has-text('Done:') [data-testid='stats']")
+        expect(stats.first).to_contain_text("gpt-test · in ")
+        expect(stats.last).to_contain_text("gpt-other · in ")
         cid = httpx.get(base + "/v1/conversations").json()[0]["id"]
         assert httpx.get(f"{base}/v1/conversations/{cid}").json()["model"] == models[1]
 
@@ -326,4 +349,6 @@ def test_the_model_is_chosen_per_conversation_in_the_page(
         page.reload()
         expect(page.get_by_test_id("model")).to_have_value(models[1])
         expect(page.get_by_test_id("model-error")).to_have_text("")
+        expect(stats.first).to_contain_text("gpt-test · in ")
+        expect(stats.last).to_contain_text("gpt-other · in ")
         assert httpx.get(f"{base}/v1/conversations/{cid}").json()["model"] == models[1]

@@ -22,7 +22,7 @@ import pytest
 import uvicorn
 
 from abridged.core.validate import validate_messages
-from abridged.server.proxy.app import create_proxy_app
+from abridged.server.proxy.app import ProxyApp, create_proxy_app
 from abridged.server.proxy.config import ProxyConfig
 from abridged.testing import ProviderServer, RecordedRequest, Reply
 from tests.server.conftest import free_port
@@ -72,10 +72,17 @@ def provider() -> Iterator[ProviderServer]:
 @contextmanager
 def proxying(config: ProxyConfig) -> Iterator[str]:
     """The proxy app under uvicorn in a thread; yields its base URL."""
+    with proxying_app(config) as (url, _):
+        yield url
+
+
+@contextmanager
+def proxying_app(config: ProxyConfig) -> Iterator[tuple[str, ProxyApp]]:
+    """The proxy app under uvicorn in a thread, started; yields its base URL and the app (its
+    store is ``app.pages.state.store``)."""
     port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_proxy_app(config), host="127.0.0.1", port=port, log_level="warning")
-    )
+    app = create_proxy_app(config)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -83,13 +90,13 @@ def proxying(config: ProxyConfig) -> Iterator[str]:
         assert thread.is_alive() and time.monotonic() < deadline, "the proxy did not start"
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", app
     finally:
         server.should_exit = True
         thread.join(timeout=30)
 
 
-def config_for(provider: ProviderServer, db: Path, **changes: Any) -> ProxyConfig:
+def config_for(provider: ProviderServer, db: Path | str, **changes: Any) -> ProxyConfig:
     values: dict[str, Any] = {
         "upstream": provider.base_url,
         "db": str(db),

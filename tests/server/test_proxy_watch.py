@@ -21,6 +21,7 @@ import httpx
 import openai
 import pytest
 
+from abridged.core.budget import format_token_size
 from abridged.server.logs import JsonFormatter
 from abridged.store import Store
 from abridged.testing import ProviderServer
@@ -221,8 +222,9 @@ def test_the_index_lists_the_conversations_and_forks_after_a_restart(
     browser_page: object,  # noqa: F811 (the fixture imported above)
 ) -> None:
     """Chromium on the proxy's index: a conversation and its fork, read from the store after a
-    restart (no request since), the fork linked to its parent; the meter page of the fork
-    names the summary it inherited; after a request, the row shows it."""
+    restart (no request since), the fork linked to its parent, each with its last request as
+    the store kept it; the meter page of the fork names the summary it inherited; after a
+    request, the row shows it."""
     from playwright.sync_api import Page, expect
 
     page: Page = browser_page  # type: ignore[assignment]
@@ -247,8 +249,11 @@ def test_the_index_lists_the_conversations_and_forks_after_a_restart(
         parent = page.locator(f"tr[data-id='{parent_id}']")
         expect(parent.get_by_test_id("continues-as")).to_contain_text(parent_id + "-f1")
         expect(fork.get_by_test_id("meter")).to_contain_text("of 8k")
-        expect(fork.get_by_test_id("meter")).to_contain_text("estimate")
+        # the last request of each, kept in the store: the provider's count and the action
+        expect(fork.get_by_test_id("meter")).to_contain_text("last request")
         expect(fork.locator("meter")).to_have_count(1)
+        expect(fork.get_by_test_id("last-action")).to_contain_text(", 200 at ")
+        expect(parent.get_by_test_id("meter")).to_contain_text("last request")
         expect(parent).to_contain_text("tokens")  # its last compaction's trigger
         _shot(page, "proxy-index")
         fork.get_by_role("link", name=parent_id + "-f1").first.click()
@@ -256,6 +261,7 @@ def test_the_index_lists_the_conversations_and_forks_after_a_restart(
         expect(page.get_by_test_id("compactions")).to_contain_text(
             f"fork (the summary of {parent_id})"
         )
+        expect(page.get_by_test_id("meter")).to_contain_text("last request")
         _shot(page, "proxy-fork")
         # a request after the restart: the index shows it as the fork's last action
         client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
@@ -273,7 +279,7 @@ def test_the_closing_check_65_steps_a_restart_and_a_fork_seen_in_the_log_and_the
     whole history, through the official OpenAI SDK, in an 8k window; the proxy restarted after
     30 (same store); after 35 the app drops the newest step it sent (a fork). The log has one
     line per request saying what abridged did; the index, read from the store, shows the meter
-    and the fork as a fork of its parent."""
+    and the fork as a fork of its parent, and after another restart each one's last request."""
     db = tmp_path / "closing.db"
     history: list[dict[str, Any]] = [
         {"role": "system", "content": "You are an agent."},
@@ -314,3 +320,12 @@ def test_the_closing_check_65_steps_a_restart_and_a_fork_seen_in_the_log_and_the
     assert index.count("data-testid='conversation-row'") == 2
     assert f"fork of <a href='/abridged/conversations/{parent}'>{parent}</a>" in index
     assert "continues as" in index and index.count("of 8k") >= 2
+    # restarted once more, no request since: each row's meter and last action are its last
+    # request's, as the store kept them
+    with proxying(config_for(provider, db)) as base:
+        restarted = httpx.get(base + "/").text
+    for cid, line in ((parent, managed[34]), (parent + "-f1", managed[-1])):
+        start = restarted.index(f"data-id='{cid}'")
+        row = restarted[start : restarted.index("</tr>", start)]
+        assert f"{format_token_size(line['tokens_sent'])} of 8k" in row, row
+        assert "last request" in row and f"{line['action']}, 200 at " in row

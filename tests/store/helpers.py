@@ -1,14 +1,25 @@
-"""Shared pieces of the store tests: message factories, a fake summary maker, compactors."""
+"""Shared pieces of the store tests: message factories, a fake summary maker, compactors, a
+statement counter, a database of many proxy conversations."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
+from sqlalchemy import event
 from sqlalchemy.engine import Connection
 
 from abridged.core.model import Message, ToolCall, Usage
-from abridged.store import CompactionRecord, Compactor, Context, FinalizeRequest, StoredSummary
+from abridged.store import (
+    CompactionRecord,
+    Compactor,
+    Context,
+    FinalizeRequest,
+    Store,
+    StoredSummary,
+)
 
 
 def turn(i: int) -> list[Message]:
@@ -84,3 +95,47 @@ def downgrade_to(revision: str) -> Callable[[Connection], None]:
         command.downgrade(config, revision)
 
     return body
+
+
+#: The settings of a conversation the proxy made.
+PROXY = {"proxy": {"source": "fingerprint"}}
+
+
+@contextmanager
+def statements(store: Store) -> Iterator[list[str]]:
+    """The queries the store runs meanwhile (a transaction's BEGIN is not one)."""
+    seen: list[str] = []
+
+    def note(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.split(None, 1)[0].upper() not in ("BEGIN", "COMMIT", "ROLLBACK"):
+            seen.append(statement)
+
+    for engine in store.sync_engines:
+        event.listen(engine, "before_cursor_execute", note)
+    try:
+        yield seen
+    finally:
+        for engine in store.sync_engines:
+            event.remove(engine, "before_cursor_execute", note)
+
+
+async def proxy_conversations(
+    store: Store, count: int, *, compacted: int = 0, noted: int = 0
+) -> list[str]:
+    """``count`` proxy conversations (the first ``compacted`` compacted twice, the first
+    ``noted`` with a last request) and two of the service's, not marked ``proxy``: one whose
+    title spells the mark (a tenant can write any title), one with a ``proxy`` string."""
+    ids = []
+    for i in range(count):
+        cid = f"px-{i:04d}"
+        await store.create_conversation(cid, owner="key-a", settings=PROXY)
+        if i < compacted:
+            for n in range(2):
+                await store.append_many(cid, turn(2 * n) + turn(2 * n + 1), owner="key-a")
+                await store.compact(cid, keep_last(2), owner="key-a")
+        if i < noted:
+            await store.note_request(cid, {"action": "passed", "tokens_sent": 100 + i})
+        ids.append(cid)
+    await store.create_conversation("px-tenant", owner="acme", settings={"title": '"proxy":{'})
+    await store.create_conversation("svc", owner="acme", settings={"proxy": "a string"})
+    return ids

@@ -127,7 +127,7 @@ async def test_foreign_tables_without_revision_are_refused(empty_url: str) -> No
 
 
 def test_head_revision_is_the_first_migration() -> None:
-    assert head_revision() == HEAD == "0008"
+    assert head_revision() == HEAD == "0009"
 
 
 async def test_sqlite_pragmas(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from abridged.core.protocols import Embedder
 from abridged.store.calls import CallEntry, SentRef, StoredCall
 from abridged.store.embed import HashingEmbedder
+from abridged.store.listing import CompactionBrief, ConversationPage, ListedConversation
 from abridged.store.migrate import head_revision, upgrade
 from abridged.store.records import (
     CompactionOutcome,
@@ -31,14 +32,17 @@ from abridged.store.store import Store
 
 __all__ = [
     "CallEntry",
+    "CompactionBrief",
     "CompactionOutcome",
     "CompactionRecord",
     "Compactor",
     "Context",
     "ConversationInfo",
+    "ConversationPage",
     "Embedder",
     "FinalizeRequest",
     "HashingEmbedder",
+    "ListedConversation",
     "NewMessage",
     "ResumeResult",
     "SearchHit",

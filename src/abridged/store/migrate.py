@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # The newest revision in ``migrations/versions`` (a test checks it is alembic's head): opening a
 # store whose schema is current reads one row and does not import alembic at all.
-HEAD = "0008"
+HEAD = "0009"
 VERSION_TABLE = "alembic_version"
 # Serialises concurrent upgrades of one PostgreSQL database (any constant works).
 _PG_LOCK_KEY = 0x61627269

@@ -1,5 +1,5 @@
 """The database schema: conversations, sessions, summaries, messages, compactions, pruned
-outputs, API keys and model calls."""
+outputs, API keys, model calls and each conversation's last request."""
 
 from __future__ import annotations
 
@@ -236,6 +236,19 @@ class CallRow(Base):
     created_at: Mapped[datetime] = mapped_column(Stamp)
 
 
+class LastRequestRow(Base):
+    """The last request of a conversation as the surface that served it saw it (the proxy's
+    request line): ``line``, JSON of its figures, replaced at each request; ``at``, its end."""
+
+    __tablename__ = "last_requests"
+
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True
+    )
+    line: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(Stamp)
+
+
 class ApiKeyRow(Base):
     """An API key of the HTTP service: only its SHA-256 is stored (the key is shown once)."""
 
@@ -257,3 +270,4 @@ compactions: Table = Base.metadata.tables["compactions"]
 pruned_outputs: Table = Base.metadata.tables["pruned_outputs"]
 api_keys: Table = Base.metadata.tables["api_keys"]
 calls: Table = Base.metadata.tables["calls"]
+last_requests: Table = Base.metadata.tables["last_requests"]

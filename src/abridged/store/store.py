@@ -6,10 +6,11 @@ from abridged.store.calls import CallOps
 from abridged.store.changes import ChangeOps
 from abridged.store.keys import KeyOps
 from abridged.store.leases import LeaseOps
+from abridged.store.listing import ListingOps
 from abridged.store.search import MessageSearchOps
 
 
-class Store(MessageSearchOps, LeaseOps, KeyOps, CallOps, ChangeOps):
+class Store(MessageSearchOps, LeaseOps, KeyOps, CallOps, ChangeOps, ListingOps):
     """Durable conversations on SQLite (default) or PostgreSQL, through one async API.
 
     >>> store = Store("/tmp/chat.db")  # doctest: +SKIP
@@ -29,7 +30,9 @@ class Store(MessageSearchOps, LeaseOps, KeyOps, CallOps, ChangeOps):
     service's API keys (``create_api_key``, ``tenant_for_key``, ``list_api_keys``,
     ``revoke_api_key``) and the model calls kept for the call inspector (``record_calls``,
     ``list_calls``, ``call_count``, ``get_call``, ``sent_messages``); changes heard across
-    processes (``announce_change``, ``follow_changes``). Every operation that
+    processes (``announce_change``, ``follow_changes``); conversations by page with their
+    compactions and last request (``conversation_page``, ``note_request``,
+    ``last_request``). Every operation that
     names a conversation takes ``owner=``: when given, a conversation of another owner raises
     ``OwnershipError`` and nothing is read or changed. Conversation ids are global;
     ``create_conversation(name=..., owner=...)`` makes one under a name of the owner's own (as

@@ -340,16 +340,23 @@ async function loadSessions() {
 
 // -- the timeline ----------------------------------------------------------------------------
 
+// A model string's own name: "http://host/v1#gpt-x" -> "gpt-x", "openai/gpt-x" as it is.
+function modelName(model) {
+  return model.includes("#") ? model.slice(model.lastIndexOf("#") + 1) : model;
+}
+
 function stats(m) {
   const line = el("div", "stats");
   line.dataset.testid = "stats";
-  const parts = [
+  // which model answered: a conversation may change its model between turns
+  const parts = m.model ? [modelName(m.model)] : [];
+  parts.push(
     "in " + k(m.input_tokens),
     "cached " + k(m.cached_tokens),
     "out " + k(m.output_tokens),
     "first token " + ms(m.ttft_ms),
     "total " + ms(m.total_ms),
-  ];
+  );
   if (m.cost !== null && m.cost !== undefined) parts.push("$" + m.cost.toFixed(4));
   line.textContent = parts.join(" · ");
   return line;
@@ -754,7 +761,7 @@ async function loadCalls() {
   for (const h of ["call", "sent (provider)", "cached", "out"].concat(PARTS, ["tool definitions"])) head.append(el("th", null, h));
   table.append(head);
   if (!data.length) {
-    $("call-detail").replaceChildren(el("p", "hint", "No model call yet on this worker."));
+    $("call-detail").replaceChildren(el("p", "hint", "No model call yet: a call shows here once its turn has ended."));
     return;
   }
   for (const c of data) {

@@ -27,6 +27,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from importlib.resources import files
 from typing import Any
 
@@ -390,9 +391,24 @@ class ProxyApp:
         return "history not readable" if made is None else made
 
     def _log(self, line: RequestLine) -> None:
-        """A managed request's line: logged, and kept as its conversation's last request."""
+        """A managed request's line: logged, and kept as its conversation's last request (in
+        this worker at once, in the store in the background: the index reads it there after
+        a restart and in every worker)."""
         log_request(log, line)
-        self.recent.note(line)
+        at = datetime.now(UTC)
+        self.recent.note(line, at)
+        if line.conversation_id is not None:
+            self._later(self._keep(line.conversation_id, line, at))
+
+    async def _keep(self, conversation_id: str, line: RequestLine, at: datetime) -> None:
+        store: Store = self.pages.state.store
+        try:
+            # written out of order (two tasks), the store keeps the later line
+            await store.note_request(conversation_id, line.fields(), at=at)
+        except AbridgedError as exc:  # the index shows an older line: only noted
+            log.warning("the last request of %s was not kept: %s", conversation_id, exc)
+        except Exception:
+            log.exception("keeping the last request of %s failed", conversation_id)
 
     async def _managed(self, ex: _Exchange, api: Api, body: dict[str, Any]) -> None:
         started = time.perf_counter()

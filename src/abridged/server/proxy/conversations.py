@@ -32,7 +32,11 @@ from abridged.server.proxy.config import ProxyConfig
 from abridged.server.proxy.identity import Identity
 from abridged.store import ConversationInfo, Store
 
-__all__ = ["ProxyConversations"]
+__all__ = ["PROXY_MARK", "ProxyConversations"]
+
+#: The settings key of the proxy's own conversations (their identity's source under it): what
+#: its pages list, and all they may show of a shared database.
+PROXY_MARK = "proxy"
 
 
 @dataclass(slots=True)
@@ -86,7 +90,7 @@ class ProxyConversations:
             identity.conversation_id,
             owner=identity.owner,
             model=model,
-            settings={"proxy": {"source": identity.source}},
+            settings={PROXY_MARK: {"source": identity.source}},
         )
         return _pointed(info, identity)
 
@@ -105,7 +109,7 @@ class ProxyConversations:
             history,
             owner=identity.owner,
             model=model,
-            settings={"proxy": {"source": identity.source}},
+            settings={PROXY_MARK: {"source": identity.source}},
         )
         await self.store.update_settings(
             identity.conversation_id,

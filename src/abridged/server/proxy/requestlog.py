@@ -12,8 +12,9 @@ message's content, never a key.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from abridged.core.budget import format_token_size
 from abridged.engine.events import CompactionEnded, Event, OverflowRecovered, Pruned
@@ -60,6 +61,36 @@ class RequestLine:
     cache_read: int | None = None
     added_ms: float | None = None
     reason: str | None = None
+
+    @classmethod
+    def of(cls, fields: Mapping[str, Any]) -> RequestLine:
+        """The line whose ``fields()`` are ``fields`` (as the store keeps them); a field of
+        another type is left out, the four that name the request read ``?`` then."""
+
+        def text(name: str) -> str | None:
+            value = fields.get(name)
+            return value if isinstance(value, str) else None
+
+        def count(name: str) -> int | None:
+            value = fields.get(name)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        added = fields.get("added_ms")
+        return cls(
+            text("method") or "?",
+            text("path") or "?",
+            text("api") or "?",
+            text("action") or "?",
+            status=count("status"),
+            conversation_id=text("conversation_id"),
+            messages_app=count("messages_app"),
+            messages_sent=count("messages_sent"),
+            tokens_app=count("tokens_app"),
+            tokens_sent=count("tokens_sent"),
+            cache_read=count("cache_read"),
+            added_ms=float(added) if isinstance(added, int | float) else None,
+            reason=text("reason"),
+        )
 
     def text(self) -> str:
         """The human half of the line."""

@@ -156,10 +156,12 @@ async def list_messages(
     stored = await svc.store.stored_messages(conversation_id, owner=tenant, skip_corrupt=True)
     if not commands:
         stored = [s for s in stored if not is_command(s.message)]
-    pricing = _pricing(info.model)
+    shown = stored[-limit:]
+    # each reply priced as the model that gave it (the conversation's model may have changed)
+    prices = {m: _pricing(m) for m in {s.model or info.model for s in shown}}
     done = await svc.store.compactions(conversation_id, owner=tenant)
     return TimelineOut(
-        messages=[message_out(s, pricing) for s in stored[-limit:]],
+        messages=[message_out(s, prices[s.model or info.model]) for s in shown],
         compactions=[CompactionOut.of(c) for c in done],
     )
 
