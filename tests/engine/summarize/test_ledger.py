@@ -656,3 +656,12 @@ def test_a_hyphenated_name_makes_a_fact_and_an_english_compound_does_not(
     output = f"the cache layer was {said} build\n"
     facts = [f.text for f in extract_facts(_bash("c1", "cat NOTES", output)) if f.listed]
     assert facts == ([output.strip()] if listed else [])
+
+
+def test_a_listing_of_files_states_no_fact_and_a_host_alone_does() -> None:
+    listing = "_compiler.c\n_version.py\nsetup_package.cpython-39.pyc\nastropy/io/ascii/cds.py\n"
+    assert [f.text for f in extract_facts(_bash("c1", "ls -R", listing)) if f.listed] == []
+    host = [
+        f.text for f in extract_facts(_bash("c2", "echo $DB", "db-2.eu.internal\n")) if f.listed
+    ]
+    assert host == ["db-2.eu.internal"]

@@ -557,11 +557,29 @@ def _statement(line: str, source: Source) -> bool:
         return False  # mostly punctuation: a progress bar, a rule, a drawing
     if source == "tool" and (_NOISE.search(line) or (_is_code(line) and not is_setting(line))):
         return False
+    if source == "tool" and _listed_file(line):
+        return False
     # (A comment is no code: it states a fact when it holds something exact, see ``_weigh``.)
     # Narration (let me, now I will, ...) is the agent's work in progress, unless it decides.
     # (What people type opens with a discourse word, *ok so the port is ...*: read past it.)
     body = _DISCOURSE.sub("", line)
     return not _NARRATION.match(body) or (is_rule(line) and bool(_DECISION.search(line)))
+
+
+_FILE_ENTRY = re.compile(r"^[\w./-]*[\w-]\.[a-z]{1,5}\d?$")
+
+
+def _listed_file(line: str) -> bool:
+    """Whether ``line`` is one file name alone (``_compiler.c``, ``src/a.py``): an entry of a
+    listing (``ls``, ``find``, ``git ls-files``), which says only that the file exists; a
+    host alone (``db-2.eu.internal``) is no file.
+
+    >>> _listed_file("setup_package.py"), _listed_file("db-2.eu.internal"), _listed_file("a b.py")
+    (True, False, False)
+    """
+    if not _FILE_ENTRY.match(line):
+        return False
+    return not any(kind in ("host", "url", "email") for _v, kind in reference_kinds(line))
 
 
 #: Discourse words that open a typed line and say nothing (*ok so*, *fyi*, *heads up,*).
