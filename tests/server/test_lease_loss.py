@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -20,10 +20,10 @@ from abridged.core.model import Message
 from abridged.core.validate import validate_messages
 from abridged.runtime.tools import ToolRegistry, tool
 from abridged.server import runner as runner_module
-from abridged.server.lease import LeaseRenewal
-from abridged.server.runner import ConversationPool, TurnHandle, TurnRunner
 from abridged.server.app import service_model
+from abridged.server.lease import LeaseRenewal
 from abridged.server.metrics import ServiceMetrics
+from abridged.server.runner import ConversationPool, TurnHandle, TurnRunner
 from abridged.store import Store
 from abridged.store import leases as lease_module
 from abridged.testing import ProviderServer
@@ -38,7 +38,7 @@ class ManualRenewal(LeaseRenewal):
     """A lease renewal whose periods the test fires (``fire``), never a timer: what a loaded
     machine does to a timer (fire it late, after other work) made explicit."""
 
-    made: list[ManualRenewal] = []
+    made: ClassVar[list[ManualRenewal]] = []
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
