@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -189,3 +190,103 @@ def test_a_taken_port_and_a_bad_window_are_clear_errors(tmp_path: Path) -> None:
         out = invoke("demo", "--port", str(port))
     assert out.exit_code == 1
     assert f"cannot listen on 127.0.0.1:{port}" in out.output
+
+
+#: A bound on the demo's exit after a signal: a hang guard, not a speed (a loaded machine).
+EXIT_WAIT = 60.0
+
+
+def _demo_argv(port: int, *, ignore_sigint: bool, latency: str = "0") -> list[str]:
+    """``abridged demo`` on ``port``; with ``ignore_sigint``, started as a shell starts a
+    background job (``cmd &`` in a script: SIGINT ignored), the way a suite run in the
+    background starts it."""
+    argv = [sys.executable, "-m", "abridged", "demo", "--port", str(port), "--latency", latency]
+    if not ignore_sigint:
+        return argv
+    return ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *argv]
+
+
+def _stream_request(port: int) -> socket.socket:
+    """An idle kept-alive connection (one request answered on it), then a streaming chat
+    request on another one, left in flight (the demo waits ``--latency`` before answering)."""
+    idle = socket.create_connection(("127.0.0.1", port), timeout=START_WAIT)
+    idle.sendall(b"GET /v1/models HTTP/1.1\r\nHost: demo\r\n\r\n")
+    assert idle.recv(64).startswith(b"HTTP/1.1 200")
+    body = json.dumps(
+        {"model": "demo-agent", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    ).encode()
+    busy = socket.create_connection(("127.0.0.1", port), timeout=START_WAIT)
+    busy.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: demo\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    return idle  # the in-flight one stays open with it: closed with the demo
+
+
+@pytest.mark.parametrize(
+    ("signum", "moment", "ignore_sigint"),
+    [
+        (signal.SIGINT, "starting", True),
+        (signal.SIGINT, "serving", True),
+        (signal.SIGINT, "streaming", False),
+        (signal.SIGTERM, "starting", False),
+        (signal.SIGTERM, "streaming", True),
+    ],
+)
+def test_the_demo_stops_on_a_signal_at_any_moment(
+    tmp_path: Path, signum: signal.Signals, moment: str, ignore_sigint: bool
+) -> None:
+    """SIGINT or SIGTERM while it starts, while it serves, or with a request in flight and a
+    kept-alive connection open, also when started with SIGINT ignored: the demo exits with
+    0, saying so (a process still running after ``EXIT_WAIT`` fails the test)."""
+    port = free_port()
+    log = tmp_path / "demo.log"
+    argv = _demo_argv(port, ignore_sigint=ignore_sigint, latency="10")
+    open_sockets: list[socket.socket] = []
+    with log.open("w") as out:
+        process = subprocess.Popen(argv, env=_env(tmp_path), stdout=out, stderr=subprocess.STDOUT)
+        try:
+            if moment == "starting":  # its handlers are installed; the port may not be open
+                _wait_until(lambda: "starting the demo provider" in log.read_text(), process, log)
+            else:
+                _wait_until(lambda: "Ctrl-C stops" in log.read_text(), process, log)
+            if moment == "streaming":
+                open_sockets.append(_stream_request(port))
+            process.send_signal(signum)
+            try:
+                code = process.wait(timeout=EXIT_WAIT)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"the demo did not exit after {signum.name}:\n{log.read_text()}")
+        finally:
+            for sock in open_sockets:
+                sock.close()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    printed = log.read_text()
+    assert code == 0, printed
+    assert f"demo provider stopped ({signum.name})" in printed, printed
+
+
+def test_a_signal_as_the_demo_process_starts_ends_it(tmp_path: Path) -> None:
+    """SIGINT before the demo's own code runs (Python still imports the command) ends it as it
+    ends any Python program; once the command runs, as documented. It never hangs."""
+    process = subprocess.Popen(
+        _demo_argv(free_port(), ignore_sigint=False),
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    process.send_signal(signal.SIGINT)
+    try:
+        out, _ = process.communicate(timeout=EXIT_WAIT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        pytest.fail("the demo did not exit after SIGINT at its start")
+    if process.returncode == 0:
+        assert "demo provider stopped (SIGINT)" in out, out
+    else:  # Python's own: KeyboardInterrupt (130), or the signal's default action
+        assert process.returncode in (130, -signal.SIGINT), (process.returncode, out)

@@ -16,7 +16,7 @@ from abridged.core.budget import BudgetSettings
 from abridged.core.model import Message, Reasoning
 from abridged.core.protocols import TextDelta
 from abridged.engine.compaction import BeforeCompact, CompactionHooks
-from abridged.errors import SettingError
+from abridged.errors import LeaseLostError, SettingError
 from abridged.runtime import (
     Conversation,
     ConversationSettings,
@@ -336,6 +336,57 @@ async def test_abort_during_tools_keeps_every_call_paired(
     assert "Aborted" in result.messages[-1].tool_results[0].text
     assert (await convo.send("continue")).text == "after"
     assert server.requests[-1].status == 200  # the call has its (error) result
+
+
+async def test_a_lost_lease_stops_only_its_turn_and_never_as_an_abort(
+    store: Store, server: ProviderServer
+) -> None:
+    """Two messages answered in one turn under lease ``h2``: the loss of another lease (``h1``,
+    no longer this copy's) stops nothing; the loss of ``h2`` stops the turn, and both senders
+    get ``LeaseLostError`` (their messages are the lease's new holder's to finish), never an
+    aborted result, although none of the turn's writes was refused."""
+    gates = [asyncio.Event(), asyncio.Event()]
+    entered = [asyncio.Event(), asyncio.Event()]
+    calls = 0
+
+    @tool
+    async def wait_here() -> str:
+        """Waits at its gate (one a call)."""
+        nonlocal calls
+        n, calls = calls, calls + 1
+        entered[n].set()
+        await gates[n].wait()
+        return f"call {n} done"
+
+    server.set_replies(
+        [
+            Reply(tool_calls=[("wait_here", {})]),
+            "first done",
+            Reply(tool_calls=[("wait_here", {})]),
+            "after",
+        ]
+    )
+    convo = await open_convo(store, make_model("openai", server), tools=[wait_here])
+    first = asyncio.ensure_future(convo.send("first"))  # under no lease
+    await asyncio.wait_for(entered[0].wait(), 5)
+    assert await store.acquire_turn(convo.id, "h2") is not None
+    convo.lease_holder = "h2"  # the next turn's lease, taken while the first one runs
+    second = asyncio.ensure_future(convo.send("second"))
+    third = asyncio.ensure_future(convo.send("third"))
+    await wait_for(lambda: convo.queued == 2)
+    gates[0].set()
+    assert (await first).text == "first done"
+    await asyncio.wait_for(entered[1].wait(), 5)  # second and third: one turn, under h2
+    assert convo.turn_holder == "h2"
+    assert not convo.lease_lost("h1")  # not this copy's lease: nothing stops
+    assert convo.turn_holder == "h2" and not second.done()
+    assert convo.lease_lost("h2")
+    for send in (second, third):
+        with pytest.raises(LeaseLostError):
+            await send
+    stored = await store.stored_messages(convo.id)
+    assert stored[-1].message.tool_results, "the stopped call has its (error) result"
+    assert (await convo.send("go on")).text == "after"
 
 
 # -- compaction: background, mid-turn, settings, cancellation -----------------------------------

@@ -132,7 +132,8 @@ class ConversationCore:
         # instead of landing in the middle of the new holder's turn
         self.lease_holder: str | None = None
         self._turn_holder: str | None = None  # lease_holder as the running turn began
-        self._lease_lost = False  # a fenced write was refused: the copy is behind the store
+        self._lease_lost = False  # the lease was lost (a write refused): the copy is behind
+        self._lease_abort = False  # the running turn was stopped because its lease was lost
         self.system = system
         self.tools = tools
         self._settings = settings

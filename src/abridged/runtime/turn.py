@@ -19,7 +19,8 @@ tool call that did not finish gets an error result, so that pairing holds.
 Under a turn lease (``lease_holder``, set by the HTTP service) every message a turn stores is
 fenced by the lease it began with: once another worker took the lease over, the store refuses
 the write (``LeaseLostError``) and the turn ends; the next turn of this copy reads the store
-again first.
+again first. A lease found lost otherwise (``lease_lost``: the holder's renewal) stops the turn
+run under that lease only, with ``LeaseLostError`` too.
 """
 
 from __future__ import annotations
@@ -72,9 +73,32 @@ class TurnLoop(Compacting):
             task.cancel()
         return True
 
+    @property
+    def turn_holder(self) -> str | None:
+        """The turn lease the running turn writes under (``None``: no turn runs, or not under
+        a lease)."""
+        return self._turn_holder if self._turn_active else None
+
+    def lease_lost(self, holder: str) -> bool:
+        """The turn lease ``holder`` is no longer this copy's (another worker took it over):
+        the copy reads the store again before its next turn, and the turn running under
+        ``holder``, if any, stops. That turn ends with ``LeaseLostError`` for every message of
+        its batch, never an aborted result: the lease's holder finishes them. The loss of an
+        older lease than the copy's current one changes nothing (a later turn under a live
+        lease must not stop). Whether a turn was stopped."""
+        running = self._turn_holder if self._turn_active else None
+        if holder not in (running, self.lease_holder):
+            return False
+        self._lease_lost = True
+        if running != holder:
+            return False
+        self._lease_abort = True
+        return self.abort()
+
     async def _run_turn(self, batch: list[Inbound]) -> None:
         self._turn_active = True
         self._abort_requested = False
+        self._lease_abort = False
         # the lease of this turn, for the whole turn: a later holder set on this copy (another
         # turn of it waiting for this one) must not let this turn's late writes through
         self._turn_holder = self.lease_holder
@@ -106,6 +130,11 @@ class TurnLoop(Compacting):
                 if not is_command(stored.message):
                     self._append(self._prepare_message(stored.message), stored.seq)
             result = await self._loop(inputs=len(batch))
+            if result.aborted and self._lease_abort:
+                # stopped because another worker holds the lease now: not the senders' abort
+                raise LeaseLostError(
+                    "the turn lease was taken over; the turn stopped", conversation_id=self.id
+                )
         except Exception as exc:
             error = exc
             self._lease_lost = self._lease_lost or isinstance(exc, LeaseLostError)

@@ -81,22 +81,29 @@ class LeaseRenewal:
     def _start(self) -> None:
         self._task = asyncio.ensure_future(self._renew())
 
-    async def _renew(self) -> None:
-        while True:
+    async def renew(self) -> bool:
+        """One renewal: whether the lease is still held. When it was taken over, ``lost`` is
+        set and ``on_lost`` called (once); a store error counts as held (the next period tries
+        again)."""
+        if self.lost.is_set():
+            return False
+        try:
+            held = (
+                await self._store.renew_turn(self._conversation_id, self._holder, ttl=self._ttl)
+                is not None
+            )
+        except Exception:  # a store hiccup: try again at the next period
+            return True
+        if not held:
+            self.lost.set()
             try:
-                lost = (
-                    await self._store.renew_turn(self._conversation_id, self._holder, ttl=self._ttl)
-                    is None
-                )
-            except Exception:  # a store hiccup: try again at the next period
-                lost = False
-            if lost:
-                self.lost.set()
-                try:
-                    self._on_lost()
-                except Exception:  # the lease is lost either way; say why the reaction failed
-                    log.exception("reacting to the lost lease of %s failed", self._conversation_id)
-                return
+                self._on_lost()
+            except Exception:  # the lease is lost either way; say why the reaction failed
+                log.exception("reacting to the lost lease of %s failed", self._conversation_id)
+        return held
+
+    async def _renew(self) -> None:
+        while await self.renew():
             await asyncio.sleep(self._ttl / 3)
 
     def stop(self) -> None:

@@ -459,7 +459,12 @@ class TurnRunner:
             raise
 
     def _renew(self, conversation_id: str, holder: str) -> LeaseRenewal:
-        """Renew the lease while the turn runs; abort the turn when it was lost."""
+        """Renew the lease while the turn runs; when it was lost, stop the turn run under it.
+
+        Only that turn: a renewal can find its lease lost late (its timer fired after other
+        work on a loaded machine), when this worker's copy already runs the next send's turn
+        under a live lease of its own; aborting whatever turn the copy runs reported that
+        send's message aborted."""
 
         def lost() -> None:
             log.warning(
@@ -468,7 +473,7 @@ class TurnRunner:
             )
             convo = self.pool.get(conversation_id)
             if convo is not None:
-                convo.abort()
+                convo.lease_lost(holder)
 
         return LeaseRenewal(
             self.store, conversation_id, holder, ttl=self.config.lease_ttl, on_lost=lost
@@ -495,6 +500,7 @@ class TurnRunner:
                 conversation_id, owner=tenant
             )
             convo = await self.pool.checkout(tenant, info)
+            _stop_stalled_turn(convo, holder)
             convo.lease_holder = holder
             try:
                 result = await action(convo)
@@ -700,6 +706,7 @@ class TurnRunner:
                 conversation_id, owner=tenant
             )
             convo = await self.pool.checkout(tenant, info)
+            _stop_stalled_turn(convo, holder)
             convo.lease_holder = holder  # the turn's writes are fenced by this lease
             if first:
                 handle.put(
@@ -783,6 +790,21 @@ class TurnRunner:
         if self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         await self.pool.close()
+
+
+def _stop_stalled_turn(convo: Conversation, holder: str) -> None:
+    """``holder`` has the lease: a turn this copy still runs under another lease is one of
+    this worker that stalled past its lease (taken over since). Stop it now, and have the copy
+    read the store before the next turn: the worker that took over went on in between, and the
+    stalled turn may end without a refused write (a cancelled model call stores nothing), which
+    alone would leave the copy behind the store."""
+    stalled = convo.turn_holder
+    if stalled is not None and stalled != holder:
+        log.warning(
+            "a turn of this worker still ran under a lease taken over since; it stops",
+            extra={"event": "lease_stalled_turn", "conversation_id": convo.id},
+        )
+        convo.lease_lost(stalled)
 
 
 def _error_payload(exc: AbridgedError, status: int) -> dict[str, Any]:
