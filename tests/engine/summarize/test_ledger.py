@@ -665,3 +665,27 @@ def test_a_listing_of_files_states_no_fact_and_a_host_alone_does() -> None:
         f.text for f in extract_facts(_bash("c2", "echo $DB", "db-2.eu.internal\n")) if f.listed
     ]
     assert host == ["db-2.eu.internal"]
+
+
+@pytest.mark.parametrize("voice", ["user", "assistant", "tool"])
+def test_an_answer_to_a_short_question_is_a_value_of_what_was_asked(voice: str) -> None:
+    text = "> The default region?\nmx-central-1, checked with Radek"
+    said = (
+        [Message.user(text)]
+        if voice == "user"
+        else [Message.assistant(text)]
+        if voice == "assistant"
+        else _bash("c1", "cat thread.txt", text)
+    )
+    facts = [f for f in extract_facts(said) if "mx-central-1" in f.text]
+    assert [(f.key, f.text) for f in facts] == [
+        ("default region", "default region: mx-central-1, checked with Radek")
+    ]
+    if voice == "user":
+        return  # the user's words are quoted by the summary, not listed by the ledger
+    # a later answer to the same question replaces the first, however the first was written
+    earlier = _bash("c0", "env", "AWS_DEFAULT_REGION=sa-east-1\n")
+    ledger = build_ledger([*earlier, *said])
+    shown = " ".join(f.text for f in ledger.facts)
+    assert "mx-central-1" in shown
+    assert "sa-east-1" not in shown.replace("(was sa-east-1)", "")

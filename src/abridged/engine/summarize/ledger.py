@@ -516,6 +516,32 @@ def key_of(text: str) -> str | None:
     return None
 
 
+_ASKED = re.compile(
+    r"^\s*(?:>\s*)*(?:(?:what|which|who)(?:'s| is| are)?\s+)?(?:the\s+)?"
+    r"([A-Za-z][\w./\-]*(?:\s+[A-Za-z][\w./\-]*){0,3}?)(?:\s+(?:now|then|again))?\s*\?\s*$",
+    re.IGNORECASE,
+)
+
+
+def asked_key(question: str) -> str | None:
+    """What a short question asks for (``> The coverage floor?`` -> ``coverage floor``), the
+    key of the value that answers it; ``None`` for anything but a question of a few words.
+
+    >>> asked_key("> what's the catalog-api prod version now?"), asked_key("why?")
+    ('catalog-api prod version', None)
+    """
+    m = _ASKED.match(question)
+    if m is None:
+        return None
+    name = _normal(m.group(1))
+    words = name.split()
+    if not words or (len(words) < 2 and "-" not in name and "_" not in name):
+        return None  # one plain word (*why?*, *really?*) asks for no value
+    if any(w in _NOT_A_NAME or w in _PRONOUNS for w in words):
+        return None
+    return name
+
+
 def _normal(text: str) -> str:
     text = _CAMEL_HUMP.sub("_", text)  # ``cutoverDay`` is ``cutover_day``
     text = _POSSESSIVE.sub("", text)  # *resolver's port* is the resolver port
@@ -1016,10 +1042,14 @@ def _iter_facts(
                 # a question: ``> the billing-api timeout?`` then ``3750``).
                 context = units[position - 1] if position else ""
                 seen_in = repeats.get(hash(_DIGITS.sub("#", unit.strip())), 1)
-                candidate = _weigh(unit, source, seen_in if source == "tool" else 1, names=names)
+                # An answer to the short question before it is a value of what was asked
+                # (``> the default region?`` then ``mx-central-1, checked with Radek``).
+                asked = asked_key(context) if context and key_of(unit) is None else None
+                said = unit if asked is None else f"{asked}: {unit.strip()}"
+                candidate = _weigh(said, source, seen_in if source == "tool" else 1, names=names)
                 worth = candidate is not None
                 if candidate is None:
-                    line = redact(unit[:MAX_UNIT_CHARS]).strip()
+                    line = redact(said[:MAX_UNIT_CHARS]).strip()
                     settles = is_setting(line) or (_is_prose(line) and not _is_code(line))
                     # A correction's values take part too (*scratch that: it's x_y*), and
                     # the user's (what they said is marked when a later message replaces it).
