@@ -313,7 +313,7 @@ def test_only_the_persistence_module_writes_a_compaction() -> None:
         str(p.relative_to(package))
         for p in package.rglob("*.py")
         if "store" not in p.relative_to(package).parts[:1]
-        and re.search(r"\.(commit_planned|commit_compaction|set_prune_boundary)\(", p.read_text())
+        and re.search(r"\.(commit_compaction|set_prune_boundary)\(", p.read_text())
     }
     assert writers == {"runtime/persistence.py", "runtime/forking.py"}
     callers = {
