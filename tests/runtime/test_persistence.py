@@ -16,9 +16,9 @@ import pytest
 from abridged.core.budget import BudgetSettings
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.engine.prune import PruneSettings
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
-from abridged.engine.triggers import CompactionSettings
 from abridged.errors import MessageValidationError, SettingError, StoreUnavailableError
 from abridged.formats.openai_chat import messages_to_openai
 from abridged.runtime import ContextManager

@@ -36,7 +36,7 @@ from abridged.core.budget import BudgetSettings
 from abridged.core.model import Message
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks
-from abridged.engine.triggers import CompactionSettings
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.formats.openai_responses import messages_from_responses
 from abridged.integrations.managers import ManagerOptions, stored_conversation_id
 from abridged.runtime.caller_formats import plain

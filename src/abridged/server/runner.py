@@ -35,7 +35,7 @@ from abridged.core.budget import BudgetSettings
 from abridged.core.model import Message
 from abridged.core.protocols import ChatModel
 from abridged.core.windows import ModelLimits
-from abridged.engine.triggers import CompactionSettings
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.errors import (
     AbridgedError,
     LeaseLostError,
@@ -44,8 +44,8 @@ from abridged.errors import (
     ProviderError,
     SettingError,
 )
+from abridged.events.runtime import Notice, ToolFinished, TurnResult
 from abridged.runtime.conversation import Conversation, ConversationSettings
-from abridged.runtime.events import Notice, ToolFinished, TurnResult
 from abridged.runtime.overview import context_overview
 from abridged.runtime.state import new_id
 from abridged.runtime.tools import ToolRegistry
