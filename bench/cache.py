@@ -172,7 +172,7 @@ def _stripped(message: Message) -> Message:
 
 
 async def _replay(variant: str, transcript: Transcript) -> Run:
-    from abridged.engine.events import CompactionEnded, Pruned
+    from abridged.events.engine import CompactionEnded, Pruned
     from abridged.testing import Reply
 
     server = _WORKER["servers"]["huge" if variant == "upper" else "small"]

@@ -68,8 +68,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from abridged.core.budget import BudgetSettings, compute_budget, parse_token_size  # noqa: E402
 from abridged.core.model import Message, Usage  # noqa: E402
 from abridged.core.protocols import Completion, SummaryRequest, ToolSpec  # noqa: E402
+from abridged.engine.compaction_settings import CompactionSettings  # noqa: E402
 from abridged.engine.summarize.extractive import ExtractiveSummarizer  # noqa: E402
-from abridged.engine.triggers import CompactionSettings  # noqa: E402
 from abridged.errors import SettingError  # noqa: E402
 from abridged.formats.openai_chat import messages_to_openai  # noqa: E402
 from abridged.formats.transcripts import Transcript, load_transcripts  # noqa: E402

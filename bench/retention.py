@@ -137,15 +137,15 @@ from abridged.core.tokens import (  # noqa: E402
 )
 from abridged.core.turns import Step, head_length, split_steps  # noqa: E402
 from abridged.engine.compaction import CompactionHooks, CompactionResult  # noqa: E402
-from abridged.engine.events import (  # noqa: E402
-    CompactionEnded,
-    CompactionStarted,
-    OverflowRecovered,
-)
 from abridged.engine.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 from abridged.engine.summarize.fileops import extract_file_ops  # noqa: E402
 from abridged.engine.summarize.signals import SIGNALS, without  # noqa: E402
 from abridged.errors import SettingError  # noqa: E402
+from abridged.events.engine import (  # noqa: E402
+    CompactionEnded,
+    CompactionStarted,
+    OverflowRecovered,
+)
 from abridged.formats.openai_chat import messages_to_openai  # noqa: E402
 from abridged.formats.transcripts import load_transcripts  # noqa: E402
 from abridged.runtime.context_manager import ContextManager  # noqa: E402

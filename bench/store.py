@@ -103,6 +103,7 @@ async def build(store: Store, size: int, session: int, keep: int) -> str:
             convo.id,
             CompactionRecord(cut, StoredSummary(f"summary up to {cut} " + "x" * 2000)),
             version=context.version,
+            session_id=context.session.id,
         )
     return convo.id
 

@@ -1,13 +1,13 @@
 """Tests for abridged.events: every event class is importable from one place, and is the very
-class its defining module (whose import path stays) and the package export give."""
+class its defining module and the package export give."""
 
 from __future__ import annotations
 
 import typing
 
 import abridged
-import abridged.engine.events as engine_events
-import abridged.runtime.events as runtime_events
+import abridged.events.engine as engine_events
+import abridged.events.runtime as runtime_events
 from abridged import events
 
 
@@ -19,7 +19,7 @@ def test_every_event_class_is_in_abridged_events() -> None:
     assert {cls.__name__ for cls in engine | conversation} <= set(events.__all__)
 
 
-def test_the_old_import_paths_give_the_same_classes() -> None:
+def test_the_defining_modules_give_the_same_classes() -> None:
     for name in events.__all__:
         defined = getattr(engine_events, name, None) or getattr(runtime_events, name, None)
         if defined is None:  # the stream's deltas, from the core

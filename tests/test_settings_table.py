@@ -14,8 +14,8 @@ import pytest
 
 from abridged.core.budget import BudgetSettings
 from abridged.core.fields import describe
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.engine.prune import PruneSettings
-from abridged.engine.triggers import CompactionSettings
 from abridged.errors import SettingError
 from abridged.runtime.settings import ConversationSettings, Settings
 

@@ -68,7 +68,7 @@ _EXPORTS: dict[str, str] = {
     "chat_model_from_string": "abridged.providers.select",
     # settings
     "BudgetSettings": "abridged.core.budget",
-    "CompactionSettings": "abridged.engine.triggers",
+    "CompactionSettings": "abridged.engine.compaction_settings",
     "PruneSettings": "abridged.engine.prune",
     # hooks
     "BeforeCompact": "abridged.engine.compaction",
@@ -78,21 +78,21 @@ _EXPORTS: dict[str, str] = {
     "ExtractiveSummarizer": "abridged.engine.summarize.extractive",
     "LLMSummarizer": "abridged.engine.summarize.llm",
     # events
-    "CompactionBackoff": "abridged.engine.events",
-    "CompactionCancelled": "abridged.engine.events",
-    "CompactionEnded": "abridged.engine.events",
-    "CompactionStarted": "abridged.engine.events",
-    "Event": "abridged.engine.events",
-    "HiddenPrefix": "abridged.engine.events",
-    "OverflowRecovered": "abridged.engine.events",
-    "Pruned": "abridged.engine.events",
-    "SummarizerFallback": "abridged.engine.events",
-    "UsageUpdated": "abridged.engine.events",
-    "Notice": "abridged.runtime.events",
-    "Retrying": "abridged.runtime.events",
-    "ToolFinished": "abridged.runtime.events",
-    "ToolStarted": "abridged.runtime.events",
-    "TurnResult": "abridged.runtime.events",
+    "CompactionBackoff": "abridged.events.engine",
+    "CompactionCancelled": "abridged.events.engine",
+    "CompactionEnded": "abridged.events.engine",
+    "CompactionStarted": "abridged.events.engine",
+    "Event": "abridged.events.engine",
+    "HiddenPrefix": "abridged.events.engine",
+    "OverflowRecovered": "abridged.events.engine",
+    "Pruned": "abridged.events.engine",
+    "SummarizerFallback": "abridged.events.engine",
+    "UsageUpdated": "abridged.events.engine",
+    "Notice": "abridged.events.runtime",
+    "Retrying": "abridged.events.runtime",
+    "ToolFinished": "abridged.events.runtime",
+    "ToolStarted": "abridged.events.runtime",
+    "TurnResult": "abridged.events.runtime",
     "ReasoningDelta": "abridged.core.protocols",
     "TextDelta": "abridged.core.protocols",
     "ToolCallDelta": "abridged.core.protocols",
@@ -118,7 +118,11 @@ if TYPE_CHECKING:
     )
     from abridged.core.protocols import ChatModel, ReasoningDelta, TextDelta, ToolCallDelta
     from abridged.engine.compaction import BeforeCompact, CompactionHooks, CompactionResult
-    from abridged.engine.events import (
+    from abridged.engine.compaction_settings import CompactionSettings
+    from abridged.engine.prune import PruneSettings
+    from abridged.engine.summarize.extractive import ExtractiveSummarizer
+    from abridged.engine.summarize.llm import LLMSummarizer
+    from abridged.events.engine import (
         CompactionBackoff,
         CompactionCancelled,
         CompactionEnded,
@@ -130,14 +134,10 @@ if TYPE_CHECKING:
         SummarizerFallback,
         UsageUpdated,
     )
-    from abridged.engine.prune import PruneSettings
-    from abridged.engine.summarize.extractive import ExtractiveSummarizer
-    from abridged.engine.summarize.llm import LLMSummarizer
-    from abridged.engine.triggers import CompactionSettings
+    from abridged.events.runtime import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
     from abridged.providers.select import chat_model_from_string
     from abridged.runtime.context_manager import ContextManager, Prepared
     from abridged.runtime.conversation import Conversation
-    from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
     from abridged.runtime.settings import ConversationSettings, Settings
     from abridged.runtime.tools import Tool, tool
     from abridged.store import Store

@@ -16,7 +16,7 @@ import pytest
 from abridged.core.model import Message, Text, ToolCall, Usage
 from abridged.core.summary import summary_message
 from abridged.core.tokens import estimate_message_tokens
-from abridged.engine.events import CompactionStarted, OverflowRecovered
+from abridged.events.engine import CompactionStarted, OverflowRecovered
 from abridged.formats.openai_chat import messages_to_openai
 from abridged.formats.transcripts import messages_from_text_protocol
 

@@ -33,7 +33,8 @@ from abridged.engine.compaction import (
     rebase,
     run_compaction,
 )
-from abridged.engine.events import (
+from abridged.errors import ContextOverflowError, MessageValidationError, SettingError
+from abridged.events.engine import (
     CompactionBackoff,
     CompactionCancelled,
     CompactionEnded,
@@ -42,7 +43,6 @@ from abridged.engine.events import (
     Pruned,
     SummarizerFallback,
 )
-from abridged.errors import ContextOverflowError, MessageValidationError, SettingError
 from tests.engine.strategies_compaction import (
     EmptySummarizer,
     FailingSummarizer,

@@ -24,8 +24,8 @@ from abridged.engine.compaction import (
     plan_compaction,
     run_compaction,
 )
-from abridged.engine.events import CompactionEnded
 from abridged.engine.summarize.prompts import render_sections
+from abridged.events.engine import CompactionEnded
 from tests.engine.strategies_compaction import RecordingSummarizer, budgets
 from tests.strategies import agent_session, chat_session, conversations, count_tokens
 

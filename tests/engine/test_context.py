@@ -6,6 +6,7 @@ import pytest
 
 from abridged.core.budget import compute_budget
 from abridged.core.model import Message, Text, ToolResult
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.engine.context import (
     SUMMARY_SOURCE,
     CompactionState,
@@ -16,7 +17,6 @@ from abridged.engine.context import (
     pinned_indexes,
     summary_message,
 )
-from abridged.engine.triggers import CompactionSettings
 from abridged.errors import MessageValidationError
 from tests.strategies import agent_session, count_tokens
 

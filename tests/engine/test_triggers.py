@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 from abridged.core.budget import BudgetSettings, compute_budget
+from abridged.engine.compaction_settings import CompactionSettings, prune_settings
 from abridged.engine.prune import PruneSettings
-from abridged.engine.triggers import (
-    Backoff,
-    CompactionSettings,
-    choose_trigger,
-    prune_settings,
-    trigger_reason,
-)
+from abridged.engine.triggers import Backoff, choose_trigger, trigger_reason
 
 BUDGET = compute_budget(16_384, 4_096)
 SETTINGS = CompactionSettings()

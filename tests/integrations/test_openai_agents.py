@@ -36,8 +36,9 @@ def make_agent(provider: ProviderServer) -> Agent[Any]:
     return Agent(name="reader", instructions="You are an agent.", model=model, tools=[read_record])
 
 
-def config() -> RunConfig:
-    guard = AbridgedInputFilter(context_window=WINDOW, max_output_tokens=1_024)
+def config(guard: AbridgedInputFilter | None = None) -> RunConfig:
+    if guard is None:
+        guard = AbridgedInputFilter(context_window=WINDOW, max_output_tokens=1_024)
     return RunConfig(call_model_input_filter=guard, tracing_disabled=True)
 
 
@@ -82,6 +83,8 @@ def test_the_session_keeps_items_exactly_and_deletes_nothing(tmp_path: Path) -> 
 def test_a_long_run_fits_and_the_session_keeps_every_item(
     provider: ProviderServer, tmp_path: Path
 ) -> None:
+    guard = AbridgedInputFilter(context_window=WINDOW, max_output_tokens=1_024)
+
     async def run() -> list[Any]:
         async with Store(tmp_path / "a.db") as store:
             session = AbridgedSession("run-1", store)
@@ -89,7 +92,7 @@ def test_a_long_run_fits_and_the_session_keeps_every_item(
                 make_agent(provider),
                 "Read every record.",
                 session=session,
-                run_config=config(),
+                run_config=config(guard),
                 max_turns=100,
             )
             assert result.final_output == "Done."
@@ -104,6 +107,8 @@ def test_a_long_run_fits_and_the_session_keeps_every_item(
     calls = [i for i in items if i.get("type") == "function_call"]
     outputs = [i for i in items if i.get("type") == "function_call_output"]
     assert len(calls) == len(outputs) == 40  # the session holds every item
+    # the same call as the other integrations' guards: manager() is the one that compacted
+    assert guard.manager().state.compactions >= 1
 
 
 def test_the_same_run_without_the_filter_overflows(provider: ProviderServer) -> None:

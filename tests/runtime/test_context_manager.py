@@ -18,8 +18,8 @@ from abridged.core.tokens import TokenCounter, estimate_context_tokens
 from abridged.core.validate import is_paired
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import BeforeCompact, CompactionHooks, CompactionSettings
-from abridged.engine.events import CompactionEnded, OverflowRecovered, UsageUpdated
 from abridged.errors import SettingError
+from abridged.events.engine import CompactionEnded, OverflowRecovered, UsageUpdated
 from abridged.formats.anthropic_messages import messages_from_anthropic, messages_to_anthropic
 from abridged.formats.openai_chat import messages_from_openai, messages_to_openai
 from abridged.runtime import ContextManager, Prepared, tracking

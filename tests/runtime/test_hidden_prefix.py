@@ -10,7 +10,7 @@ from typing import Any
 
 from abridged.core.model import Message, ToolCall, Usage, assign_ids
 from abridged.core.tokens import TokenCounter
-from abridged.engine.events import (
+from abridged.events.engine import (
     CompactionEnded,
     CompactionStarted,
     HiddenPrefix,
@@ -203,8 +203,8 @@ async def test_a_conversation_learns_the_prefix_by_the_managers_rule(store: Stor
     from dataclasses import replace
 
     from abridged.core.protocols import Completion
+    from abridged.events.runtime import Notice
     from abridged.runtime import Conversation
-    from abridged.runtime.events import Notice
     from abridged.testing import ProviderServer
     from tests.runtime.support import make_model
 

@@ -9,8 +9,8 @@ import json
 from abridged.core.model import Message, ToolCall
 from abridged.core.tokens import estimate_text_tokens
 from abridged.engine.compaction import CompactionSettings
-from abridged.engine.events import OverflowRecovered
 from abridged.engine.summarize.prompts import TURN_PREFIX_LABEL
+from abridged.events.engine import OverflowRecovered
 from abridged.runtime import ContextManager
 
 TASK = "Find out why the nightly export job is slow, fix it, and keep every public API unchanged."

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from abridged.core.budget import BudgetSettings, compute_budget
 from abridged.core.windows import ModelLimits
-from abridged.engine.events import Pruned
+from abridged.engine.compaction_settings import CompactionSettings, prune_settings
 from abridged.engine.prune import PruneSettings
-from abridged.engine.triggers import CompactionSettings, prune_settings
 from abridged.errors import SettingError
+from abridged.events.engine import Pruned
 from abridged.providers.registry import lookup_model
 from abridged.runtime import ContextManager
 from abridged.runtime.settings import Settings, resolve_settings

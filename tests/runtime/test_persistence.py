@@ -16,9 +16,9 @@ import pytest
 from abridged.core.budget import BudgetSettings
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.engine.prune import PruneSettings
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
-from abridged.engine.triggers import CompactionSettings
 from abridged.errors import MessageValidationError, SettingError, StoreUnavailableError
 from abridged.formats.openai_chat import messages_to_openai
 from abridged.runtime import ContextManager
@@ -313,7 +313,7 @@ def test_only_the_persistence_module_writes_a_compaction() -> None:
         str(p.relative_to(package))
         for p in package.rglob("*.py")
         if "store" not in p.relative_to(package).parts[:1]
-        and re.search(r"\.(commit_planned|commit_compaction|set_prune_boundary)\(", p.read_text())
+        and re.search(r"\.(commit_compaction|set_prune_boundary)\(", p.read_text())
     }
     assert writers == {"runtime/persistence.py", "runtime/forking.py"}
     callers = {

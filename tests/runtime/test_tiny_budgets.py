@@ -14,8 +14,8 @@ from abridged.core.budget import compute_budget
 from abridged.core.model import Message, ToolCall, Usage, assign_ids
 from abridged.core.summary import summary_message
 from abridged.core.tokens import REPLY_PRIMING, TokenCounter
-from abridged.engine.events import CompactionStarted, OverflowRecovered
 from abridged.errors import ContextOverflowError
+from abridged.events.engine import CompactionStarted, OverflowRecovered
 from abridged.formats.openai_chat import messages_from_openai
 from abridged.runtime import ContextManager
 

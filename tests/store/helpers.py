@@ -132,7 +132,7 @@ async def proxy_conversations(
         if i < compacted:
             for n in range(2):
                 await store.append_many(cid, turn(2 * n) + turn(2 * n + 1), owner="key-a")
-                await store.compact(cid, keep_last(2), owner="key-a")
+                await store.commit_compaction(cid, keep_last(2), owner="key-a")
         if i < noted:
             await store.note_request(cid, {"action": "passed", "tokens_sent": 100 + i})
         ids.append(cid)

@@ -41,7 +41,7 @@ async def test_every_kind_of_reference_reads_back_as_it_was_sent(store: Store) -
     stored = [s.message for s in await store.stored_messages(cid, owner="acme")]
     tool = stored[2]
     await store.set_prune_boundary(cid, 4, pruned={3: _pruned(tool)}, owner="acme")
-    await store.compact(cid, keep_last(3), owner="acme")
+    await store.commit_compaction(cid, keep_last(3), owner="acme")
     summary = (await store.compactions(cid, owner="acme"))[0].record.summary
     clipped = stored[5].replace(meta={"clipped": {"chars": 900, "tokens": 300}})
     damaged = stored[7].replace(parts=(Text("[damaged row]"),), meta={"kind": "damaged"})

@@ -226,7 +226,7 @@ async def test_a_bad_compaction_row_names_it(store: Store, damaged: tuple[str, s
     _fits(store, on_postgres)
     convo = await store.create_conversation()
     await store.append_many(convo.id, [m for i in range(3) for m in turn(i)])
-    outcome = await store.compact(convo.id, keep_last(3))
+    outcome = await store.commit_compaction(convo.id, keep_last(3))
     assert outcome.status == "committed"
     (compaction,) = await store.compactions(convo.id)
     await damage(store, "compactions", column, value, id=compaction.id)

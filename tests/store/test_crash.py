@@ -53,7 +53,7 @@ async def test_sigkill_inside_a_compaction(store: Store, db_url: str, point: str
             assert counts == [0, 0, 1]
         # The conversation continues: append, compact, read.
         await again.append(convo.id, Message.user("after the crash"))
-        outcome = await again.compact(convo.id, keep_last(2))
+        outcome = await again.commit_compaction(convo.id, keep_last(2))
         assert outcome.status == "committed"
         stored = await again.stored_messages(convo.id)
         assert [m.seq for m in stored] == list(range(1, 22))

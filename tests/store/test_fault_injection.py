@@ -149,7 +149,7 @@ async def _append(store: Store, cid: str) -> None:
 
 
 async def _compact(store: Store, cid: str) -> None:
-    outcome = await store.compact(cid, keep_last(2))
+    outcome = await store.commit_compaction(cid, keep_last(2))
     assert outcome.status == "committed"
 
 

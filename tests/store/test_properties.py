@@ -66,7 +66,7 @@ async def _nothing_lost(url: str, ops: list[tuple[str, int]]) -> None:
                 written += queued
                 queued = []
             elif op == "compact":
-                await store.compact(cid, keep_last(k))
+                await store.commit_compaction(cid, keep_last(k))
             elif op in ("new", "clear"):
                 await store.new_session(cid, reason=op, summarize=fake_summary)  # type: ignore[arg-type]
             elif op == "resume":
@@ -130,6 +130,8 @@ async def _single_writer(url: str, cuts: list[int], order: list[int], appends: i
                     convo.id,
                     CompactionRecord(cuts[i], StoredSummary(f"writer {i}")),
                     version=contexts[i].version,
+                    session_id=contexts[i].session.id,
+                    on_conflict="raise",
                 )
                 won.append(i)
             except ConflictError:

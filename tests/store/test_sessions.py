@@ -17,9 +17,12 @@ from .helpers import SlowSummary, fake_summary, texts, turn
 
 
 async def _compact(store: Store, cid: str, cut: int, text: str = "S") -> None:
-    version = (await store.open_conversation(cid)).version
+    read = await store.load_context(cid)
     await store.commit_compaction(
-        cid, CompactionRecord(cut_seq=cut, summary=StoredSummary(text)), version=version
+        cid,
+        CompactionRecord(cut_seq=cut, summary=StoredSummary(text)),
+        version=read.version,
+        session_id=read.session.id,
     )
 
 
@@ -27,7 +30,7 @@ async def test_compaction_child_starts_from_summary_and_carries_the_tail(store: 
     convo = await store.create_conversation()
     await store.append_many(convo.id, [m for i in range(4) for m in turn(i)])  # seqs 1..12
     before = await store.load_context(convo.id)
-    child = await store.commit_compaction(
+    outcome = await store.commit_compaction(
         convo.id,
         CompactionRecord(
             cut_seq=10,
@@ -40,7 +43,10 @@ async def test_compaction_child_starts_from_summary_and_carries_the_tail(store: 
             summarizer="cheap-model",
         ),
         version=before.version,
+        session_id=before.session.id,
     )
+    child = outcome.session
+    assert child is not None
     assert (child.reason, child.parent_id, child.carry_from) == (
         "compaction",
         before.session.id,
@@ -97,23 +103,33 @@ async def test_chained_compactions_carry_across_ancestors(store: Store) -> None:
 async def test_cut_outside_the_lineage_is_refused(store: Store) -> None:
     convo = await store.create_conversation()
     await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 6)])
-    version = (await store.open_conversation(convo.id)).version
+    read = await store.load_context(convo.id)
+    version, session_id = read.version, read.session.id
     for cut in (0, 7):
         with pytest.raises(StoreError, match="cut"):
             await store.commit_compaction(
-                convo.id, CompactionRecord(cut, StoredSummary("x")), version=version
+                convo.id,
+                CompactionRecord(cut, StoredSummary("x")),
+                version=version,
+                session_id=session_id,
             )
     with pytest.raises(StoreError, match="summary"):
         await store.commit_compaction(
-            convo.id, CompactionRecord(3, StoredSummary("  ")), version=version
+            convo.id,
+            CompactionRecord(3, StoredSummary("  ")),
+            version=version,
+            session_id=session_id,
         )
     assert (await store.open_conversation(convo.id)).version == version
     await store.new_session(convo.id)
     await store.append(convo.id, Message.user("new"))
-    version = (await store.open_conversation(convo.id)).version
+    read = await store.load_context(convo.id)
     with pytest.raises(StoreError, match="lineage"):
         await store.commit_compaction(
-            convo.id, CompactionRecord(2, StoredSummary("x")), version=version
+            convo.id,
+            CompactionRecord(2, StoredSummary("x")),
+            version=read.version,
+            session_id=read.session.id,
         )
 
 
@@ -354,6 +370,7 @@ async def test_edit_under_a_summary_marks_resummarisation(store: Store) -> None:
         convo.id,
         CompactionRecord(cut_seq=3, summary=StoredSummary("redo"), resummarized_from=1),
         version=conv.version,
+        session_id=conv.current_session_id,
     )
     context = await store.load_context(convo.id)
     assert context.conversation.resummarize_from is None
@@ -372,11 +389,12 @@ async def test_summary_with_lone_surrogates_is_stored_and_read_back_equal(store:
     text = "quoted \ud800 and \udfff end"
     convo = await store.create_conversation()
     await store.append_many(convo.id, [m for i in range(4) for m in turn(i)])
-    version = (await store.open_conversation(convo.id)).version
+    read = await store.load_context(convo.id)
     await store.commit_compaction(
         convo.id,
         CompactionRecord(cut_seq=10, summary=StoredSummary(text, {"sections": 1}), file_ops={}),
-        version=version,
+        version=read.version,
+        session_id=read.session.id,
     )
     context = await store.load_context(convo.id)
     assert context.summary is not None

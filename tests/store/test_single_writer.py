@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from abridged.core.model import Message, Text, ToolCall, ToolResult
-from abridged.errors import ConflictError, ContentionError
+from abridged.errors import ConflictError, ContentionError, StoreError
 from abridged.store import CompactionRecord, Context, Store, StoredSummary
 from abridged.store.schema import sessions, summaries
 
@@ -25,13 +26,22 @@ ROOT = Path(__file__).resolve().parents[2]
 async def test_two_commits_on_one_version_one_wins(store: Store) -> None:
     convo = await store.create_conversation()
     await store.append_many(convo.id, [Message.user(f"m{i}") for i in range(1, 11)])
-    version = (await store.load_context(convo.id)).version
+    read = await store.load_context(convo.id)
+    version = read.version
     await store.commit_compaction(
-        convo.id, CompactionRecord(6, StoredSummary("winner")), version=version
+        convo.id,
+        CompactionRecord(6, StoredSummary("winner")),
+        version=version,
+        session_id=read.session.id,
+        on_conflict="raise",
     )
     with pytest.raises(ConflictError) as info:
         await store.commit_compaction(
-            convo.id, CompactionRecord(4, StoredSummary("loser")), version=version
+            convo.id,
+            CompactionRecord(4, StoredSummary("loser")),
+            version=version,
+            session_id=read.session.id,
+            on_conflict="raise",
         )
     assert info.value.context["expected_version"] == version
     assert info.value.context["found_version"] == version + 1
@@ -53,10 +63,10 @@ async def test_loser_skips_when_the_winner_covered_its_work(store: Store) -> Non
         nonlocal calls
         calls += 1
         # While "the model" runs, another writer commits the same compaction.
-        await store.compact(convo.id, keep_last(5, text="other"))
+        await store.commit_compaction(convo.id, keep_last(5, text="other"))
         return CompactionRecord(6, StoredSummary("mine"))
 
-    outcome = await store.compact(convo.id, compactor)
+    outcome = await store.commit_compaction(convo.id, compactor)
     assert (outcome.status, outcome.attempts, calls) == ("skipped", 1, 1)
     (only,) = await store.compactions(convo.id)
     assert only.record.summary.text == "other up to 6"
@@ -71,10 +81,10 @@ async def test_loser_retries_once_when_not_covered(store: Store) -> None:
         nonlocal calls
         calls += 1
         if calls == 1:
-            await store.compact(convo.id, keep_last(8, text="small"))  # cut at 3 < 7
+            await store.commit_compaction(convo.id, keep_last(8, text="small"))  # cut at 3 < 7
         return CompactionRecord(7, StoredSummary(f"mine from version {context.version}"))
 
-    outcome = await store.compact(convo.id, compactor)
+    outcome = await store.commit_compaction(convo.id, compactor)
     assert (outcome.status, outcome.attempts, calls) == ("committed", 2, 2)
     context = await store.load_context(convo.id)
     assert context.summary is not None and context.summary.text == "mine from version 1"
@@ -93,7 +103,7 @@ async def test_contention_is_reported_after_one_retry(store: Store) -> None:
         return CompactionRecord(7, StoredSummary("never"))
 
     with pytest.raises(ContentionError) as info:
-        await store.compact(convo.id, compactor)
+        await store.commit_compaction(convo.id, compactor)
     assert info.value.context["conversation_id"] == convo.id
     assert calls == 2
     assert await store.compactions(convo.id) == []
@@ -108,7 +118,7 @@ async def _planned(store: Store, n: int = 10) -> tuple[str, Context]:
 async def test_a_planned_commit_wins_at_once(store: Store) -> None:
     cid, read = await _planned(store)
     record = CompactionRecord(6, StoredSummary("mine"))
-    outcome = await store.commit_planned(
+    outcome = await store.commit_compaction(
         cid, record, version=read.version, session_id=read.session.id
     )
     assert (outcome.status, outcome.attempts, outcome.version) == ("committed", 1, 1)
@@ -119,7 +129,7 @@ async def test_a_planned_commit_is_retried_once_after_another_change(store: Stor
     # the winner moved the prune boundary: the same record is committed at the version re-read
     cid, read = await _planned(store)
     await store.set_prune_boundary(cid, 4)
-    outcome = await store.commit_planned(
+    outcome = await store.commit_compaction(
         cid,
         CompactionRecord(6, StoredSummary("mine")),
         version=read.version,
@@ -133,8 +143,8 @@ async def test_a_planned_commit_is_retried_once_after_another_change(store: Stor
 
 async def test_a_planned_commit_covered_by_the_winner_is_skipped(store: Store) -> None:
     cid, read = await _planned(store)
-    await store.compact(cid, keep_last(4, text="winner"))  # cut at 7 >= 6
-    outcome = await store.commit_planned(
+    await store.commit_compaction(cid, keep_last(4, text="winner"))  # cut at 7 >= 6
+    outcome = await store.commit_compaction(
         cid,
         CompactionRecord(6, StoredSummary("mine")),
         version=read.version,
@@ -149,8 +159,8 @@ async def test_a_planned_commit_after_the_winner_compacted_less_builds_on_it(
     store: Store,
 ) -> None:
     cid, read = await _planned(store)
-    await store.compact(cid, keep_last(8, text="small"))  # cut at 3 < 6
-    outcome = await store.commit_planned(
+    await store.commit_compaction(cid, keep_last(8, text="small"))  # cut at 3 < 6
+    outcome = await store.commit_compaction(
         cid,
         CompactionRecord(6, StoredSummary("mine")),
         version=read.version,
@@ -166,7 +176,7 @@ async def test_a_planned_commit_after_a_session_switch_is_skipped(store: Store) 
     # /new moved the conversation to another session: the record belongs to one left behind
     cid, read = await _planned(store)
     await store.new_session(cid)
-    outcome = await store.commit_planned(
+    outcome = await store.commit_compaction(
         cid,
         CompactionRecord(6, StoredSummary("mine")),
         version=read.version,
@@ -191,7 +201,7 @@ async def test_a_planned_commit_that_loses_twice_is_contention(store: Store) -> 
     busy = Busy(store.engine.url.render_as_string(hide_password=False))
     try:
         with pytest.raises(ContentionError) as info:
-            await busy.commit_planned(
+            await busy.commit_compaction(
                 cid,
                 CompactionRecord(6, StoredSummary("never")),
                 version=read.version,
@@ -215,7 +225,7 @@ async def test_no_transaction_is_held_across_the_model_call(store: Store) -> Non
         return CompactionRecord(3, StoredSummary("late"))
 
     try:
-        outcome = await store.compact(convo.id, compactor)
+        outcome = await store.commit_compaction(convo.id, compactor)
     finally:
         await other.close()
     assert outcome.status == "skipped"  # the new session covers it
@@ -260,9 +270,38 @@ async def test_pruned_forms_are_stored_once_and_read_with_the_context(store: Sto
 
 async def test_nothing_to_do(store: Store) -> None:
     convo = await store.create_conversation()
-    outcome = await store.compact(convo.id, keep_last(5))
+    outcome = await store.commit_compaction(convo.id, keep_last(5))
     assert outcome.status == "nothing"
     assert (await store.open_conversation(convo.id)).version == 0
+
+
+async def test_a_record_without_its_planned_version_is_refused(store: Store) -> None:
+    cid, read = await _planned(store)
+    record = CompactionRecord(6, StoredSummary("mine"))
+    with pytest.raises(StoreError, match="version and session"):
+        await store.commit_compaction(cid, record, version=read.version)
+    with pytest.raises(StoreError, match="give no version"):
+        await store.commit_compaction(cid, keep_last(2), version=read.version)
+    assert await store.compactions(cid) == []
+
+
+def test_the_store_has_one_compaction_commit_entry_point() -> None:
+    # every commit of a compaction goes through Store.commit_compaction; the other entry
+    # points (``compact`` with a compactor, ``commit_planned`` with a record) were folded in
+    compacting = {
+        name
+        for name in dir(Store)
+        if not name.startswith("_") and "compact" in name and callable(getattr(Store, name))
+    }
+    assert compacting == {"commit_compaction", "compactions"}
+    package = ROOT / "src" / "abridged"
+    callers = {
+        str(p.relative_to(ROOT))
+        for root in (package, ROOT / "tests", ROOT / "bench")
+        for p in root.rglob("*.py")
+        if re.search(r"\b(store|self)\.(compact|commit_planned)\(", p.read_text())
+    }
+    assert callers == set()
 
 
 def _spawn(*args: str) -> subprocess.Popen[str]:

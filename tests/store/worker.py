@@ -43,7 +43,7 @@ async def race(url: str, cid: str, cut: int, barrier: Path, n: int) -> dict[str,
         return CompactionRecord(cut_seq=cut, summary=StoredSummary(f"by {me}"), summarizer=me)
 
     try:
-        outcome = await store.compact(cid, compactor)
+        outcome = await store.commit_compaction(cid, compactor)
         return {"pid": me, "status": outcome.status, "attempts": outcome.attempts}
     except ContentionError:
         return {"pid": me, "status": "contention", "attempts": 2}
@@ -89,7 +89,7 @@ async def crash(url: str, cid: str, cut: int, point: str) -> dict[str, Any]:
             _die()  # during the "model call": nothing is open
         return CompactionRecord(cut_seq=cut, summary=StoredSummary("crash test"))
 
-    outcome = await store.compact(cid, compactor)
+    outcome = await store.commit_compaction(cid, compactor)
     if point == "after":
         _die()
     await store.close()

@@ -233,7 +233,7 @@ class _Chat:
 
     async def _turn(self, text: str) -> None:
         from abridged.core.protocols import ReasoningDelta, TextDelta  # noqa: PLC0415
-        from abridged.runtime.events import TurnResult  # noqa: PLC0415
+        from abridged.events.runtime import TurnResult  # noqa: PLC0415
 
         out = sys.stdout
         replied = False  # some reply text was shown

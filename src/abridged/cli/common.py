@@ -18,7 +18,7 @@ from abridged.providers.registry import load_registry
 
 if TYPE_CHECKING:
     from abridged.core.protocols import ChatModel, Summarizer
-    from abridged.engine.triggers import CompactionSettings
+    from abridged.engine.compaction_settings import CompactionSettings
     from abridged.formats.transcripts import Transcript
 
 #: Exit codes of every command.
@@ -169,7 +169,7 @@ class Knobs:
 
     def compaction_settings(self) -> CompactionSettings:
         """The ``CompactionSettings`` these options ask for."""
-        from abridged.engine.triggers import CompactionSettings  # noqa: PLC0415
+        from abridged.engine.compaction_settings import CompactionSettings  # noqa: PLC0415
 
         return CompactionSettings(prune_enabled=self.prune, pin_first_task=self.pin_task)
 

@@ -35,8 +35,8 @@ from abridged.cli.common import (
 from abridged.core.budget import format_token_size
 from abridged.core.model import Message, message_to_dict
 from abridged.core.protocols import ChatModel, Summarizer
-from abridged.engine.events import CompactionEnded
 from abridged.errors import AbridgedError, SettingError
+from abridged.events.engine import CompactionEnded
 from abridged.formats.transcripts import (
     ABRIDGED_JSON,
     ABRIDGED_JSONL,

@@ -30,22 +30,12 @@ from abridged.core.protocols import FileOps, Summarizer, Summary, SummaryRequest
 from abridged.core.summary import summary_message
 from abridged.core.tokens import estimate_message_tokens
 from abridged.core.turns import TokenCount
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.engine.context import (
     CompactionState,
     build_context,
     build_view,
     compose_summary,
-)
-from abridged.engine.events import (
-    CompactionBackoff,
-    CompactionCancelled,
-    CompactionEnded,
-    CompactionStarted,
-    EndStatus,
-    Event,
-    OverflowRecovered,
-    Pruned,
-    SummarizerFallback,
 )
 from abridged.engine.plan import (
     CompactionPlan,
@@ -57,8 +47,18 @@ from abridged.engine.plan import (
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.redact import redact
 from abridged.engine.tracing import log_event
-from abridged.engine.triggers import CompactionSettings
 from abridged.errors import MessageValidationError
+from abridged.events.engine import (
+    CompactionBackoff,
+    CompactionCancelled,
+    CompactionEnded,
+    CompactionStarted,
+    EndStatus,
+    Event,
+    OverflowRecovered,
+    Pruned,
+    SummarizerFallback,
+)
 
 __all__ = [
     "AfterCompactHook",

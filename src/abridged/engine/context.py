@@ -33,9 +33,10 @@ from abridged.core.model import Message
 from abridged.core.protocols import FileOps
 from abridged.core.summary import summary_message
 from abridged.core.turns import TokenCount, head_length, is_user_message
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.engine.summarize.prompts import TURN_PREFIX_LABEL
 from abridged.engine.summarize.references import is_observation
-from abridged.engine.triggers import Backoff, CompactionSettings
+from abridged.engine.triggers import Backoff
 from abridged.errors import MessageValidationError
 
 #: The largest share of the input budget a first task may hold to be pinned by default.

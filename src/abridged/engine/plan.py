@@ -50,6 +50,7 @@ from abridged.core.turns import (
     is_pinned,
     step_spans,
 )
+from abridged.engine.compaction_settings import CompactionSettings, prune_settings
 from abridged.engine.context import (
     SUMMARY_SOURCE,
     CompactionState,
@@ -62,10 +63,8 @@ from abridged.engine.prune import PrunePlan, apply_prune, plan_prune
 from abridged.engine.summarize.fileops import extract_file_ops
 from abridged.engine.triggers import (
     MIN_EMERGENCY_SUMMARY_TOKENS,
-    CompactionSettings,
     Trigger,
     choose_trigger,
-    prune_settings,
     recent_step_tokens,
     trigger_reason,
 )

@@ -74,7 +74,7 @@ class PruneSettings:
       many tokens are force-pruned. ``None`` means no hard limit (the engine passes the input
       budget).
 
-    A threshold left at ``None`` is sized to the budget by ``abridged.engine.triggers.
+    A threshold left at ``None`` is sized to the budget by ``abridged.engine.compaction_settings.
     prune_settings`` whatever else is given, so setting a tool policy never changes how much is
     protected. Used without a budget (``plan_prune`` alone), ``None`` means the fixed
     ``UNSIZED`` values (20,000, 4,096 and 256).

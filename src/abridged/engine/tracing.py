@@ -8,7 +8,7 @@ recovered, when the summarizer fell back, and how it ended. The line is the even
 reached a tool output or an error message is not written to a log.
 
 >>> import logging
->>> from abridged.engine.events import CompactionStarted
+>>> from abridged.events.engine import CompactionStarted
 >>> logging.getLogger("abridged").handlers
 [<NullHandler (NOTSET)>]
 >>> level_of(CompactionStarted("tokens", "context 9.5k >= trigger 9.3k", 9_700, 40))
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import logging
 
-from abridged.engine.events import Event
 from abridged.engine.summarize.redact import redact
+from abridged.events.engine import Event
 
 LOGGER = logging.getLogger("abridged.compaction")
 

@@ -44,7 +44,7 @@ from abridged.core.model import Image, Message, Text, ToolCall, ToolResult, Usag
 from abridged.core.turns import close_interrupted_calls
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks
-from abridged.engine.triggers import CompactionSettings
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.errors import SettingError
 from abridged.formats.usage import usage_from_openai
 from abridged.integrations.managers import ManagerOptions, stored_conversation_id

@@ -10,7 +10,7 @@ from typing import Any
 from abridged.core.budget import BudgetSettings
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks
-from abridged.engine.triggers import CompactionSettings
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.runtime.context_manager import ContextManager
 from abridged.store import Store
 

@@ -36,10 +36,11 @@ from abridged.core.budget import BudgetSettings
 from abridged.core.model import Message
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks
-from abridged.engine.triggers import CompactionSettings
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.formats.openai_responses import messages_from_responses
 from abridged.integrations.managers import ManagerOptions, stored_conversation_id
 from abridged.runtime.caller_formats import plain
+from abridged.runtime.context_manager import ContextManager
 from abridged.store import Store, StoredMessage
 
 __all__ = ["AbridgedInputFilter", "AbridgedSession"]
@@ -137,10 +138,15 @@ class AbridgedInputFilter:
         options = ManagerOptions(
             limits, context_window, max_output_tokens, model, budget, settings, summarizer, hooks
         )
-        self.manager = options.manager("responses")
+        self._manager = options.manager("responses")
+
+    def manager(self) -> ContextManager:
+        """The filter's manager (it follows one history); the same call as the other
+        integrations' ``manager()``, which hold one manager per thread or conversation."""
+        return self._manager
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         """The model's input for this call: the compacted items, the same instructions."""
         items = [i if isinstance(i, dict) else plain(i) for i in data.model_data.input]
-        prepared = await self.manager.aprepare(items)
+        prepared = await self._manager.aprepare(items)
         return ModelInputData(input=prepared.messages, instructions=data.model_data.instructions)

@@ -557,8 +557,9 @@ class OpenAIChatModel(StreamingModel):
         """On a client made here: a streamed ``POST`` through the SDK's client (its retries,
         errors, headers), without its per-call walk of the parameters' TypedDicts and its
         typed chunks: the body is already the wire JSON, and the chunks are read as dicts.
-        That walk cost about 20 ms of CPU a call on a tool-heavy history
-        (``bench/service.py``), most of a turn's CPU. On the caller's client: ``create``."""
+        That walk was most of a turn's CPU on a tool-heavy history (``bench/service.py``;
+        the figure is in ``bench/RESULTS.md``, "moved from docstrings"). On the caller's
+        client: ``create``."""
         if not self._own_client:
             return create
         from openai import AsyncStream  # noqa: PLC0415

@@ -247,9 +247,9 @@ def sdk_http_client(sdk: ModuleType, choice: Any) -> dict[str, Any]:
     SDK has one and aiohttp is installed (the ``server`` extra), else the default; any other
     value is the caller's client, given to the SDK as it is.
 
-    A streamed call costs about a quarter less CPU over aiohttp (1.3 against 1.7 ms on the
-    local provider), which is what a worker holding many streams runs out of first
-    (``bench/service.py``). Not the default: an aiohttp session left unclosed warns when the
+    A streamed call costs less CPU over aiohttp, which is what a worker holding many streams
+    runs out of first (``bench/service.py``; the figures are in ``bench/RESULTS.md``, "moved
+    from docstrings"). Not the default: an aiohttp session left unclosed warns when the
     process ends, and a library user rarely closes a model (``aclose``); the service does."""
     if choice is None:
         return {}

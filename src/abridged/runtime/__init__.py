@@ -19,11 +19,11 @@ _EXPORTS: dict[str, str] = {
     "CallRecord": "abridged.runtime.conversation",
     "Conversation": "abridged.runtime.conversation",
     "ConversationSettings": "abridged.runtime.conversation",
-    "Notice": "abridged.runtime.events",
-    "Retrying": "abridged.runtime.events",
-    "ToolFinished": "abridged.runtime.events",
-    "ToolStarted": "abridged.runtime.events",
-    "TurnResult": "abridged.runtime.events",
+    "Notice": "abridged.events.runtime",
+    "Retrying": "abridged.events.runtime",
+    "ToolFinished": "abridged.events.runtime",
+    "ToolStarted": "abridged.events.runtime",
+    "TurnResult": "abridged.events.runtime",
     "subagent_tool": "abridged.runtime.subagent",
     "Tool": "abridged.runtime.tools",
     "ToolContext": "abridged.runtime.tools",
@@ -32,10 +32,10 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
+    from abridged.events.runtime import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
     from abridged.runtime.commands import Status
     from abridged.runtime.context_manager import ContextManager, Prepared, ReplayStep
     from abridged.runtime.conversation import CallRecord, Conversation, ConversationSettings
-    from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
     from abridged.runtime.settings import Settings
     from abridged.runtime.subagent import subagent_tool
     from abridged.runtime.tools import Tool, ToolContext, ToolRegistry, tool

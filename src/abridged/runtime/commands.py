@@ -31,7 +31,7 @@ from abridged.core.budget import format_token_size
 from abridged.core.windows import Pricing
 from abridged.engine.summarize.prompts import parse_sections, summary_title
 from abridged.errors import AbridgedError
-from abridged.runtime.events import TurnResult
+from abridged.events.runtime import TurnResult
 from abridged.runtime.state import summary_tokens
 from abridged.store import SessionInfo, SessionTotals
 

@@ -50,11 +50,11 @@ from abridged.engine.compaction import (
     CompactionResult,
     run_compaction,
 )
-from abridged.engine.events import Pruned
 from abridged.engine.plan import CompactionPlan
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.redact import redact
 from abridged.errors import ContextOverflowError
+from abridged.events.engine import Pruned
 from abridged.runtime.background import Host
 from abridged.runtime.driver import OffLoopSummarizer, off_loop
 from abridged.runtime.history import is_command

@@ -63,12 +63,13 @@ from abridged.core.tokens import REPLY_PRIMING, TokenCounter, estimate_tools_tok
 from abridged.core.turns import head_length
 from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks, CompactionResult, rebase, run_compaction
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.engine.context import CompactionState, build_context
-from abridged.engine.events import Event, HiddenPrefix, UsageUpdated
 from abridged.engine.plan import CompactionPlan, context_length, plan_compaction, plan_emergency
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
-from abridged.engine.triggers import CompactionSettings, choose_trigger
+from abridged.engine.triggers import choose_trigger
 from abridged.errors import ContentionError, SettingError, StoreError
+from abridged.events.engine import Event, HiddenPrefix, UsageUpdated
 from abridged.runtime.background import BackgroundCompaction, Host
 from abridged.runtime.call_check import CallStep, Stage, call_step
 from abridged.runtime.caller_formats import (

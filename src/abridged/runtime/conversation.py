@@ -60,8 +60,8 @@ from abridged.core.tokens import TokenCounter
 from abridged.core.windows import DEFAULT_MAX_OUTPUT, ModelLimits
 from abridged.engine.compaction import CompactionHooks
 from abridged.errors import NotFoundError, SettingError, StoreError
+from abridged.events.runtime import ConversationEvent, StreamItem, TurnResult
 from abridged.runtime import commands as _commands
-from abridged.runtime.events import ConversationEvent, StreamItem, TurnResult
 from abridged.runtime.queue import END, Inbound
 from abridged.runtime.settings import ConversationSettings
 from abridged.runtime.state import CallRecord, new_id, summary_tokens

@@ -111,8 +111,10 @@ async def fork_stored(
         file_ops=record.file_ops,
         summarizer=record.summarizer,
     )
-    info = await store.open_conversation(fork_id, owner=owner)
-    await store.commit_compaction(fork_id, inherited, version=info.version, owner=owner)
+    read = await store.load_context(fork_id, owner=owner)
+    await store.commit_compaction(
+        fork_id, inherited, version=read.version, session_id=read.session.id, owner=owner
+    )
     context = await store.load_context(parent_id, owner=owner)
     if context.session.carry_from == record.cut_seq:
         # the parent's pruned tail, where shared: the fork's first context is the parent's

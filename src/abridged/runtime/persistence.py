@@ -9,7 +9,7 @@ a ``StoredConversation``:
   after the system prompt is stored message ``i + 1``: the history is append-only once stored.
   With ``behind`` they are held back and written by ``flush`` (or first thing at the next
   store operation), for a caller that sends the context before storing it.
-- **compactions** go through the store's one commit path (``Store.commit_planned``: compare and
+- **compactions** go through the store's one commit path (``Store.commit_compaction``: compare and
   swap on the version read; the loser re-reads, skips if covered, retries once); **prunes** store
   the prune boundary with the pruned form of each message. Both are ``commit_result``, reached
   only by ``StoredConversation.commit``, which only ``ContextManager.commit`` calls: the one
@@ -266,7 +266,7 @@ async def commit_result(
     on_prune_error: Callable[[StoreError], None] | None = None,
 ) -> Committed:
     """The one commit path of a compaction's result, for every runtime: its summary through the
-    store's single writer (``Store.commit_planned``, compare-and-swap on ``version``, read in
+    store's single writer (``Store.commit_compaction``, compare-and-swap on ``version``, read in
     session ``session_id``), then its prune: the stored prune boundary moves forward, with the
     pruned form of each newly pruned message, so that a restart sends the same bytes. ``seqs``:
     the stored sequence number of each history index of the result (``None``: not stored).
@@ -281,7 +281,7 @@ async def commit_result(
     session: SessionInfo | None = None
     if result.status == "compacted" and result.state.summary is not None:
         record = compaction_record(result, seqs, duration_ms=duration_ms)
-        outcome = await store.commit_planned(
+        outcome = await store.commit_compaction(
             conversation_id, record, version=version, session_id=session_id, owner=owner
         )
         if outcome.status != "committed" or outcome.attempts > 1:

@@ -40,8 +40,8 @@ from abridged.core.budget import format_token_size
 from abridged.core.model import Message, Usage
 from abridged.core.protocols import ChatModel, Completion, StreamEvent, ToolSpec
 from abridged.errors import ContextOverflowError, ProviderError, SilentTruncationError
+from abridged.events.runtime import Retrying
 from abridged.providers.overflow import detect_silent_truncation
-from abridged.runtime.events import Retrying
 
 __all__ = [
     "RetryingModel",

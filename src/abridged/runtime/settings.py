@@ -28,8 +28,8 @@ from abridged.core.fields import (
 )
 from abridged.core.turns import DEFAULT_MIN_SPLIT_TURN_MESSAGES
 from abridged.core.windows import ModelLimits
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.engine.prune import PruneMode, PruneSettings, ToolPolicy
-from abridged.engine.triggers import CompactionSettings
 from abridged.errors import SettingError
 
 __all__ = ["ConversationSettings", "Settings", "check_budget", "resolve_settings", "resolve_window"]
@@ -151,7 +151,7 @@ class Settings:
     min_savings_tokens: NonNegative | None = None
     min_result_tokens: NonNegative | None = None
     hard_limit_tokens: Positive | None = None
-    # compaction (abridged.engine.triggers.CompactionSettings)
+    # compaction (abridged.engine.compaction_settings.CompactionSettings)
     max_messages: Annotated[int, Ge(4)] | None = None
     pin_first_task: Flag = True
     pin_first_task_max_tokens: NonNegative = 4_096

@@ -45,11 +45,11 @@ from abridged.engine.compaction import (
     build_context,
 )
 from abridged.engine.context import CompactionState
-from abridged.engine.events import Event
 from abridged.errors import AbridgedError, SettingError
+from abridged.events.engine import Event
+from abridged.events.runtime import ConversationEvent, Notice
 from abridged.runtime.context_manager import ContextManager
 from abridged.runtime.driver import SummarizerFactory
-from abridged.runtime.events import ConversationEvent, Notice
 from abridged.runtime.history import damaged_notice, load_history
 from abridged.runtime.queue import Inbound, Inbox
 from abridged.runtime.settings import ConversationSettings

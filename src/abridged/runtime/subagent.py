@@ -21,8 +21,8 @@ from typing import Any
 
 from abridged.core.protocols import ChatModel, Summarizer
 from abridged.core.windows import ModelLimits
+from abridged.events.runtime import ConversationEvent
 from abridged.runtime.conversation import Conversation, ConversationSettings
-from abridged.runtime.events import ConversationEvent
 from abridged.runtime.tools import Tool, ToolContext, ToolRegistry
 from abridged.store import Store
 

@@ -33,11 +33,11 @@ from abridged.core.model import Message, Text, ToolCall, ToolResult, Usage
 from abridged.core.protocols import Completion
 from abridged.core.turns import unanswered_tool_calls
 from abridged.engine.compaction import build_context
-from abridged.engine.events import UsageUpdated
 from abridged.errors import ContextOverflowError, LeaseLostError, ProviderError, StoreError
+from abridged.events.engine import UsageUpdated
+from abridged.events.runtime import ToolFinished, ToolStarted, TurnResult
 from abridged.runtime.call_check import Stage
 from abridged.runtime.compacting import Compacting
-from abridged.runtime.events import ToolFinished, ToolStarted, TurnResult
 from abridged.runtime.history import is_command
 from abridged.runtime.queue import Inbound
 from abridged.runtime.recovery import (

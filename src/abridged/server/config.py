@@ -55,11 +55,11 @@ class ServiceConfig:
       write per this many milliseconds at most (the first event of a write waits that long for
       the ones that follow it: a step's end puts several within a few milliseconds, the tool
       running between them); 0 writes each as soon as it is ready. The turn's last events go
-      at once. The price: an event reaches the client up to that much later (measured at 20 ms
-      a model call: the first event 19 ms after the request instead of 3, the turn's end 3 ms
-      sooner; the response's status line still goes at once). 16 ms is a frame of a 60 Hz
+      at once. The price: an event reaches the client up to that much later, while the turn
+      ends sooner (the response's status line still goes at once). 16 ms is a frame of a 60 Hz
       screen, and each write saved is a wake-up of the client and a system call
-      (``bench/service.py``; what else was measured: ``TurnHandle.batches``).
+      (``bench/service.py``; the figures are in ``bench/RESULTS.md``, "moved from
+      docstrings"; what else was tried: ``TurnHandle.batches``).
     - ``open_access``: serve without API keys, every request as tenant ``local`` (for one
       person on loopback; refused with ``--host`` other than a loopback address).
     """

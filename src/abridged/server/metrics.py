@@ -13,8 +13,8 @@ import os
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import multiprocess as _multiprocess
 
-from abridged.engine.events import CompactionEnded, Event, OverflowRecovered, Pruned
-from abridged.runtime.events import ConversationEvent, Notice
+from abridged.events.engine import CompactionEnded, Event, OverflowRecovered, Pruned
+from abridged.events.runtime import ConversationEvent, Notice
 
 __all__ = ["CONTENT_TYPE", "ServiceMetrics"]
 

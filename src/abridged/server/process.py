@@ -21,19 +21,16 @@ def tune_gc_for_serving(young_threshold: int | None = None) -> None:
 
     First, every object made so far (imported modules, the app, the store's engines) leaves
     the collector's generations: they live as long as the process, yet a full collection
-    walks them all, tens of milliseconds on whichever request allocates at the wrong moment
-    (``bench/proxy.py``: p99 added latency 8.6 ms without, 4.5 ms with).
+    walks them all, on whichever request allocates at the wrong moment.
 
     Then, given ``young_threshold`` (the service passes ``YOUNG_THRESHOLD``), the youngest
-    generation is collected every that many allocations instead of 700. A worker with a
-    hundred turns in flight keeps their objects alive across many collections, so at 700 they
-    pile up in the middle generation, whose collections took 9-13 ms each, two or three a
-    second (``bench/service.py`` at 100 streams: 43 collections over 1 ms in 17 s, the longest
-    43 ms; after the change one, of 12 ms). Most objects die by reference counting, not by the
-    collector: what waits longer is only garbage in cycles, a few megabytes at most. The proxy
-    keeps 700: its requests are short and few are in flight, and ``bench/proxy.py`` measured
-    it about a tenth of a millisecond slower with 50,000 (p50 1.81, 2.00, 1.91, 1.96 ms
-    against 1.82, 1.79 in the same session).
+    generation is collected every that many allocations instead of 700. A worker with many
+    turns in flight keeps their objects alive across many collections, so at 700 they pile up
+    in the middle generation, whose collections are long and frequent. Most objects die by
+    reference counting, not by the collector: what waits longer is only garbage in cycles, a
+    few megabytes at most. The proxy keeps 700: its requests are short and few are in flight,
+    and it measured slightly slower with the larger one. The figures behind both choices are
+    in ``bench/RESULTS.md`` ("moved from docstrings"; ``bench/proxy.py``, ``bench/service.py``).
 
     Called by the workers' application factories (a process of their own), never in a
     process that makes apps for tests."""
@@ -49,11 +46,11 @@ def shorten_gil_switch(interval: float = SWITCH_INTERVAL) -> None:
 
     A service worker runs tools (plain functions) in threads, and a SQLite transaction in a
     thread when another connection holds the lock; while one of them runs Python code, the
-    event loop waiting for the lock waits up to the switch interval, 5 ms by default, once
-    per step of every turn in flight. ``bench/service.py`` at 100 streams, the same session,
-    two runs each: p99 added latency 89 and 163 ms at 5 ms, 46 and 40 ms at 1 ms (the
-    worker's own time a turn, p99: 55 and 86 ms against 38 and 39). Threads that compute
-    for long switch more often, a few microseconds each time.
+    event loop waiting for the lock waits up to the switch interval (CPython's default 5 ms),
+    once per step of every turn in flight: a shorter interval cuts the tail latency of every
+    stream a worker holds (``bench/service.py``; the figures are in ``bench/RESULTS.md``,
+    "moved from docstrings"). Threads that compute for long switch more often, a few
+    microseconds each time.
 
     Called by the service's application factory (a worker process of its own)."""
     sys.setswitchinterval(interval)

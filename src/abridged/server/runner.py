@@ -35,7 +35,7 @@ from abridged.core.budget import BudgetSettings
 from abridged.core.model import Message
 from abridged.core.protocols import ChatModel
 from abridged.core.windows import ModelLimits
-from abridged.engine.triggers import CompactionSettings
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.errors import (
     AbridgedError,
     LeaseLostError,
@@ -44,8 +44,8 @@ from abridged.errors import (
     ProviderError,
     SettingError,
 )
+from abridged.events.runtime import Notice, ToolFinished, TurnResult
 from abridged.runtime.conversation import Conversation, ConversationSettings
-from abridged.runtime.events import Notice, ToolFinished, TurnResult
 from abridged.runtime.overview import context_overview
 from abridged.runtime.state import new_id
 from abridged.runtime.tools import ToolRegistry
@@ -375,11 +375,11 @@ class TurnHandle:
         within a millisecond or two, the tool's run between them; a reply streams a delta
         every few milliseconds).
 
-        Measured and not taken (``bench/service.py``, alternate runs in one session): writing
-        ``queued`` and ``started`` at once cost 0.4 to 0.8 ms of added latency to a turn's end
-        at p50 (one more wake-up of the client a turn), a window only after a quiet spell (each
-        step's first event at once) 1.7 ms; the client knows its message was taken from the
-        response's status line, which goes at once either way."""
+        Not taken, because each added latency to a turn's end (``bench/service.py``; the
+        figures are in ``bench/RESULTS.md``, "moved from docstrings"): writing ``queued`` and
+        ``started`` at once (one more wake-up of the client a turn), and a window only after a
+        quiet spell (each step's first event at once). The client knows its message was taken
+        from the response's status line, which goes at once either way."""
         while True:
             item = await self.events.get()
             if item is not None and self.linger > 0 and not self._ended:

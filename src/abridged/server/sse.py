@@ -15,7 +15,7 @@ from starlette.types import Receive, Scope, Send
 
 from abridged.core.model import Usage, message_to_dict, usage_to_dict
 from abridged.core.protocols import ReasoningDelta, TextDelta, ToolCallDelta
-from abridged.runtime.events import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
+from abridged.events.runtime import Notice, Retrying, ToolFinished, ToolStarted, TurnResult
 from abridged.runtime.overview import ContextOverview
 
 __all__ = [

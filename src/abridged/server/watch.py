@@ -24,7 +24,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from abridged.runtime.events import Notice
+from abridged.events.runtime import Notice
 from abridged.runtime.overview import context_overview
 from abridged.server.sse import meter_payload
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import RowMapping
@@ -37,19 +37,102 @@ class CompactionOps(SessionOps):
     async def commit_compaction(
         self,
         conversation_id: str,
-        record: CompactionRecord,
+        compaction: CompactionRecord | Compactor,
         *,
-        version: int,
+        version: int | None = None,
+        session_id: str | None = None,
+        on_conflict: Literal["reread", "raise"] = "reread",
         owner: str | None = None,
-    ) -> SessionInfo:
-        """Commit a compaction planned on the context read at ``version``, in one
-        transaction: store the summary once, finalise the current session (final summary,
-        embedding, totals), start its child from the summary carrying messages from
-        ``record.cut_seq`` on, record the compaction, and make the child current.
+    ) -> CompactionOutcome:
+        """Commit a compaction through the single writer: the one entry point for every caller.
 
-        ``ConflictError`` when another writer changed the conversation since (nothing is
-        written); ``Store.compact`` handles that as the design's loser does.
+        ``compaction`` is a record already made on the context read at ``version`` in session
+        ``session_id`` (the runtime's path: the summary was made in the background), or a
+        compactor: the store reads the context, calls it (the model call: no transaction is
+        open) and commits the record it returns against the version read; ``None`` from it
+        means nothing to do. A commit is one transaction: store the summary once, finalise the
+        current session (final summary, embedding, totals), start its child from the summary
+        carrying messages from ``record.cut_seq`` on, record the compaction, and make the child
+        current.
+
+        ``on_conflict="reread"`` (the design's loser): a lost compare-and-swap re-reads, and
+        skips when the winner covered the work (the current session carries from at or after
+        the cut) or, for a record, moved the conversation to another session (``/new``,
+        ``/resume``); otherwise a compactor plans again, a record is committed again at the
+        version re-read, and a second loss raises ``ContentionError``. ``"raise"``: a lost
+        compare-and-swap raises ``ConflictError`` at once, for a caller that handles the loss
+        itself. Either way a loser writes nothing.
         """
+        if isinstance(compaction, CompactionRecord):
+            if version is None or session_id is None:
+                raise StoreError(
+                    "a compaction record needs the version and session it was planned on",
+                    conversation_id=conversation_id,
+                )
+            record, compactor = compaction, None
+        else:
+            if version is not None or session_id is not None:
+                raise StoreError(
+                    "a compactor plans on the context the store reads: give no version or session",
+                    conversation_id=conversation_id,
+                )
+            context = await self.load_context(conversation_id, owner=owner)
+            planned = await compaction(context)
+            if planned is None:
+                return CompactionOutcome("nothing", attempts=1)
+            record, compactor = planned, compaction
+            version, session_id = context.version, context.session.id
+        try:
+            session = await self._commit_once(conversation_id, record, version, owner)
+        except ConflictError:
+            if on_conflict == "raise":
+                raise
+        else:
+            return CompactionOutcome(
+                "committed", attempts=1, session=session, record=record, version=version + 1
+            )
+        return await self._after_loss(conversation_id, record, session_id, owner, compactor)
+
+    async def _after_loss(
+        self,
+        conversation_id: str,
+        record: CompactionRecord,
+        session_id: str,
+        owner: str | None,
+        compactor: Compactor | None,
+    ) -> CompactionOutcome:
+        """The loser's re-read: skip, or plan (or take the record) again and commit once more."""
+        context = await self.load_context(conversation_id, owner=owner)
+        current = context.session
+        if current.carry_from >= record.cut_seq:
+            return CompactionOutcome(
+                "skipped", attempts=1, session=current, version=context.version
+            )
+        if compactor is not None:
+            again = await compactor(context)
+            if again is None:
+                return CompactionOutcome("nothing", attempts=2, version=context.version)
+            record = again
+        elif not _same_lineage(current, session_id):
+            return CompactionOutcome(
+                "skipped", attempts=1, session=current, version=context.version
+            )
+        try:
+            session = await self._commit_once(conversation_id, record, context.version, owner)
+        except ConflictError as exc:
+            raise ContentionError(
+                "compaction lost the compare-and-swap twice; try again later",
+                conversation_id=conversation_id,
+                expected_version=context.version,
+            ) from exc
+        return CompactionOutcome(
+            "committed", attempts=2, session=session, record=record, version=context.version + 1
+        )
+
+    async def _commit_once(
+        self, conversation_id: str, record: CompactionRecord, version: int, owner: str | None
+    ) -> SessionInfo:
+        """One compare-and-swap at ``version``: ``ConflictError`` (nothing written) on a loss."""
         if not record.summary.text.strip():
             raise StoreError(
                 "a compaction needs a non-empty summary; nothing was stored",
@@ -135,101 +218,6 @@ class CompactionOps(SessionOps):
 
         return await self._write(
             conversation_id, owner, body, operation="commit_compaction", attempts=1
-        )
-
-    async def compact(
-        self, conversation_id: str, compactor: Compactor, *, owner: str | None = None
-    ) -> CompactionOutcome:
-        """Run a compaction through the single writer.
-
-        Reads the context, calls ``compactor`` on it (the model call: no transaction is open),
-        and commits the record it returns against the version read. A loser re-reads: if the
-        winner already covered its work (the current session carries from at or after its
-        cut) it skips; otherwise it plans and commits once more, and then reports
-        ``ContentionError``. ``compactor`` returning ``None`` means nothing to do.
-        """
-        context = await self.load_context(conversation_id, owner=owner)
-        record = await compactor(context)
-        if record is None:
-            return CompactionOutcome("nothing", attempts=1)
-        return await self._commit_or_retry(
-            conversation_id,
-            record,
-            context.version,
-            context.session.id,
-            owner=owner,
-            compactor=compactor,
-        )
-
-    async def commit_planned(
-        self,
-        conversation_id: str,
-        record: CompactionRecord,
-        *,
-        version: int,
-        session_id: str,
-        owner: str | None = None,
-    ) -> CompactionOutcome:
-        """Commit a compaction already made on the context read at ``version`` in session
-        ``session_id`` (the runtime's path: the summary was made in the background).
-
-        The loser of the compare-and-swap re-reads, as ``compact``: it skips when the winner
-        covered its work, or moved the conversation to another session (``/new``, ``/resume``:
-        the record belongs to a context that is no longer current); otherwise (the winner
-        changed something else, or compacted less) the same record is committed once more at
-        the version read, and a second loss raises ``ContentionError``.
-        """
-        return await self._commit_or_retry(
-            conversation_id, record, version, session_id, owner=owner, compactor=None
-        )
-
-    async def _commit_or_retry(
-        self,
-        conversation_id: str,
-        record: CompactionRecord,
-        version: int,
-        session_id: str,
-        *,
-        owner: str | None,
-        compactor: Compactor | None,
-    ) -> CompactionOutcome:
-        """The one commit path of a compaction (see ``compact`` and ``commit_planned``)."""
-        try:
-            session = await self.commit_compaction(
-                conversation_id, record, version=version, owner=owner
-            )
-            return CompactionOutcome(
-                "committed", attempts=1, session=session, record=record, version=version + 1
-            )
-        except ConflictError:
-            pass
-        context = await self.load_context(conversation_id, owner=owner)
-        current = context.session
-        if current.carry_from >= record.cut_seq:
-            return CompactionOutcome(
-                "skipped", attempts=1, session=current, version=context.version
-            )
-        if compactor is not None:
-            again = await compactor(context)
-            if again is None:
-                return CompactionOutcome("nothing", attempts=2, version=context.version)
-            record = again
-        elif not _same_lineage(current, session_id):
-            return CompactionOutcome(
-                "skipped", attempts=1, session=current, version=context.version
-            )
-        try:
-            session = await self.commit_compaction(
-                conversation_id, record, version=context.version, owner=owner
-            )
-        except ConflictError as exc:
-            raise ContentionError(
-                "compaction lost the compare-and-swap twice; try again later",
-                conversation_id=conversation_id,
-                expected_version=context.version,
-            ) from exc
-        return CompactionOutcome(
-            "committed", attempts=2, session=session, record=record, version=context.version + 1
         )
 
     async def compactions(

@@ -228,7 +228,7 @@ class StoredCompaction:
 
 @dataclass(frozen=True, slots=True)
 class CompactionOutcome:
-    """What ``Store.compact`` or ``Store.commit_planned`` did: ``committed``, ``skipped``
+    """What ``Store.commit_compaction`` did: ``committed``, ``skipped``
     (another writer covered it, or moved the conversation to another session) or ``nothing``
     (the compactor had nothing to do). ``version``: the conversation's version after a commit;
     ``attempts``: how many records were tried (2 when the first compare-and-swap was lost and

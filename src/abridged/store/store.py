@@ -24,7 +24,7 @@ class Store(MessageSearchOps, LeaseOps, KeyOps, CallOps, ChangeOps, ListingOps):
     ``edit_message``, ``get_message``, ``find_message``, ``stored_messages``, ``load_context``,
     ``history``), sessions (``new_session``, ``resume``, ``list_sessions``, ``get_session``,
     ``finalize_session``, ``finalize_pending``, ``delete_session``), the single writer
-    (``compact``, ``commit_compaction``, ``set_prune_boundary``, ``compactions``), ``search``
+    (``commit_compaction``, ``set_prune_boundary``, ``compactions``), ``search``
     (summaries) and ``search_messages`` (message text),
     the turn lease (``acquire_turn``, ``renew_turn``, ``release_turn``, ``turn_lease``), the
     service's API keys (``create_api_key``, ``tenant_for_key``, ``list_api_keys``,

@@ -17,7 +17,7 @@ from typing import Any
 
 from abridged.formats.transcripts import Transcript
 from abridged.runtime.context_manager import ReplayStep
-from abridged.runtime.replay.records import run_totals
+from abridged.runtime.replay.accounting import run_totals
 from abridged.runtime.replay.replayer import Replayed, Replayer, ReplayOptions, SessionReplay
 from abridged.runtime.replay.schema import ReplayReport, SessionReport, StepReport
 from abridged.store import Store

@@ -24,13 +24,13 @@ from abridged.core.protocols import ChatModel, Summarizer
 from abridged.core.turns import head_length
 from abridged.core.windows import LimitsOverride, ModelLimits, resolve_limits
 from abridged.engine.compaction import CompactionHooks, CompactionResult
-from abridged.engine.triggers import CompactionSettings
+from abridged.engine.compaction_settings import CompactionSettings
 from abridged.errors import ContextOverflowError
 from abridged.formats.transcripts import Transcript
 from abridged.providers.registry import load_registry
 from abridged.runtime.context_manager import ContextManager, ReplayStep
 from abridged.runtime.history import seq_at
-from abridged.runtime.replay.records import (
+from abridged.runtime.replay.accounting import (
     action_of,
     budget_report,
     cached_tokens,

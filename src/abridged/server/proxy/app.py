@@ -13,7 +13,8 @@ counting...). ``X-Abridged: off`` passes a request through untouched.
 
 Everything under ``/v1`` is served by plain ASGI (``ProxyApp``), not by FastAPI's routing and
 ``StreamingResponse``: what the proxy adds to a request is its headline figure, and that
-machinery cost about a third of it (``bench/proxy.py``). The pages (``/healthz``,
+machinery was a large share of it (``bench/proxy.py``; the figure is in ``bench/RESULTS.md``,
+"moved from docstrings"). The pages (``/healthz``,
 ``/metrics``, the meter) are a FastAPI application behind it.
 """
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from abridged.core.budget import format_token_size
-from abridged.engine.events import CompactionEnded, Event, OverflowRecovered, Pruned
+from abridged.events.engine import CompactionEnded, Event, OverflowRecovered, Pruned
 
 __all__ = ["RequestLine", "action_of", "log_request"]
 

@@ -3,9 +3,9 @@ stored or logged), the response passed back (an event stream chunk by chunk, a J
 whole), and the usage report read from it on the way (JSON or server-sent events, OpenAI or
 Anthropic).
 
-The upstream client is ``aiohttp``'s: measured on the local provider (``bench/proxy.py``), one
-hop through it costs about half of what the same hop through ``httpx`` costs (0.9 ms against
-1.9 ms a request), and the proxy's latency target is 2 ms in all.
+The upstream client is ``aiohttp``'s: a hop through it costs about half of what the same hop
+through ``httpx`` costs, and that hop is most of what the proxy adds to a request
+(``bench/proxy.py``; the figures are in ``bench/RESULTS.md``, "moved from docstrings").
 """
 
 from __future__ import annotations

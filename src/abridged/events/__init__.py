@@ -1,16 +1,17 @@
 """Every event abridged reports, in one place: the engine's (compaction) and a conversation's.
 
-``from abridged.events import CompactionEnded, Notice`` works for all of them; the modules that
-define them stay where they were and keep their import paths (``abridged.engine.events``: what
-compaction did, ``Event`` their union; ``abridged.runtime.events``: what a ``Conversation``
-reports while it runs, ``ConversationEvent`` their union). The stream's deltas
-(``TextDelta``, ``ReasoningDelta``, ``ToolCallDelta``) are here too.
+``from abridged.events import CompactionEnded, Notice`` works for all of them. They are defined
+in ``abridged.events.engine`` (what compaction did, ``Event`` their union) and
+``abridged.events.runtime`` (what a ``Conversation`` reports while it runs,
+``ConversationEvent`` their union); both are plain data over the core, so the engine imports
+them from here. The stream's deltas (``TextDelta``, ``ReasoningDelta``, ``ToolCallDelta``) are
+here too.
 """
 
 from __future__ import annotations
 
 from abridged.core.protocols import ReasoningDelta, TextDelta, ToolCallDelta
-from abridged.engine.events import (
+from abridged.events.engine import (
     CompactionBackoff,
     CompactionCancelled,
     CompactionEnded,
@@ -23,7 +24,7 @@ from abridged.engine.events import (
     SummarizerFallback,
     UsageUpdated,
 )
-from abridged.runtime.events import (
+from abridged.events.runtime import (
     ConversationEvent,
     Notice,
     Retrying,

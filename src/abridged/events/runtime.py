@@ -16,7 +16,7 @@ from typing import Literal, TypeAlias
 
 from abridged.core.model import Message, ToolCall, ToolResult, Usage
 from abridged.core.protocols import ReasoningDelta, TextDelta, ToolCallDelta
-from abridged.engine.events import Event
+from abridged.events.engine import Event
 
 __all__ = [
     "ConversationEvent",

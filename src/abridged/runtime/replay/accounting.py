@@ -15,14 +15,14 @@ from abridged.core.model import Message, usage_to_dict
 from abridged.core.turns import split_turns
 from abridged.core.windows import ModelLimits, Pricing
 from abridged.engine.compaction import CompactionResult
-from abridged.engine.events import (
+from abridged.errors import ContextOverflowError
+from abridged.events.engine import (
     CompactionEnded,
     CompactionStarted,
     Event,
     OverflowRecovered,
     Pruned,
 )
-from abridged.errors import ContextOverflowError
 from abridged.runtime.replay.schema import (
     Action,
     BudgetReport,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abridged.core.model import Usage
-from abridged.engine.events import (
+from abridged.events.engine import (
     CompactionBackoff,
     CompactionCancelled,
     CompactionEnded,
