@@ -269,6 +269,10 @@ def test_the_demo_stops_on_a_signal_at_any_moment(
     assert f"demo provider stopped ({signum.name})" in printed, printed
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_a_signal_as_the_demo_process_starts_ends_it(tmp_path: Path) -> None:
     """SIGINT before the demo's own code runs (Python still imports the command) ends it as it
     ends any Python program; once the command runs, as documented. It never hangs."""
@@ -278,6 +282,10 @@ def test_a_signal_as_the_demo_process_starts_ends_it(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # SIGINT at its default in the child whatever this suite inherited (a suite started in
+        # the background has it ignored): an ignored signal sent before the demo's own handler
+        # is installed is gone, and no program can end on it.
+        preexec_fn=_default_sigint,  # noqa: PLW1509 (the test starts no thread before it)
     )
     process.send_signal(signal.SIGINT)
     try:
