@@ -177,6 +177,7 @@ _RECORDS = {
     ),
     "psql": ("name       | {a}\nport       | 81", "{a}.port       | 81", ""),
     "lockfile": ('name = "{a}"\nversion = "8.5.26"', '{a}.version = "8.5.26"', ""),
+    "titled env": ("# {a}\nPORT=81\n# {b}\nPORT=82", "{a}.PORT=81", "{b}.PORT=82"),
 }
 _NAME = st.from_regex(r"[a-z]{3,8}-[a-z]{3,8}", fullmatch=True)
 
@@ -195,6 +196,22 @@ def test_a_key_beside_its_records_name_carries_that_name(shape: str, a: str, b: 
 def test_a_blank_line_ends_a_record_and_a_line_naming_it_is_kept() -> None:
     text = 'name = "vetchkit"\nversion = "1.0"\n\nversion = "2.0"'
     assert with_sections(text) == 'name = "vetchkit"\nvetchkit.version = "1.0"\n\nversion = "2.0"'
+
+
+def test_a_title_comment_names_the_keys_under_it_until_a_blank_line() -> None:
+    text = "# billing-api\nOWNER=Ann Lee\n\nOWNER=Bob Stone\n# note this\nretries = 3"
+    assert with_sections(text).split("\n") == [
+        "# billing-api",
+        "billing-api.OWNER=Ann Lee",
+        "",
+        "OWNER=Bob Stone",
+        "# note this",  # words, not a name: no title
+        "retries = 3",
+    ]
+    call = ToolCall("c1", "bash", json.dumps({"command": "cat .env"}))
+    observed = [Message.assistant("Reading.", tool_calls=[call]), Message.tool("c1", text)]
+    facts = extract_facts(observed)
+    assert not any(f.text == "# billing-api" for f in facts if f.listed)
 
 
 def test_hosts_images_and_ports_are_exact_values() -> None:

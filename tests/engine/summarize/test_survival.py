@@ -100,7 +100,8 @@ def test_a_json_field_weighs_as_the_same_field_in_yaml() -> None:
     as_json = _listed([_observation('{"frozen_package": "mezefu-ponu"}')])
     # (a nested line is shown with its section's path: read alone, it says whose it is)
     assert as_yaml == ["deps.frozen_package: mezefu-ponu"]
-    assert as_json == ['{"frozen_package": "mezefu-ponu"}']
+    # (a one-line JSON object is read as the settings it holds: ``inline_records``)
+    assert as_json == ["frozen_package: mezefu-ponu"]
 
 
 def test_a_comment_that_names_something_exact_is_a_fact() -> None:

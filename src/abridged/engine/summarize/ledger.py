@@ -52,6 +52,7 @@ from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.core.tokens import estimate_text_tokens
 from abridged.engine.summarize.anchors import anchors, changes_value, lookup_keys, slots
 from abridged.engine.summarize.fileops import shell_command
+from abridged.engine.summarize.inline_records import rewrite_records
 from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
     STRONG_KINDS,
@@ -155,7 +156,10 @@ _WORD = re.compile(r"[A-Za-z][a-z]+(?:'[a-z]+)?")
 _SYMBOLS = re.compile(r"[(){}\[\]=<>;|\\*&$]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n")
 _LABEL = re.compile(r"^\s*(?:[-*>#]+\s*)?([A-Za-z][\w .()/-]{0,40}?)\s*:\s+(?=\S)")
-_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][\w.\-]{0,60})\s*(?:=|:=|:)\s*(\S.{0,200})$")
+# (a key may hold a path: ``paths./services/billing.timeout``, under an OpenAPI ``paths:``)
+_ASSIGN = re.compile(
+    r"^\s*(?:export\s+)?([A-Za-z_][\w.\-]{0,60}(?:/[\w.\-]{1,60}){0,6})\s*(?:=|:=|:)\s*(\S.{0,200})$"
+)
 _COPULA = re.compile(
     r"\b(?:is|are|was|were|will be|has to be|must be|should be|equals|becomes|became|"
     r"is set to|was set to|has been set to|has been|have been|set to|stays at|stays|remains|"
@@ -312,6 +316,8 @@ def is_setting(line: str) -> bool:
     pair = structured(line)
     if pair is None or pair[0].startswith(("self.", "this.")):
         return False
+    if _QUOTED.fullmatch(pair[1].strip()):
+        return True  # a string literal whole is data, whatever it holds (``"8 14 * * *"``)
     value = pair[1].strip().strip("\"'")
     refs = reference_kinds(value)
     if refs and refs[0][0] == value and refs[0][1] not in _NOT_VALUES:
@@ -324,6 +330,7 @@ def is_setting(line: str) -> bool:
 
 
 _DATA = re.compile(r"[\d\"'A-Z/@:._\-]")
+_QUOTED = re.compile(r'"[^"\n]{1,120}"|\'[^\'\n]{1,120}\'|`[^`\n]{1,120}`')
 _LITERALS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "nil"})
 
 
@@ -445,6 +452,8 @@ def _is_code(line: str) -> bool:
     stripped = line.strip()
     if not stripped:
         return True
+    if _DATA_ROW.match(stripped):
+        return False  # a table's row is data, however many bars and stars it holds
     if stripped.endswith((":", ",", "(", "{", "\\")):
         return True
     # A sentence may hold a bracket or two (``[RIPUTU]``, ``(us-west-2b)``); code is dense.
@@ -456,6 +465,8 @@ def _is_code(line: str) -> bool:
 
 
 _BULLET = re.compile(r"^[-*•]\s+")
+#: A Markdown table's row of two or more cells, one of them words (not a ``|---|`` rule).
+_DATA_ROW = re.compile(r"^\|(?=[^|\n]*[A-Za-z])[^|\n]+(?:\|[^|\n]+)+\|$")
 _LONE_STAR = re.compile(r"(?<!\S)\*(?!\S)")
 
 
@@ -579,6 +590,8 @@ def _statement(line: str, source: Source) -> bool:
     to do. A gate, not a weight: what passes is ranked by the signals alone."""
     if len(line) < 6 or line.endswith("?"):
         return False
+    if _NAME_COMMENT.match(line):
+        return False  # a title alone (``# billing-api``) names what follows, it states nothing
     if len(_WORD_CHARS.findall(line)) < 0.5 * len(line):
         return False  # mostly punctuation: a progress bar, a rule, a drawing
     if source == "tool" and (_NOISE.search(line) or (_is_code(line) and not is_setting(line))):
@@ -767,11 +780,13 @@ _STAMP = re.compile(
 
 
 #: A YAML section's header alone on its line (``resolver:``), and a ``key: value`` line.
-_SECTION = re.compile(r"^(\s*)([A-Za-z_][\w.\-]{0,40}):\s*$")
+_SECTION = re.compile(r"^(\s*)(/?[A-Za-z_][\w./\-]{0,60}):\s*$")
 _NESTED_PAIR = re.compile(r"^(\s+)(?:-\s+)?([A-Za-z_][\w.\-]{0,60}):\s+\S")
 #: Headers of code blocks, never sections of data.
 _BLOCK_WORDS = _words("try else finally except do default case then begin")
 #: An INI or TOML table header (``[billing-api]``, ``[services.mailer]``, ``[[package]]``).
+#: A comment that is one name alone (``# billing-api``): the title of the lines under it.
+_NAME_COMMENT = re.compile(r"^\s*(?:#|//|;)\s*([A-Za-z][\w]*(?:[-.][\w]+)+)\s*$")
 _TABLE_HEADER = re.compile(r"^\s*\[{1,2}\s*([A-Za-z_\"][\w.\-\" ]{0,60}?)\s*\]{1,2}\s*$")
 #: A record's own name (``Name:  billing-api``, ``"name": "billing-api",``, ``name =
 #: "vetchkit"``, ``name | billing-api``): the thing the keys beside it are of.
@@ -803,10 +818,12 @@ def with_sections(text: str) -> str:
     out: list[str] = []
     stack: list[tuple[int, str]] = []
     table: str | None = None
+    titled_table = False  # the table's name came from a comment title (it ends at a blank line)
     record: tuple[int, str] | None = None  # (its indentation, its name)
     for line in text.split("\n"):
         if not line.strip():
             record = None  # a blank line ends a record (``poetry.lock``, ``kubectl describe``)
+            table = None if titled_table else table
             out.append(line)
             continue
         indent = len(line) - len(line.lstrip())
@@ -817,6 +834,12 @@ def with_sections(text: str) -> str:
             record = None
         if (found := _TABLE_HEADER.match(line)) is not None:
             table, record, stack = found.group(1).strip('" '), None, []
+            titled_table = False
+            out.append(line)
+            continue
+        if (titled := _NAME_COMMENT.match(line)) is not None and not stack:
+            # ``# billing-api`` over an env file's block: the name of the keys under it
+            table, record, titled_table = titled.group(1), None, True
             out.append(line)
             continue
         if (named := _RECORD_NAME.match(line)) is not None:
@@ -844,7 +867,10 @@ def with_sections(text: str) -> str:
     return "\n".join(out)
 
 
-_MAY_HAVE_BLOCKS = re.compile(r":\s*$|^\s*\[|(?:name|Name|NAME)[\"']?\s*(?::|=|\|)", re.MULTILINE)
+_MAY_HAVE_BLOCKS = re.compile(
+    r":\s*$|^\s*\[|(?:name|Name|NAME)[\"']?\s*(?::|=|\|)|^\s*(?:#|//|;)\s*[A-Za-z]\w*(?:[-.]\w+)+\s*$",
+    re.MULTILINE,
+)
 
 
 _JSON_MEMBER_COMMA = re.compile(
@@ -854,7 +880,7 @@ _JSON_MEMBER_COMMA = re.compile(
 
 def _units(text: str, source: Source) -> Iterable[str]:
     """The lines (tool output) or sentences (prose) of ``text`` that may each be one fact."""
-    text = with_sections(text)
+    text = with_sections(rewrite_records(text))
     if source == "tool":
         # A JSON member's comma only separates it from the next: ``"region": "eu-1",``
         # states what ``"region": "eu-1"`` does (and no code ends so).
