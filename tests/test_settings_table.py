@@ -109,3 +109,21 @@ def test_the_conversation_table_lists_its_own_fields() -> None:
         documented += [name.strip("` ") for name in row[0].split(",")]
     own = [f.name for f in dataclasses.fields(ConversationSettings)]
     assert documented == [n for n in own if n not in {"budget", "compaction"}]
+
+
+def _default(cls: type, name: str) -> Any:
+    field = next(f for f in dataclasses.fields(cls) if f.name == name)
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
+
+
+@pytest.mark.parametrize("row", FLAT, ids=[row[0].strip("`") for row in FLAT])
+def test_each_knob_has_its_engine_fields_range_and_default(row: list[str]) -> None:
+    """The flat ``Settings`` restates each engine field (a typed surface needs its own
+    declarations): the range and the default are the engine's, so the two cannot drift."""
+    name, (kind, _, field) = row[0].strip("`"), row[1].partition(" ")
+    engine_class, field = ENGINE[kind], field.strip("`")
+    engine_hints = typing.get_type_hints(engine_class, include_extras=True)
+    assert HINTS[name] == engine_hints[field]
+    assert _default(Settings, name) == _default(engine_class, field)

@@ -60,15 +60,24 @@ def test_an_explicit_threshold_wins_and_the_others_stay_sized() -> None:
 
 
 def test_a_manager_with_a_tool_policy_still_prunes_on_a_small_window() -> None:
+    """The policy given as the engine's ``PruneSettings``, as the flat ``prune=`` knob or in a
+    flat ``Settings``: protected recent tokens stay the window's ``keep_recent`` and the old
+    tool outputs are pruned, as with no settings at all."""
+    policy = {"read_file": "keep"}
+    managers = {
+        "defaults": {},
+        "engine": {"settings": CompactionSettings(prune=PruneSettings(tool_policy=policy))},
+        "knob": {"prune": policy},
+        "flat": {"settings": Settings(prune=policy)},
+    }
     pruned: dict[str, bool] = {}
-    for name, settings in {
-        "defaults": None,
-        "policy": CompactionSettings(prune=PruneSettings(tool_policy={"read_file": "keep"})),
-    }.items():
-        cm = ContextManager(context_window=WINDOW, max_output_tokens=OUTPUT, settings=settings)
+    for name, knobs in managers.items():
+        cm = ContextManager(context_window=WINDOW, max_output_tokens=OUTPUT, **knobs)
+        protected = prune_settings(cm.settings, cm.budget).protect_recent_tokens
+        assert protected == cm.budget.keep_recent == 1_689, name
         ctx = cm.prepare(session(14))
         pruned[name] = any(isinstance(e, Pruned) for e in ctx.events)
-    assert pruned == {"defaults": True, "policy": True}
+    assert pruned == dict.fromkeys(managers, True)
 
 
 # -- the window from the model's name -----------------------------------------------------------

@@ -1,6 +1,8 @@
 """Retries in one place: a persistent 429 reaches the local provider exactly as many times as
 README says (``max_retries`` + 1 for a turn's call, the summary's call likewise), through the
-official SDKs over real HTTP with the adapters' defaults (the SDK's own retries off)."""
+official SDKs over real HTTP with the adapters' defaults (the SDK's own retries off), for a
+model made directly and for one made as the service and the CLI make theirs (a model string,
+the SDK's aiohttp client)."""
 
 from __future__ import annotations
 
@@ -12,16 +14,25 @@ from abridged.core.protocols import ChatModel
 from abridged.errors import ProviderError
 from abridged.providers.anthropic import AnthropicChatModel
 from abridged.providers.openai import OpenAIChatModel
+from abridged.providers.select import chat_model_from_string
 from abridged.runtime import ContextManager, Conversation, ConversationSettings, Retrying
 from abridged.store import Store
 from abridged.testing import ProviderServer, RecordedRequest, Reply
 from tests.runtime.support import ADAPTERS, ANTHROPIC_KEY, MODELS, OPENAI_KEY
 
 
-def default_model(kind: str, server: ProviderServer) -> ChatModel:
-    """A model of the official SDK ``kind`` with the adapter's default retries."""
+def default_model(kind: str, server: ProviderServer, *, made: str = "adapter") -> ChatModel:
+    """A model of the official SDK ``kind`` with the adapter's default retries: made by its
+    adapter's class, or (``made="string"``) from a model string with the aiohttp client, as
+    ``abridged.server.app.service_model`` and the CLI make theirs."""
     model: ChatModel
-    if kind == "openai":
+    if made == "string":
+        spec, base, key = {
+            "openai": ("openai/gpt-test", server.base_url + "/v1", OPENAI_KEY),
+            "anthropic": ("anthropic/claude-test", server.base_url, ANTHROPIC_KEY),
+        }[kind]
+        model = chat_model_from_string(spec, base_url=base, api_key=key, http_client="aiohttp")
+    elif kind == "openai":
         model = OpenAIChatModel("gpt-test", base_url=server.base_url + "/v1", api_key=OPENAI_KEY)
     else:
         model = AnthropicChatModel("claude-test", base_url=server.base_url, api_key=ANTHROPIC_KEY)
@@ -33,17 +44,18 @@ def rate_limited(request: RecordedRequest) -> Reply:
     return Reply(error=(429, {"error": {"message": "slow down", "type": "rate_limit_error"}}))
 
 
+@pytest.mark.parametrize("made", ["adapter", "string"])
 @pytest.mark.parametrize("kind", ADAPTERS)
 @pytest.mark.parametrize("retries", [0, 2])
 async def test_persistent_429_is_tried_max_retries_plus_one_times(
-    store: Store, server: ProviderServer, kind: str, retries: int
+    store: Store, server: ProviderServer, kind: str, retries: int, made: str
 ) -> None:
     server.set_replies(rate_limited)
     settings = ConversationSettings(max_retries=retries, retry_delay=0)
     seen: list[Any] = []
     convo = await Conversation.open(
         store,
-        default_model(kind, server),
+        default_model(kind, server, made=made),
         settings=settings,
         on_event=seen.append,
         context_window=16_384,

@@ -1,11 +1,12 @@
 """One shape per thing shown: a session and a compaction read from the store are the same JSON
-in ``abridged sessions show --json`` and in the HTTP API (``abridged.runtime.views``)."""
+in ``abridged sessions show --json`` and in the HTTP API (``abridged.runtime.views``); the CLI's
+conversation and totals are views too, their times written as the API writes them."""
 
 from __future__ import annotations
 
 import json
 
-from abridged.runtime.views import CompactionView, SessionView
+from abridged.runtime.views import CompactionView, ConversationView, SessionView, TotalsView
 from tests.cli.conftest import run_cli
 from tests.server.conftest import RunningService
 
@@ -36,3 +37,18 @@ def test_sessions_and_compactions_have_one_shape_in_the_cli_and_the_api(
         SessionView.model_validate(session)
     for compaction in api_compactions:
         CompactionView.model_validate(compaction)
+
+    # the conversation: the fields the CLI shows, in the one view, and times as the API's
+    api_conversation = client.get(f"/v1/conversations/{cid}").json()
+    ConversationView.model_validate(shown["conversation"])
+    assert shown["conversation"]["name"] == api_conversation["id"]
+    for when in ("created_at", "updated_at"):
+        assert shown["conversation"][when] == api_conversation[when]
+    # the conversation's totals: the sessions' together, in the sessions' own shape
+    assert TotalsView.model_validate(shown["totals"]).model_dump() == {
+        name: sum(s["totals"][name] for s in api_sessions) for name in shown["totals"]
+    }
+    listed = json.loads(run_cli("sessions", "list", "--db", service.db_url, "--json").stdout)
+    (entry,) = [c for c in listed["conversations"] if c["name"] == cid]
+    assert ConversationView.model_validate(entry).model_dump(mode="json") == shown["conversation"]
+    assert entry["totals"] == shown["totals"]

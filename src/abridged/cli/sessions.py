@@ -21,7 +21,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 from rich.table import Table
@@ -41,6 +41,9 @@ from abridged.core.budget import format_token_size
 from abridged.core.model import Message, message_to_dict
 from abridged.errors import AbridgedError, NotFoundError, OwnershipError, SchemaVersionError
 from abridged.store import ConversationInfo, SessionInfo, SessionTotals, Store
+
+if TYPE_CHECKING:
+    from abridged.runtime.views import TotalsView
 
 T = TypeVar("T")
 EXPORT_FORMATS = ("abridged", "openai", "anthropic")
@@ -78,50 +81,16 @@ def _short(ident: str) -> str:
     return ident[:12]
 
 
-def _totals(sessions: list[SessionInfo]) -> SessionTotals:
-    out = SessionTotals()
-    for s in sessions:
-        t = s.totals
-        if t is None:
-            continue
-        out = SessionTotals(
-            messages=out.messages + t.messages,
-            input=out.input + t.input,
-            output=out.output + t.output,
-            cache_read=out.cache_read + t.cache_read,
-            cache_write=out.cache_write + t.cache_write,
-            reasoning=out.reasoning + t.reasoning,
-        )
-    return out
+def _totals(sessions: list[SessionInfo]) -> TotalsView:
+    from abridged.runtime.views import TotalsView  # noqa: PLC0415  (pydantic, when it runs)
+
+    return TotalsView.over(sessions)
 
 
-def _totals_dict(t: SessionTotals | None) -> dict[str, int] | None:
-    if t is None:
-        return None
-    return {
-        "messages": t.messages,
-        "input": t.input,
-        "output": t.output,
-        "cache_read": t.cache_read,
-        "cache_write": t.cache_write,
-        "reasoning": t.reasoning,
-    }
+def _conversation(c: ConversationInfo) -> dict[str, Any]:
+    from abridged.runtime.views import ConversationView  # noqa: PLC0415
 
-
-def _conversation_dict(c: ConversationInfo) -> dict[str, Any]:
-    return {
-        "id": c.id,
-        "name": c.name,
-        "owner": c.owner,
-        "model": c.model,
-        "version": c.version,
-        "current_session_id": c.current_session_id,
-        "prune_boundary": c.prune_boundary,
-        "messages": c.next_seq - 1,
-        "created_at": c.created_at.isoformat(),
-        "updated_at": c.updated_at.isoformat(),
-        "settings": dict(c.settings),
-    }
+    return ConversationView.of(c).model_dump(mode="json")
 
 
 def _latest_summary(sessions: list[SessionInfo]) -> str | None:
@@ -218,9 +187,9 @@ def run_list(*, db: str | None, owner: str | None, as_json: bool, limit: int | N
     if as_json:
         out = [
             {
-                **_conversation_dict(c),
+                **_conversation(c),
                 "sessions": len(ss),
-                "totals": _totals_dict(_totals(ss)),
+                "totals": _totals(ss).model_dump(mode="json"),
                 "latest_summary": _latest_summary(ss),
             }
             for c, ss in rows
@@ -278,9 +247,9 @@ def run_show(
         from abridged.runtime.views import CompactionView, SessionView  # noqa: PLC0415
 
         out = {
-            "conversation": _conversation_dict(conv),
+            "conversation": _conversation(conv),
             "sessions": [SessionView.of(s).model_dump(mode="json") for s in sessions_shown],
-            "totals": _totals_dict(_totals(sessions)),
+            "totals": _totals(sessions).model_dump(mode="json"),
             "compactions": [CompactionView.of(c).model_dump(mode="json") for c in compactions],
         }
         sys.stdout.write(json.dumps(out) + "\n")

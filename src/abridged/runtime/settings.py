@@ -91,19 +91,8 @@ _BUDGET_NAMES = {
     "summary_max": "summary_max_tokens",
     "safety_margin": "safety_margin",
 }
-_COMPACTION_NAMES = {
-    name: name
-    for name in (
-        "prune_enabled",
-        "max_messages",
-        "pin_first_task",
-        "pin_first_task_max_tokens",
-        "min_split_turn_messages",
-        "backoff_max_calls",
-        "emergency_keep_share",
-        "headroom_steps",
-    )
-}
+# CompactionSettings' own knobs keep their names in the flat form (its ``prune`` is flattened)
+_COMPACTION_NAMES = {f.name: f.name for f in fields(CompactionSettings) if f.name != "prune"}
 _PRUNE_NAMES = {
     "prune": "tool_policy",
     "prune_mode": "mode",

@@ -1,20 +1,30 @@
-"""What users are shown of a stored conversation's sessions and compactions: one pydantic model
+"""What users are shown of a stored conversation, its sessions and compactions: one pydantic model
 each, the same JSON in ``abridged sessions show --json`` and in the HTTP API.
 
-``SessionView.of`` and ``CompactionView.of`` turn the store's records into them. A field either
-surface printed before is kept (the API's flat token figures beside the CLI's ``totals``).
+``SessionView.of``, ``CompactionView.of`` and ``ConversationView.of`` turn the store's records
+into them. A field either surface printed before is kept (the API's flat token figures beside
+the CLI's ``totals``). The HTTP API shows a conversation in its own shape
+(``abridged.server.schemas.ConversationOut``): a tenant sees its own name for it as ``id``, never
+the store's key, its owner or the writer's version.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
 
-from abridged.store import SessionInfo, SessionTotals, StoredCompaction, StoredSummary
+from abridged.store import (
+    ConversationInfo,
+    SessionInfo,
+    SessionTotals,
+    StoredCompaction,
+    StoredSummary,
+)
 
-__all__ = ["CompactionView", "SessionView", "SummaryView", "TotalsView"]
+__all__ = ["CompactionView", "ConversationView", "SessionView", "SummaryView", "TotalsView"]
 
 
 class TotalsView(BaseModel):
@@ -39,6 +49,19 @@ class TotalsView(BaseModel):
             cache_read=totals.cache_read,
             cache_write=totals.cache_write,
             reasoning=totals.reasoning,
+        )
+
+    @classmethod
+    def over(cls, sessions: Iterable[SessionInfo]) -> TotalsView:
+        """The totals of ``sessions`` together (a conversation's)."""
+        each = [s.totals for s in sessions if s.totals is not None]
+        return cls(
+            messages=sum(t.messages for t in each),
+            input=sum(t.input for t in each),
+            output=sum(t.output for t in each),
+            cache_read=sum(t.cache_read for t in each),
+            cache_write=sum(t.cache_write for t in each),
+            reasoning=sum(t.reasoning for t in each),
         )
 
 
@@ -142,4 +165,38 @@ class CompactionView(BaseModel):
             summarizer=record.summarizer,
             duration_ms=record.duration_ms,
             created_at=compaction.created_at,
+        )
+
+
+class ConversationView(BaseModel):
+    """A stored conversation: its store key and its owner's name for it, the single writer's
+    state (``version``, current session, prune boundary), its message count and settings."""
+
+    id: str
+    name: str
+    owner: str | None
+    model: str | None
+    version: int
+    current_session_id: str | None
+    prune_boundary: int
+    messages: int
+    created_at: datetime
+    updated_at: datetime
+    settings: dict[str, Any]
+
+    @classmethod
+    def of(cls, info: ConversationInfo) -> ConversationView:
+        """The view of a stored conversation."""
+        return cls(
+            id=info.id,
+            name=info.name,
+            owner=info.owner,
+            model=info.model,
+            version=info.version,
+            current_session_id=info.current_session_id,
+            prune_boundary=info.prune_boundary,
+            messages=info.next_seq - 1,
+            created_at=info.created_at,
+            updated_at=info.updated_at,
+            settings=dict(info.settings),
         )
