@@ -94,7 +94,7 @@ class Counts:
         }
 
 
-class Counter_:
+class StatementCounter:
     """Listeners on a store's engines that count into ``counts`` (replaced by ``span``)."""
 
     def __init__(self, store: Any, *, pinged: bool) -> None:
@@ -218,7 +218,7 @@ async def _quiet(*drains: Any) -> None:
 
 
 async def service_path(
-    store: Any, counter: Counter_, provider_url: str, history: int, turns: int
+    store: Any, counter: StatementCounter, provider_url: str, history: int, turns: int
 ) -> list[Counts]:
     """Turns through the service (see the module docstring)."""
     import httpx
@@ -262,7 +262,7 @@ async def service_path(
 
 
 async def library_path(
-    store: Any, counter: Counter_, provider_url: str, history: int, turns: int
+    store: Any, counter: StatementCounter, provider_url: str, history: int, turns: int
 ) -> list[Counts]:
     """Turns through ``Conversation`` (see the module docstring)."""
     import service as bench_service
@@ -307,7 +307,7 @@ async def library_path(
 
 
 async def proxy_path(
-    store: Any, counter: Counter_, provider: Any, history: int, turns: int
+    store: Any, counter: StatementCounter, provider: Any, history: int, turns: int
 ) -> list[Counts]:
     """Agent traffic through the proxy (see the module docstring)."""
     import random
@@ -415,7 +415,7 @@ async def run_path(path: str, url: str, history: int, turns: int) -> PathResult:
 
     store = Store(url)
     await store.open()
-    counter = Counter_(store, pinged=store.dialect == "postgresql")
+    counter = StatementCounter(store, pinged=store.dialect == "postgresql")
     try:
         with ProviderServer(
             context_window=bench_service.WINDOW,
@@ -514,21 +514,18 @@ def main(argv: list[str] | None = None) -> list[PathResult]:
         print(statements_of(results))
     save_section(args, table)
     if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "backend": r.backend,
-                        "path": r.path,
-                        "history": r.history,
-                        "per_turn": r.per_turn(),
-                        "worst": r.worst(),
-                        "turns": [t.figures() for t in r.turns],
-                    }
-                    for r in results
-                ]  # fmt: skip
-            )
-        )
+        figures = [
+            {
+                "backend": r.backend,
+                "path": r.path,
+                "history": r.history,
+                "per_turn": r.per_turn(),
+                "worst": r.worst(),
+                "turns": [t.figures() for t in r.turns],
+            }
+            for r in results
+        ]
+        print(json.dumps(figures))
     return results
 
 
