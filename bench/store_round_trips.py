@@ -243,10 +243,14 @@ async def service_path(
         httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(300, connect=30)) as client,
     ):
         runner = app.state.service.runner
+        pool = app.state.service.pool
 
         async def runner_tasks() -> None:
-            while runner._tasks:
-                await asyncio.gather(*list(runner._tasks), return_exceptions=True)
+            # the turns, and the announcements of their changes to other workers (PostgreSQL's
+            # NOTIFY, in the background: counted with the turn that made it)
+            while runner._tasks or pool._announcing:
+                tasks = [*runner._tasks, *pool._announcing]
+                await asyncio.gather(*tasks, return_exceptions=True)
 
         cid = await bench_service.new_conversation(client, model)
         for index in range(history + turns):

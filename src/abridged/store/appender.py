@@ -12,7 +12,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
-from abridged.errors import LeaseLostError
+from abridged.errors import LeaseLostError, StoreError
 from abridged.store import codec, fast, queries
 from abridged.store.records import NewMessage
 from abridged.store.schema import conversations, messages
@@ -143,7 +143,7 @@ _INSERT_UNLESS_KEPT = (
 )
 
 
-class KeyStoredError(Exception):
+class KeyStoredError(StoreError):
     """An optimistic append met a message id stored already: its transaction rolls back and
     the append runs again with the look-up (``append_rows(look_up=True)``). Never leaves the
     store."""
