@@ -166,22 +166,25 @@ async def test_a_late_renewal_of_a_lost_lease_does_not_abort_the_next_send(
     gates = {0: asyncio.Event(), 1: asyncio.Event()}  # send 1's tool call, send 3's first one
     entered = {0: asyncio.Event(), 1: asyncio.Event()}
     winding_down = asyncio.Event()
-    real_keep = runner_module.keep_calls
     store = Store(service_db)
     await store.open()
     a = _runner(store, service_db, provider, ToolRegistry([_gated_tool(gates, entered)]))
     b = _runner(store, service_db, provider, ToolRegistry([read_record]))
     held = asyncio.Event()
+    real_stream = a._stream_turn
 
-    async def keep_calls(store_: Store, convo: Any, mark: Any, *, tenant: str) -> None:
-        # send 1's attempt, after its turn ended and before it stops its renewal: held here
-        # until the test has fired that renewal (a loaded machine's late timer)
-        if convo is a.pool.get(convo.id) and not held.is_set():
-            held.set()
-            await winding_down.wait()
-        await real_keep(store_, convo, mark, tenant=tenant)
+    async def stream_turn(handle: Any, convo: Any, lost: asyncio.Event) -> str:
+        try:
+            return await real_stream(handle, convo, lost)
+        finally:
+            # send 1's attempt (a's first), after its turn ended and before it stops its
+            # renewal: held here until the test has fired that renewal (a loaded machine's
+            # late timer)
+            if not held.is_set():
+                held.set()
+                await winding_down.wait()
 
-    monkeypatch.setattr(runner_module, "keep_calls", keep_calls)
+    monkeypatch.setattr(a, "_stream_turn", stream_turn)
     try:
         cid = (await store.create_conversation(owner="t", settings={"summarizer": "extractive"})).id
         one = Watched(await a.start_turn("t", cid, Message.user("first task", id="m-1")))

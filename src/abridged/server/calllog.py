@@ -8,10 +8,17 @@ from collections.abc import Callable, Sequence
 
 from abridged.core.model import Message
 from abridged.runtime.conversation import CallRecord, Conversation
-from abridged.store import CallEntry, Store
+from abridged.store import CallEntry
 from abridged.store.calls import SentRef, summary_digest
 
-__all__ = ["CallMark", "entries", "keep_calls", "mark_calls", "sent_refs"]
+__all__ = [
+    "CallMark",
+    "calls_not_kept",
+    "entries",
+    "mark_calls",
+    "sent_refs",
+    "turn_calls",
+]
 
 log = logging.getLogger("abridged.server.calls")
 
@@ -121,17 +128,17 @@ def sent_refs(
     return tuple(out)
 
 
-async def keep_calls(store: Store, convo: Conversation, mark: CallMark, *, tenant: str) -> None:
-    """Store the calls ``convo`` made since ``mark``. A failure costs the inspector those
-    calls, never the turn: it is logged."""
+def turn_calls(convo: Conversation, mark: CallMark) -> list[CallEntry]:
+    """What the store keeps of the calls ``convo`` made since ``mark`` (kept with the turn's
+    release of its lease, ``Store.finish_turn``)."""
     records = _since(convo, mark)
-    if not records:
-        return
-    try:
-        await store.record_calls(convo.id, entries(convo, records), owner=tenant)
-    except Exception as exc:
-        log.warning(
-            "the turn's model calls were not kept for the inspector: %s",
-            type(exc).__name__,
-            extra={"event": "calls_not_kept", "conversation_id": convo.id},
-        )
+    return entries(convo, records) if records else []
+
+
+def calls_not_kept(conversation_id: str, exc: BaseException) -> None:
+    """Log that a turn's model calls were not kept for the inspector."""
+    log.warning(
+        "the turn's model calls were not kept for the inspector: %s",
+        type(exc).__name__,
+        extra={"event": "calls_not_kept", "conversation_id": conversation_id},
+    )

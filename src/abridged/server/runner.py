@@ -49,13 +49,13 @@ from abridged.runtime.conversation import Conversation, ConversationSettings
 from abridged.runtime.overview import context_overview
 from abridged.runtime.state import new_id
 from abridged.runtime.tools import ToolRegistry
-from abridged.server.calllog import CallMark, keep_calls, mark_calls
+from abridged.server.calllog import CallMark, calls_not_kept, mark_calls, turn_calls
 from abridged.server.config import ServiceConfig
 from abridged.server.lease import LeaseRenewal, TurnBusyError, new_holder, take_turn
 from abridged.server.metrics import ServiceMetrics
 from abridged.server.sse import meter_payload, stream_event
 from abridged.server.watch import ContextWatch
-from abridged.store import ConversationInfo, Store, StoredMessage
+from abridged.store import CallEntry, ConversationInfo, Store, StoredMessage
 from abridged.store.changes import ChangeFeed
 from abridged.store.leases import TurnLease
 
@@ -514,12 +514,30 @@ class TurnRunner:
             await self._give_back(conversation_id, holder, synced=done)
             self.metrics.observe_store(self.store.cas_conflicts)
 
-    async def _give_back(self, conversation_id: str, holder: str, *, synced: bool) -> None:
-        """Release the lease; with ``synced`` (this worker's copy ran the turn to its end),
-        remember the store state it matches, read in the release itself. A lease lost to a
-        takeover leaves the copy unmarked: the next turn here reads the store again."""
+    async def _give_back(
+        self,
+        conversation_id: str,
+        holder: str,
+        *,
+        synced: bool,
+        calls: list[CallEntry] | None = None,
+        tenant: str | None = None,
+    ) -> None:
+        """Release the lease, keeping the turn's ``calls`` in the same transaction; with
+        ``synced`` (this worker's copy ran the turn to its end), remember the store state it
+        matches, read in the release itself. A lease lost to a takeover leaves the copy
+        unmarked: the next turn here reads the store again. Calls that cannot be kept cost
+        the inspector those calls, never the release."""
         try:
-            info = await self.store.finish_turn(conversation_id, holder)
+            try:
+                info = await self.store.finish_turn(
+                    conversation_id, holder, calls=calls or (), owner=tenant
+                )
+            except Exception as exc:
+                if not calls:
+                    raise
+                calls_not_kept(conversation_id, exc)
+                info = await self.store.finish_turn(conversation_id, holder)
         except Exception:  # the lease expires on its own
             return
         if synced and info is not None:
@@ -742,9 +760,9 @@ class TurnRunner:
         except LeaseLostError:
             return "lost"
         finally:
-            if convo is not None and calls is not False:
-                # under the lease still: one worker at a time numbers the conversation's calls
-                await keep_calls(self.store, convo, calls, tenant=tenant)
+            # kept with the lease's release, in its transaction: under the lease still, one
+            # worker at a time numbers the conversation's calls
+            kept = turn_calls(convo, calls) if convo is not None and calls is not False else []
             if convo is not None and convo.lease_holder == holder:
                 convo.lease_holder = None
             if renew is not None:
@@ -753,7 +771,9 @@ class TurnRunner:
             if self._running.get(conversation_id) == holder:
                 del self._running[conversation_id]
             if lease is not None:
-                await self._give_back(conversation_id, holder, synced=synced)
+                await self._give_back(
+                    conversation_id, holder, synced=synced, calls=kept, tenant=tenant
+                )
 
     async def _stream_turn(
         self, handle: TurnHandle, convo: Conversation, lost: asyncio.Event

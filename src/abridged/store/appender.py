@@ -8,9 +8,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
-from abridged.errors import LeaseLostError
+from abridged.errors import LeaseLostError, StoreError
 from abridged.store import codec, fast, queries
 from abridged.store.records import NewMessage
 from abridged.store.schema import conversations, messages
@@ -125,6 +127,28 @@ _INSERT_ONE = (
 )
 
 
+# The optimistic form of an append (see ``append_rows``): a row whose idempotency key is stored
+# already is not inserted (and says so by returning nothing), any other conflict still raises.
+_KEY = ("conversation_id", "idempotency_key")
+_INSERT_ONE_UNLESS_KEPT = (
+    sqlite_insert(messages)
+    .values({name: bindparam(name) for name in _ROW_COLUMNS})
+    .on_conflict_do_nothing(index_elements=_KEY)
+    .returning(messages.c.pk)
+)
+_INSERT_UNLESS_KEPT = (
+    pg_insert(messages)
+    .on_conflict_do_nothing(index_elements=_KEY)
+    .returning(messages.c.pk, messages.c.idempotency_key)
+)
+
+
+class KeyStoredError(StoreError):
+    """An optimistic append met a message id stored already: its transaction rolls back and
+    the append runs again with the look-up (``append_rows(look_up=True)``). Never leaves the
+    store."""
+
+
 def _delivered(rows: Rows) -> int:
     return sum(1 for r in rows if r["status"] == "delivered")
 
@@ -161,10 +185,16 @@ def append_rows(
     rows: Rows,
     *,
     holder: str | None = None,
+    look_up: bool = True,
 ) -> list[int | dict[str, Any]]:
     """Reserve, place and insert ``rows`` in the caller's transaction (their keys distinct;
     only while ``holder`` holds the turn lease, when given); for each row its new pk, or the
     row already stored under its idempotency key.
+
+    ``look_up=False``: the optimistic form, for rows that all have keys: no look-up first (a
+    statement a row on SQLite, a round trip on PostgreSQL, for ids that are nearly always new:
+    the runtime's own, a client's first send); a key found stored by the insert itself raises
+    ``KeyStoredError``, and the caller runs the append again with the look-up.
 
     The look-up runs after ``reserve``, which holds the conversation's row lock on PostgreSQL
     (SQLite's write lock is taken at BEGIN): an append of the same key elsewhere has committed
@@ -172,6 +202,8 @@ def append_rows(
     the same row; the unique index ``uq_messages_conversation_key`` guarantees it regardless."""
     delivered = _delivered(rows)
     head = reserve(conn, conversation_id, owner, delivered, holder=holder)
+    if not look_up:
+        return _insert_unless_kept(conn, rows, head, delivered)
     found = stored_already(conn, conversation_id, rows)
     fresh = [row for row in rows if row["idempotency_key"] not in found]
     if found:
@@ -195,3 +227,30 @@ def append_rows(
         found[row["idempotency_key"]] if row["idempotency_key"] in found else next(new)
         for row in rows
     ]
+
+
+def optimistic(rows: Rows) -> bool:
+    """Whether ``append_rows`` may run ``rows`` without the look-up first: every row has an
+    idempotency key (a row without one never conflicts, and the look-up is skipped for it
+    anyway), so the insert itself tells which were stored already."""
+    return bool(rows) and all(row["idempotency_key"] is not None for row in rows)
+
+
+def _insert_unless_kept(
+    conn: Connection, rows: Rows, head: Mapping[Any, Any], delivered: int
+) -> list[int | dict[str, Any]]:
+    place(rows, head, delivered)
+    if conn.dialect.name == "sqlite":
+        pks: list[int | dict[str, Any]] = []
+        for row in rows:
+            inserted = fast.execute(conn, _INSERT_ONE_UNLESS_KEPT, row).first()
+            if inserted is None:
+                raise KeyStoredError(row["idempotency_key"])
+            pks.append(int(inserted["pk"]))
+        return pks
+    by_key = {key: int(pk) for pk, key in conn.execute(_INSERT_UNLESS_KEPT, rows).all()}
+    if len(by_key) != len(rows):
+        raise KeyStoredError(
+            next(r["idempotency_key"] for r in rows if r["idempotency_key"] not in by_key)
+        )
+    return [by_key[row["idempotency_key"]] for row in rows]

@@ -212,11 +212,38 @@ _INSERT_CALL = calls.insert().values(
 )
 
 
-def _insert_calls(
-    conn: Connection, conversation_id: str, owner: str | None, rows: list[dict[str, Any]]
+def call_rows(conversation_id: str, entries: Sequence[CallEntry]) -> list[dict[str, Any]]:
+    """The rows of ``entries`` (encoded before any transaction), numbered by ``insert_calls``."""
+    stamp = codec.now()
+    texts: dict[int, str] = {}  # the calls of a turn share most of their references
+    return [
+        {
+            "conversation_id": conversation_id,
+            "epoch": e.epoch,
+            "estimate": e.estimate,
+            "tools": e.tools,
+            "usage": codec.dumps(usage_to_dict(e.usage)) if e.usage is not None else None,
+            "retry": e.retry,
+            "ok": e.ok,
+            "sent": encode_sent(e.sent, texts),
+            "created_at": stamp,
+        }
+        for e in entries
+    ]
+
+
+def insert_calls(
+    conn: Connection,
+    conversation_id: str,
+    owner: str | None,
+    rows: list[dict[str, Any]],
+    *,
+    checked: bool = False,
 ) -> list[int]:
-    """Number ``rows`` after the conversation's last call and insert them; their numbers."""
-    queries.read_conversation_sync(conn, conversation_id, owner)
+    """Number ``rows`` after the conversation's last call and insert them; their numbers.
+    ``checked``: the caller's transaction read the conversation's row and its owner already."""
+    if not checked:
+        queries.read_conversation_sync(conn, conversation_id, owner)
     last = fast.execute(conn, _LAST_NUMBER, {"conversation_id": conversation_id}).first()
     value = next(iter(last.values())) if last else None
     first = 0 if value is None else int(value) + 1
@@ -241,24 +268,9 @@ class CallOps(StoreBase):
         service, its rows encoded before it begins."""
         if not entries:
             return []
-        stamp = codec.now()
-        texts: dict[int, str] = {}  # the calls of a turn share most of their references
-        rows = [
-            {
-                "conversation_id": conversation_id,
-                "epoch": e.epoch,
-                "estimate": e.estimate,
-                "tools": e.tools,
-                "usage": codec.dumps(usage_to_dict(e.usage)) if e.usage is not None else None,
-                "retry": e.retry,
-                "ok": e.ok,
-                "sent": encode_sent(e.sent, texts),
-                "created_at": stamp,
-            }
-            for e in entries
-        ]
+        rows = call_rows(conversation_id, entries)
         return await self._run_sync(
-            lambda conn: _insert_calls(conn, conversation_id, owner, rows),
+            lambda conn: insert_calls(conn, conversation_id, owner, rows),
             mode="write",
             operation="record_calls",
         )

@@ -15,7 +15,7 @@ workers on several machines need clocks within a fraction of the lease's time to
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection
 from abridged.errors import SettingError
 from abridged.store import codec, fast, queries
 from abridged.store.base import StoreBase
+from abridged.store.calls import CallEntry, call_rows, insert_calls
 from abridged.store.records import ConversationInfo, StoredMessage
 from abridged.store.schema import conversations
 
@@ -212,16 +213,33 @@ class LeaseOps(StoreBase):
         )
         return bool(count == 1)
 
-    async def finish_turn(self, conversation_id: str, holder: str) -> ConversationInfo | None:
+    async def finish_turn(
+        self,
+        conversation_id: str,
+        holder: str,
+        *,
+        calls: Sequence[CallEntry] = (),
+        owner: str | None = None,
+    ) -> ConversationInfo | None:
         """Give the lease back, as ``release_turn``, and return the conversation as the turn
         left it (read in the same statement); ``None`` when ``holder`` no longer held the
-        lease (it expired and was taken over: what the turn left may have been changed)."""
+        lease (it expired and was taken over: what the turn left may have been changed).
+
+        ``calls``: the turn's model calls, kept in the same transaction (as ``record_calls``
+        with ``owner``: numbered after the conversation's last one, the lease's row lock held
+        until they are). A failure keeps neither: the lease is still held."""
         values = {"conversation_id": conversation_id, "holder": holder}
-        row = await self._run_sync(
-            lambda conn: fast.execute(conn, _FINISH, values).first(),
-            mode="write",
-            operation="finish_turn",
-        )
+        rows = call_rows(conversation_id, calls) if calls else []
+
+        def finish(conn: Connection) -> Mapping[Any, Any] | None:
+            row = fast.execute(conn, _FINISH, values).first()
+            if rows:
+                if row is not None:  # the row just read says whose it is
+                    queries.checked_conversation(row, conversation_id, owner)
+                insert_calls(conn, conversation_id, owner, rows, checked=row is not None)
+            return row
+
+        row = await self._run_sync(finish, mode="write", operation="finish_turn")
         return None if row is None else codec.conversation_info(row)
 
     async def turn_lease(self, conversation_id: str, *, owner: str | None = None) -> LeaseState:

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from abridged.core.model import Message
 from abridged.errors import CorruptRowError, NotFoundError, StoreError
 from abridged.store import codec, damaged, fast, lineage, queries
-from abridged.store.appender import append_rows, encode, reserve
+from abridged.store.appender import KeyStoredError, Rows, append_rows, encode, optimistic, reserve
 from abridged.store.base import log
 from abridged.store.connect import transaction
 from abridged.store.conversations import ConversationOps
@@ -98,11 +98,7 @@ class MessageOps(ConversationOps):
             for i, r in enumerate(rows)
         ]
         distinct = [row for i, row in enumerate(rows) if same[i] == i]
-        pks = await self._run_sync(
-            lambda conn: append_rows(conn, conversation_id, owner, distinct, holder=holder),
-            mode="write",
-            operation="append_many",
-        )
+        pks = await self._append_rows(conversation_id, owner, distinct, holder)
         placed = iter(pks)
         out: list[StoredMessage] = []
         for i, (row, entry) in enumerate(zip(rows, entries, strict=True)):
@@ -129,6 +125,28 @@ class MessageOps(ConversationOps):
                 )
             )
         return out
+
+    async def _append_rows(
+        self, conversation_id: str, owner: str | None, rows: Rows, holder: str | None
+    ) -> list[int | dict[str, Any]]:
+        """``append_rows`` in a write transaction: optimistic first when it may be (see
+        ``appender.optimistic``), with the look-up when a key was found stored."""
+        if optimistic(rows):
+            try:
+                return await self._run_sync(
+                    lambda conn: append_rows(
+                        conn, conversation_id, owner, rows, holder=holder, look_up=False
+                    ),
+                    mode="write",
+                    operation="append_many",
+                )
+            except KeyStoredError:
+                pass  # rolled back: a retried send; the look-up returns the stored row
+        return await self._run_sync(
+            lambda conn: append_rows(conn, conversation_id, owner, rows, holder=holder),
+            mode="write",
+            operation="append_many",
+        )
 
     async def deliver(
         self, conversation_id: str, *, owner: str | None = None, holder: str | None = None
