@@ -689,3 +689,30 @@ def test_an_answer_to_a_short_question_is_a_value_of_what_was_asked(voice: str) 
     shown = " ".join(f.text for f in ledger.facts)
     assert "mx-central-1" in shown
     assert "sa-east-1" not in shown.replace("(was sa-east-1)", "")
+
+
+# -- chat speakers and exact values -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("> *mateo*: the release branch is release/7.3", "release branch"),
+        ("[21:55] Kenji Ndiaye: the tls mode for elver-worker is strict", "tls mode elver-worker"),
+        ("felix 10:29: retry_limit = 5", "retry_limit"),
+        ("timeout: 5s", "timeout"),  # a key, not a speaker
+    ],
+)
+def test_a_chat_lines_speaker_is_not_its_key(line: str, key: str) -> None:
+    from abridged.engine.summarize.ledger import key_of
+
+    assert key_of(line) == key
+
+
+# (Two words in common are not enough, however exact the values: a rule that let them replace at
+# a lower overlap took the second line for a correction of the first.)
+def test_two_dates_of_two_things_sharing_words_both_hold() -> None:
+    old = "The billing cutover lands by 2028-07-09 for the eu cluster."
+    new = "The search reindex lands by 2028-08-02 for the eu cluster."
+    text = summary_of(old, new, "tool")
+    assert "2028-07-09" in current(text) and "2028-08-02" in current(text), text

@@ -1405,18 +1405,7 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
     overlap = len(shared) / max(1, min(len(new_topic), len(old_topic)))
     if marked:
         return overlap >= 0.3
-    # A value of an exact shape (a date, a host, a revision, a ticket) changing under two of
-    # the same words is one slot even amid other words (*everything for the drotryx cutover
-    # lands by D1; the freeze starts D2*, *legal moved the drotryx cutover to D3*).
-    exact = all(value_kind(b) in _EXACT_KINDS for _a, b in changed)
-    needed = 0.4 if exact else 0.6
-    return len(shared) >= 2 and overlap >= needed and not _another_named_thing(new, old, changed)
-
-
-#: Value shapes exact enough that two words in common say which slot they fill.
-_EXACT_KINDS = frozenset(
-    {"date", "host", "url", "email", "hex", "ticket", "version", "handle", "image", "uuid", "path"}
-)
+    return len(shared) >= 2 and overlap >= 0.6 and not _another_named_thing(new, old, changed)
 
 
 def _another_named_thing(new: Fact, old: Fact, changed: Sequence[tuple[str, str]]) -> bool:
