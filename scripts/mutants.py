@@ -131,21 +131,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "append-many-split",
         "store/messages.py",
-        "        pks = await self._run_sync(\n"
-        "            lambda conn: append_rows("
-        "conn, conversation_id, owner, distinct, holder=holder),\n"
-        '            mode="write",\n'
-        '            operation="append_many",\n'
-        "        )",
-        "        pks = []\n"
-        "        for one in distinct:\n"
-        "            pks += await self._run_sync(\n"
-        "                lambda conn, one=one: append_rows(\n"
-        "                    conn, conversation_id, owner, [one], holder=holder\n"
-        "                ),\n"
-        '                mode="write",\n'
-        '                operation="append_many",\n'
-        "            )",
+        "        if optimistic(rows):\n",
+        "        if len(rows) > 1:\n"
+        "            split: list[int | dict[str, Any]] = []\n"
+        "            for one in rows:\n"
+        "                split += await self._append_rows(conversation_id, owner, [one], holder)\n"
+        "            return split\n"
+        "        if optimistic(rows):\n",
         STORE_TESTS,
         "append_many commits one transaction per message",
     ),
