@@ -490,7 +490,7 @@ def _declared_old_by_one_pattern_per_value(text: str, values: list[str]) -> list
     oracle of the form compiled once)."""
     import re
 
-    from abridged.engine.summarize.ledger import _DROPS_AFTER, _DROPS_BEFORE
+    from abridged.engine.summarize.ledger import _DROPS_AFTER, _DROPS_BEFORE, value_kind
 
     out = []
     for value in values:
@@ -498,8 +498,26 @@ def _declared_old_by_one_pattern_per_value(text: str, values: list[str]) -> list
         before = rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?{v}(?![\w/-])"
         after = rf"(?<![\w/.-]){v}[\s,;:)]*(?:{_DROPS_AFTER})"
         moved = rf"\bfrom\s+{v}\s+(?:to|->|→)\s"
-        gone = rf"\bnot\s+(?:the\s+)?{v}\s*,?\s*(?:anymore|any more|any longer)\b|\bno more\s+{v}"
-        if any(re.search(p, text, re.IGNORECASE) for p in (before, after, moved, gone)):
+        gone = (
+            rf"\bnot\s+(?:the\s+)?{v}\s*,?\s*(?:anymore|any more|any longer)\b|\bno more\s+{v}|"
+            rf"\w[,;]\s*not\s+(?:the\s+)?{v}(?![\w/-])"
+        )
+        # ``X -> Y`` drops X only for a Y of X's shape (``the value of KEY -> 6668`` sets KEY)
+        arrow = rf"(?=(?<![\w/.-]){v}[\s,;:)]*(?:->|→|=>)\s*[\"'`]?([\w./@:+-]+))"
+        arrows = (m.group(1).rstrip(".,;:") for m in re.finditer(arrow, text, re.IGNORECASE))
+        # git's revert title: a value inside the quoted title of ``Revert "..."`` is undone
+        revert = rf'\bRevert\s+"[^"\n]*(?={v})'
+        titles = [m.span(1) for m in re.finditer(r'\bRevert\s+"([^"\n]*)"', text)]
+        reverted = any(
+            a <= m.start() and m.start() + len(value) <= b
+            for m in re.finditer(f"(?={v})", text, re.IGNORECASE)
+            for a, b in titles
+        )
+        if (
+            any(re.search(p, text, re.IGNORECASE) for p in (before, after, moved, gone))
+            or any(value_kind(y) == value_kind(value) for y in arrows)
+            or (reverted and bool(re.search(revert, text, re.IGNORECASE)))
+        ):
             out.append(value)
     if len(out) == len(values) and len(values) > 1:
         return []
@@ -526,6 +544,10 @@ _DROP_WORDS = st.sampled_from(
         "=>",
         "anymore",
         "any longer",
+        ", not",
+        'Revert "',
+        '"',
+        "closed",
         "out",
         "void",
         "ignore the",
@@ -545,6 +567,8 @@ _SENTENCES = st.lists(
 @example("use 5432 instead of   OPS-1 now", ["OPS-1", "5432"])
 @example("rather than\n\nthe OPS-1, take X", ["OPS-1", "X"])
 @example("moved from aa to a/b", ["aa", "a/b"])
+@example('Revert "Bump aa to v1.2", a/b stays', ["v1.2", "a/b"])
+@example("the port is 5432, not OPS-1.", ["5432", "OPS-1"])
 @given(
     st.one_of(_PHRASES, _SENTENCES),
     st.lists(_VALUE_WORDS, min_size=1, max_size=3, unique=True),

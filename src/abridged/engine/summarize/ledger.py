@@ -737,7 +737,18 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
         right = pair[1].strip().strip("\"',").strip()
         if right and len(right.split()) <= 4 and not any(v in right for v in found):
             found.append(right)
+    for m in _STATED_NUMBER.finditer(line):
+        if not any(m.group(1) in v for v in found):
+            found.append(m.group(1))
     return tuple(found)
+
+
+#: A bare number a statement gives its subject (*the value of X is 4362*, *X -> 6668*, *X at
+#: 9234*): the value of the statement, as the right side of ``X = 4362`` is.
+_STATED_NUMBER = re.compile(
+    r"(?:\b(?:is|are|was|now|becomes|equals|to|at)|->|→|=>)\s+(\d[\d_,]*(?:\.\d+)?)(?![\w./:@%-])",
+    re.IGNORECASE,
+)
 
 
 #: A name in CamelCase of two humps or more (``TestUploadRetry``): a value a setting may hold.
@@ -1106,7 +1117,7 @@ def _iter_facts(
                 weight = combine(candidate.signals, weights)
                 shown = truncate_tokens(" ".join(candidate.text.split()), FACT_TOKENS)
                 values = candidate.values
-                dropped = declared_old(shown, values)
+                dropped = declared_old(shown, (*values, *_loose_values(shown, values)))
                 if dropped:
                     # It says itself which value is no longer current: shown so where it stands.
                     shown = mark_values(shown, dropped)
@@ -1615,7 +1626,7 @@ _DROPS_BEFORE = (
 _DROPS_AFTER = (
     r"(?:(?:is|are|was|has been|got)\s+)?(?:dead|cancell?ed|gone|obsolete|retired|out|off|"
     r"wrong|void|withdrawn|replaced|dropped|scrapped|ditched|abandoned|history|no longer\b|"
-    r"superseded)|->|→|=>"
+    r"superseded|closed|reverted|rolled back|deprecated)"
 )
 
 
@@ -1624,11 +1635,17 @@ _DROPS_AFTER = (
 # per value cost a compile per fact and value, most of a long session's summary.)
 _DROP_TAIL = re.compile(rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?\Z", re.IGNORECASE)
 _DROP_HEAD = re.compile(rf"[\s,;:)]*(?:{_DROPS_AFTER})", re.IGNORECASE)
+# ``X -> Y`` drops X only for a Y of X's shape: ``OPS-1 -> OPS-2`` replaces a ticket, while
+# ``the value of POOL_MAX -> 6668`` sets a key, which stays current.
+_ARROW_HEAD = re.compile(r"[\s,;:)]*(?:->|→|=>)\s*[\"'`]?([\w./@:+-]+)")
 _FROM_TAIL = re.compile(r"\bfrom\s+\Z", re.IGNORECASE)  # *moved from X to Y*
 _TO_HEAD = re.compile(r"\s+(?:to|->|→)\s", re.IGNORECASE)
 _NOT_TAIL = re.compile(r"\bnot\s+(?:the\s+)?\Z", re.IGNORECASE)  # *is not X anymore*
 _ANYMORE_HEAD = re.compile(r"\s*,?\s*(?:anymore|any more|any longer)\b", re.IGNORECASE)
 _NO_MORE_TAIL = re.compile(r"\bno more\s+\Z", re.IGNORECASE)  # *no more X*
+#: git's title of a revert commit: what the quoted title set is undone (*Revert "Bump x to 2.1.0"*).
+_REVERT_TITLE = re.compile(r'\bRevert\s+"([^"\n]*)"')
+_COMMA_NOT_TAIL = re.compile(r"\w[,;]\s*not\s+(?:the\s+)?\Z", re.IGNORECASE)  # *Y, not X*
 _VALUE_CHAR = re.compile(r"[\w/.-]")
 _PATH_CHAR = re.compile(r"[\w/-]")
 _TAIL_REACH = 24  # past the spacing before a value: the longest tail word, and its boundary
@@ -1666,7 +1683,10 @@ def _tail_reach(text: str, start: int) -> int:
 def _declared_dropped(text: str, value: str) -> bool:
     """Whether one occurrence of ``value`` in ``text`` stands where ``declared_old`` reads a
     value declared no longer current."""
+    reverted = [m.span(1) for m in _REVERT_TITLE.finditer(text)]
     for start, end in _occurrences(text, value):
+        if any(a <= start and end <= b for a, b in reverted):
+            return True
         reach = _tail_reach(text, start)
         before_ok = start == 0 or not _VALUE_CHAR.match(text[start - 1])
         next_char = text[end : end + 1]
@@ -1674,24 +1694,54 @@ def _declared_dropped(text: str, value: str) -> bool:
             return True
         if before_ok and _DROP_HEAD.match(text, end):
             return True
+        arrow = _ARROW_HEAD.match(text, end) if before_ok else None
+        if arrow is not None and value_kind(arrow.group(1).rstrip(".,;:")) == value_kind(value):
+            return True
         if _FROM_TAIL.search(text, reach, start) and _TO_HEAD.match(text, end):
             return True
         if _NOT_TAIL.search(text, reach, start) and _ANYMORE_HEAD.match(text, end):
             return True
         if _NO_MORE_TAIL.search(text, reach, start):
             return True
+        if _COMMA_NOT_TAIL.search(text, reach, start) and not _PATH_CHAR.match(next_char):
+            return True
     return False
+
+
+def _loose_values(text: str, values: Sequence[str]) -> list[str]:
+    """Tokens of ``text`` shaped like values that ``values`` (its references) misses: a digit
+    or an inner separator (``lopulu.events.v6``, ``4190``, ``$13,200``). A text that declares
+    one dropped (*no longer lopulu.events.v6*, *4190 is dead*) names what it replaces, whatever
+    its shape."""
+    out: list[str] = []
+    for token in _TOKEN.findall(text):
+        token = token.rstrip(".,;:-")
+        if (
+            len(token) >= 3
+            and (any(c.isdigit() for c in token) or _INNER_SEPARATOR.search(token))
+            and not any(token in v or v in token for v in values)
+            and token not in out
+        ):
+            out.append(token)
+    return out
+
+
+_INNER_SEPARATOR = re.compile(r"\w[._/@#:]\w")
 
 
 def declared_old(text: str, values: Sequence[str]) -> list[str]:
     """The values ``text`` itself declares no longer current: right after *forget*, *instead
-    of*, *swap*, ... or right before *is cancelled*, *is dead*, an arrow. (Not after *not*:
-    *do not push X* forbids X, it does not replace it.)
+    of*, *swap*, *Y, not*, ... or right before *is cancelled*, *is dead*, an arrow to a value
+    of its shape. (Not after a bare *not*: *do not push X* forbids X, it does not replace it.)
 
     >>> declared_old("swap RGTX-42 for CA-97 pls", ["RGTX-42", "CA-97"])
     ['RGTX-42']
     >>> declared_old("OPS-1 is cancelled; ship OPS-2", ["OPS-1", "OPS-2"])
     ['OPS-1']
+    >>> declared_old("the port is 5433, not 5432", ["5433", "5432"])
+    ['5432']
+    >>> declared_old("the value of POOL_MAX -> 6668", ["POOL_MAX", "6668"])
+    []
     """
     out = [value for value in values if _declared_dropped(text, value)]
     if len(out) == len(values) and len(values) > 1:
@@ -2054,6 +2104,9 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
     # marked in older facts too (``_restale``).
     replaced_at: dict[str, int] = {}
     certain_at: dict[str, int] = {}
+    # The values a fact shows replaced in its own text (declared, or a replacement's ``(was X)``):
+    # named, they are marked in older facts even when short (``4190 is dead``).
+    declared: set[str] = set()
     # What the facts so far name as a setting's owner (``qualifiers``): two facts naming two
     # of them and none in common are about two things.
     entities: set[str] = set()
@@ -2063,16 +2116,19 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
 
     def replaced(values: Iterable[str], number: int, certain: bool = True) -> None:
         for value in values:
-            replaced_at[value] = number
-            if certain:
-                certain_at[value] = number
+            for form in _pinned_forms(value):
+                replaced_at[form] = number
+                if certain:
+                    certain_at[form] = number
 
     for number, fact in enumerate(facts):
         if fact.source == "user":
             keyed_users[fact.message] = keyed_users.get(fact.message, 0) + 1
         was = fact.was
         newest = fact
-        replaced((m.group(1) for m in _WAS_INLINE.finditer(fact.text)), number)
+        marked = [m.group(1) for m in _WAS_INLINE.finditer(fact.text)]
+        declared.update(marked)
+        replaced(marked, number)
         entities.update(qualifiers(fact.text))
         olds = [n for n in index.candidates(fact) if _replaces(fact, index.get(n), entities)]
         for name in fact.names:
@@ -2110,7 +2166,7 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             index.remove(other)
         index.add(number, replace(newest, was=was))
     users = frozenset(m for m, n in replaced_users.items() if n >= keyed_users.get(m, 0))
-    current = [_restale(n, index.facts[n], certain_at) for n in sorted(index.facts)]
+    current = [_restale(n, index.facts[n], certain_at, declared) for n in sorted(index.facts)]
     # A value stated again after it was replaced is current again.
     for number, row in zip(sorted(index.facts), current, strict=True):
         for value in _fact(row).values:
@@ -2119,7 +2175,26 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
     return current, users, frozenset(replaced_at)
 
 
-def _restale(number: int, row: _Row, replaced_at: Mapping[str, int]) -> _Row:
+#: A pin of a package or an image: ``name@1.2.3``, ``name==1.2.3``, ``image:1.4.2``.
+_PIN = re.compile(r"^[\w./-]+(?:@|==|:)(v?\d[\w.+-]*)$")
+
+
+def _pinned_forms(value: str) -> tuple[str, ...]:
+    """``value``, and the version it pins when it is a pin (``pkg@15.86.286``): a replaced pin
+    replaces its version wherever that is named alone (*Bump pkg to 15.86.286*).
+
+    >>> _pinned_forms("pkg@15.86.286"), _pinned_forms("OPS-1")
+    (('pkg@15.86.286', '15.86.286'), ('OPS-1',))
+    """
+    pin = _PIN.match(value)
+    if pin is None or not _distinctive(pin.group(1)):
+        return (value,)
+    return (value, pin.group(1))
+
+
+def _restale(
+    number: int, row: _Row, replaced_at: Mapping[str, int], declared: Collection[str] = ()
+) -> _Row:
     """``row`` (fact ``number``) with the values a newer fact replaced shown as replaced: a fact
     no later fact replaced by subject may still state a value that one replaced elsewhere (the
     prose that set it, beside the ``key = value`` line a diff replaced); a superseded value is
@@ -2131,7 +2206,7 @@ def _restale(number: int, row: _Row, replaced_at: Mapping[str, int]) -> _Row:
         v
         for v in named
         if _replaced_after(replaced_at, v) > number
-        and _distinctive(v)
+        and (_distinctive(v) or (v in declared and len(v) >= 3))
         and f"(was {v}" not in fact.text
     ]
     if not stale:
@@ -2151,8 +2226,17 @@ def _replaced_after(replaced_at: Mapping[str, int], value: str) -> int:
 
 
 def _distinctive(value: str) -> bool:
-    """Whether ``value`` names one thing wherever it stands: not a short number."""
-    return len(value) >= 5 and not re.fullmatch(r"[\d.,\s]+", value)
+    """Whether ``value`` names one thing wherever it stands: not a short number. A version of
+    three parts (``15.86.286``) or a number of five digits or more (a port, an id) is one.
+
+    >>> _distinctive("3"), _distinctive("2026"), _distinctive("15.86.286"), _distinctive("61334")
+    (False, False, True, True)
+    """
+    if len(value) < 5:
+        return False
+    if not re.fullmatch(r"[\d.,\s]+", value):
+        return True
+    return value.count(".") >= 2 or sum(c.isdigit() for c in value) >= 5
 
 
 # -- the ledger -----------------------------------------------------------------------------------
