@@ -1714,8 +1714,8 @@ def _loose_values(text: str, values: Sequence[str]) -> list[str]:
     one dropped (*no longer lopulu.events.v6*, *4190 is dead*) names what it replaces, whatever
     its shape."""
     out: list[str] = []
-    for token in _TOKEN.findall(text):
-        token = token.rstrip(".,;:-")
+    for found in _TOKEN.findall(text):
+        token = found.rstrip(".,;:-")
         if (
             len(token) >= 3
             and (any(c.isdigit() for c in token) or _INNER_SEPARATOR.search(token))
