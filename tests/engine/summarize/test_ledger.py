@@ -740,3 +740,80 @@ def test_two_dates_of_two_things_sharing_words_both_hold() -> None:
     new = "The search reindex lands by 2028-08-02 for the eu cluster."
     text = summary_of(old, new, "tool")
     assert "2028-07-09" in current(text) and "2028-08-02" in current(text), text
+
+
+@pytest.mark.parametrize("placement", ["user", "assistant", "tool"])
+@pytest.mark.parametrize(
+    ("old", "new", "gone", "kept"),
+    [
+        # a bare number a statement gives its key
+        (
+            "DRIT_PREFETCH=1179",
+            "For the record, the value of DRIT_PREFETCH is 4362.",
+            "1179",
+            "4362",
+        ),
+        # an arrow from a key to a number sets the key; the key stays, the old number goes
+        ("POOL_MAX = 5708", "agreed: the value of POOL_MAX -> 6668", "5708", "POOL_MAX"),
+        # a token declared dropped whatever its shape (no reference kind reads it)
+        (
+            "consumer subscribed to lopulu.events.v6 (group g-2)",
+            "The events topic is no longer lopulu.events.v6; it is nedur.events.v8.",
+            "lopulu.events.v6",
+            "nedur.events.v8",
+        ),
+        # git's title of a revert undoes what it names
+        (
+            '"todry-utils": "16.50.332",',
+            'Revert "Bump todry-utils to 16.50.332"\nThis reverts commit af2c0c3.',
+            "16.50.332",
+            "af2c0c3",
+        ),
+        # a ticket closed as a duplicate
+        (
+            "please pick up GRIV-32608 today",
+            "GRIV-32608 was closed as a duplicate of GRIV-94995. Track the work there.",
+            "GRIV-32608",
+            "GRIV-94995",
+        ),
+        # a decision's pick of a named thing, however worded
+        (
+            "Decision: ledger-sched jobs run on the arm64-drafan node pool.",
+            "We'll use highmem-brasisas for the ledger-sched node pool.",
+            "arm64-drafan",
+            "highmem-brasisas",
+        ),
+    ],
+)
+def test_a_correction_replaces_what_it_names_however_shaped(
+    old: str, new: str, gone: str, kept: str, placement: str
+) -> None:
+    text = summary_of(old, new, placement)
+    assert kept in current(text), text
+    assert gone not in current(text), text
+
+
+@pytest.mark.parametrize("placement", ["assistant", "tool"])
+@pytest.mark.parametrize(
+    ("first", "second", "values"),
+    [
+        # two picks for one thing, of two roles: both hold
+        (
+            "For billing-api we go with redis-cluster for caching sessions.",
+            "For billing-api we go with pg-primary for storing invoices.",
+            ("redis-cluster", "pg-primary"),
+        ),
+        # an arrow to a value of another shape replaces nothing
+        (
+            "owner of ingest-jobs -> @mara",
+            "INGEST_RETRIES -> 17 attempts",
+            ("@mara", "INGEST_RETRIES"),
+        ),
+    ],
+)
+def test_two_picks_or_arrows_of_two_roles_both_hold(
+    first: str, second: str, values: tuple[str, str], placement: str
+) -> None:
+    text = summary_of(first, second, placement)
+    for value in values:
+        assert value in current(text), text

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 
-__all__ = ["anchors", "changes_value", "lookup_keys", "related", "slots"]
+__all__ = ["anchors", "changes_value", "choices", "lookup_keys", "related", "slots"]
 
 #: A name with separators: ``gakar-scratch``, ``ingest/migrations/``, ``checkout-api.p99_ms``.
 _SEPARATED = re.compile(r"(?<![\w@#$%/.:-])[A-Za-z][A-Za-z0-9]*(?:[-_/.][A-Za-z0-9]+)+/?(?![\w-])")
@@ -46,6 +46,59 @@ _NOT_NAME_WORDS = (
 _NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
 #: The shortest separated name that anchors (shorter ones are words like ``a/b`` or ``v1.2``).
 MIN_ANCHOR = 5
+#: What a decision picks: the object of *use*, *go with*, *switch to*, *run on*, ... and the
+#: subject of *X won* (``kovelio``, ``highmem-brasisas``): a value, even as a plain word.
+_CHOICE = re.compile(
+    r"\b(?:use|using|go with|going with|went with|switch(?:ed|ing)? to|migrat(?:e|ed|ing) to|"
+    r"settled on|decided on|opt(?:ed)? for|picked|chose|choose|adopt(?:ed)?|stick with|"
+    r"stay(?:ing)? with|runs? on|running on|prefer)\s+(?:the\s+)?([A-Za-z][\w.@/+-]*\w)|"
+    r"\b([A-Za-z][\w.@/+-]*\w)\s+(?:won|wins|it is)\b",
+    re.IGNORECASE,
+)
+#: Words a decision verb may take that pick nothing (*use it*, *go with what we had*).
+_NOT_CHOICES = frozenset(
+    [
+        "a",
+        "an",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "them",
+        "what",
+        "which",
+        "our",
+        "your",
+        "their",
+        "his",
+        "her",
+        "my",
+        "same",
+        "one",
+        "other",
+        "another",
+        "both",
+        "either",
+        "something",
+        "anything",
+        "nothing",
+        "whatever",
+        "default",
+        "defaults",
+        "new",
+        "old",
+        "existing",
+        "current",
+        "latest",
+        "earlier",
+        "previous",
+        "first",
+        "second",
+        "last",
+    ]
+)
 
 
 def anchors(text: str) -> frozenset[str]:
@@ -90,7 +143,23 @@ def slots(text: str) -> dict[str, frozenset[str]]:
     people.update(w for w in _CAPITALISED.findall(rest) if w not in _NOT_NAMES)
     if people:
         out["person"] = frozenset(people)
+    picked = choices(text)
+    if picked:
+        out["choice"] = picked
     return out
+
+
+def choices(text: str) -> frozenset[str]:
+    """What ``text`` says a decision picks (lower case): the object of *use*, *go with*,
+    *switch to*, *run on*, ... and the subject of *X won*; a plain word or a name.
+
+    >>> sorted(choices("after the benchmark we go with bustysjs for seavus"))
+    ['bustysjs']
+    >>> sorted(choices("Use it as is; thokinflow won."))
+    ['thokinflow']
+    """
+    found = {(m.group(1) or m.group(2)).lower() for m in _CHOICE.finditer(text)}
+    return frozenset(c for c in found if len(c) >= 3 and c not in _NOT_CHOICES)
 
 
 def related(a: str, b: str) -> bool:
@@ -144,8 +213,10 @@ def changes_value(
     if not shared_new:
         return False
     shared_old = {b for b in old_names if any(related(a, b) for a in shared_new)}
-    own_new = {a for a in new_names if a in rare and a not in shared_new}
-    own_old = {b for b in old_names if b not in shared_old}
+    # A name a decision picks is the value said of the shared thing, not a second thing.
+    picked = {*new_slots.get("choice", ()), *old_slots.get("choice", ())}
+    own_new = {a for a in new_names if a in rare and a not in shared_new and a not in picked}
+    own_old = {b for b in old_names if b not in shared_old and b not in picked}
     if own_new and own_old:
         return False  # each names something the other does not: two things
     for shape, before in old_slots.items():

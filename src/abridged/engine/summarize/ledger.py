@@ -50,7 +50,13 @@ from typing import Final, Literal, TypeAlias, cast
 
 from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.core.tokens import estimate_text_tokens
-from abridged.engine.summarize.anchors import anchors, changes_value, lookup_keys, slots
+from abridged.engine.summarize.anchors import (
+    anchors,
+    changes_value,
+    choices,
+    lookup_keys,
+    slots,
+)
 from abridged.engine.summarize.fileops import shell_command
 from abridged.engine.summarize.inline_records import rewrite_records
 from abridged.engine.summarize.redact import redact
@@ -1989,9 +1995,31 @@ def _anchored_slot(
         old = index.get(number)
         if not _may_replace(fact, old) or _other_entities(fact, old, entities):
             continue
-        if changes_value(fact.names, mine, old.names, slots(old.text), rare):
-            return number
+        theirs = slots(old.text)
+        if not changes_value(fact.names, mine, old.names, theirs, rare):
+            continue
+        # Two picks for one thing may be for two roles (a cache and a store of billing-api):
+        # a changed pick alone replaces only when the two say what it is for in one word.
+        picked_only = not changes_value(
+            fact.names, _without_choice(mine), old.names, _without_choice(theirs), rare
+        )
+        if picked_only and not _shared_role(fact, old):
+            continue
+        return number
     return None
+
+
+def _without_choice(found: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    return {shape: values for shape, values in found.items() if shape != "choice"}
+
+
+def _shared_role(new: Fact, old: Fact) -> bool:
+    """Whether two facts share a word of what they talk about besides the names they state
+    and the picks they make (``node pool`` in *jobs run on the X node pool* and *use Y for
+    the node pool*)."""
+    named = " ".join([*new.names, *old.names, *choices(new.text), *choices(old.text)])
+    aside = _stems(re.findall(r"[a-z]{3,}", named.lower()))
+    return bool((_stems(_topic(new)) & _stems(_topic(old))) - aside)
 
 
 #: How many of the newest facts of a value's form a correction that names no old value is
