@@ -508,7 +508,7 @@ def _declared_old_by_one_pattern_per_value(text: str, values: list[str]) -> list
         # git's revert title: a value inside the quoted title of ``Revert "..."`` is undone
         revert = rf'\bRevert\s+"[^"\n]*(?={v})'
         titles = [m.span(1) for m in re.finditer(r'\bRevert\s+"([^"\n]*)"', text)]
-        reverted = any(
+        reverted = any(c.isdigit() for c in value) and any(
             a <= m.start() and m.start() + len(value) <= b
             for m in re.finditer(f"(?={v})", text, re.IGNORECASE)
             for a, b in titles
@@ -761,6 +761,13 @@ def test_two_dates_of_two_things_sharing_words_both_hold() -> None:
             "The events topic is no longer lopulu.events.v6; it is nedur.events.v8.",
             "lopulu.events.v6",
             "nedur.events.v8",
+        ),
+        # a plain hyphenated name the correction forgets
+        (
+            '{"org.platform.service":"nacre-ingest","org.platform.target_env":"perf-shadow"}',
+            "we are going back: the target env for nacre-ingest is uat-shadow. forget perf-shadow",
+            "perf-shadow",
+            "uat-shadow",
         ),
         # git's title of a revert undoes what it names
         (

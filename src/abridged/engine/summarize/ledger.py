@@ -1689,7 +1689,9 @@ def _tail_reach(text: str, start: int) -> int:
 def _declared_dropped(text: str, value: str) -> bool:
     """Whether one occurrence of ``value`` in ``text`` stands where ``declared_old`` reads a
     value declared no longer current."""
-    reverted = [m.span(1) for m in _REVERT_TITLE.finditer(text)]
+    # (what a revert undoes is the number it set, not the name of what it was set on)
+    numeric = any(c.isdigit() for c in value)
+    reverted = [m.span(1) for m in _REVERT_TITLE.finditer(text)] if numeric else []
     for start, end in _occurrences(text, value):
         if any(a <= start and end <= b for a, b in reverted):
             return True
@@ -1715,11 +1717,18 @@ def _declared_dropped(text: str, value: str) -> bool:
 
 
 def _loose_values(text: str, values: Sequence[str]) -> list[str]:
-    """Tokens of ``text`` shaped like values that ``values`` (its references) misses: a digit
-    or an inner separator (``lopulu.events.v6``, ``4190``, ``$13,200``). A text that declares
+    """Tokens of ``text`` shaped like values that ``values`` (its references) misses: a digit,
+    an inner separator or a hyphenated name (``lopulu.events.v6``, ``4190``, ``perf-shadow``;
+    not ``read-only``). A text that declares
     one dropped (*no longer lopulu.events.v6*, *4190 is dead*) names what it replaces, whatever
-    its shape."""
-    out: list[str] = []
+    its shape.
+
+    >>> _loose_values("forget perf-shadow and the read-only 4190 of a.b.v6, OPS-1", ["OPS-1"])
+    ['perf-shadow', '4190', 'a.b.v6']
+    """
+    out: list[str] = [
+        name for name in _kebab_names(text) if not any(name in v or v in name for v in values)
+    ]
     for found in _TOKEN.findall(text):
         token = found.rstrip(".,;:-")
         if (
