@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import select
+import shlex
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 
 from rich.markup import escape
@@ -105,6 +108,22 @@ def run_demo(*, port: int, window: str, max_output: str, latency: float) -> int:
     return OK
 
 
+def activate_hint() -> str | None:
+    """The command that puts this installation's ``abridged`` (and its ``python``) on a new
+    terminal's PATH, when it runs from a virtual environment (``make`` makes ``.venv``), else
+    ``None``. Relative to the working directory when it is under it, as a reader types it.
+
+    >>> activate_hint() is None or activate_hint().startswith(". ")
+    True
+    """
+    if sys.prefix == sys.base_prefix:
+        return None
+    script = Path(sys.prefix) / "bin" / "activate"
+    with contextlib.suppress(ValueError):
+        script = script.relative_to(Path.cwd())
+    return f". {shlex.quote(str(script))}"
+
+
 def _print_banner(commands: DemoCommands, window: int, max_output: int) -> None:
     out = stdout()
     out.print(
@@ -120,6 +139,13 @@ def _print_banner(commands: DemoCommands, window: int, max_output: int) -> None:
         highlight=False,
         soft_wrap=True,
     )
+    activate = activate_hint()
+    if activate:
+        out.print(
+            f"  (a new terminal does not have abridged on its PATH: first {activate})",
+            highlight=False,
+            soft_wrap=True,
+        )
     for title, lines in (
         ("the service and its page (then open http://127.0.0.1:8000)", [commands.serve]),
         ("the proxy, and an app talking to it", [commands.proxy, commands.proxy_client]),
