@@ -254,7 +254,7 @@ def test_notices_come_before_the_prompt_each_once_and_resume_tells_sessions_apar
 ) -> None:
     """Against the demo agent (which writes its own summaries): a background compaction's
     notices are shown before the next prompt, /compact's result once, and /resume lists each
-    session by the newest request its summary records."""
+    session by the newest request its summary records, the current one by its own."""
     from abridged.testing.demo_agent import demo_reply
 
     with ProviderServer(8_192, 2_048, replies=demo_reply, model="demo-agent") as srv:
@@ -272,7 +272,15 @@ def test_notices_come_before_the_prompt_each_once_and_resume_tells_sessions_apar
         listing = ANSI.sub("", _turn(child, "/resume"))
         gists = re.findall(r"#\d+ \w+ \(\w+\): (.+)", listing)
         assert len(gists) >= 3, listing
-        assert len(set(gists)) >= len(gists) - 1, gists  # the current one repeats its start
+        # every session told apart: the current one, which starts from the summary the one
+        # before it ended with, by what was asked in it (here nothing yet, after /compact)
+        assert len(set(gists)) == len(gists), gists
+        assert gists[-1].startswith("(nothing asked yet; starts from #"), gists
+        again = ANSI.sub("", _turn(child, "write long 8"))
+        assert "context ▕" in again
+        listing = ANSI.sub("", _turn(child, "/resume"))
+        current = re.search(r"\* #\d+ \w+ \(\w+\): (.+)", listing)
+        assert current is not None and current[1].strip() == "write long 8", listing
         child.sendline("/exit")
         child.expect(pexpect.EOF)
 

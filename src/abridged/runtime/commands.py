@@ -24,6 +24,7 @@ messages sent before it). Each command and its output are stored (``meta["kind"]
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -37,6 +38,7 @@ from abridged.store import SessionInfo, SessionTotals
 
 if TYPE_CHECKING:
     from abridged.runtime.conversation import Conversation
+    from abridged.store import Store
 
 __all__ = [
     "COMMANDS",
@@ -251,14 +253,53 @@ def session_gist(summary: str, max_chars: int = 80) -> str:
     return summary_title(summary, max_chars)
 
 
+def _clip(text: str, max_chars: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= max_chars else line[: max_chars - 1].rstrip() + "…"
+
+
+async def session_gists(
+    store: Store,
+    conversation_id: str,
+    sessions: Sequence[SessionInfo],
+    *,
+    owner: str | None = None,
+    max_chars: int = 80,
+) -> dict[str, str]:
+    """A line telling each session apart, by id, as ``/resume`` and the page list them: a
+    finished session's newest request its summary records (``session_gist``); the current one,
+    which starts from its predecessor's summary (the same text), by the newest request said in
+    it, else as starting from that summary. Reads the current context once, nothing more.
+    """
+    by_id = {s.id: s for s in sessions}
+    gists: dict[str, str] = {}
+    for s in sessions:
+        summary = s.final_summary or s.start_summary
+        gists[s.id] = session_gist(summary.text, max_chars) if summary is not None else ""
+    current = next((s for s in sessions if s.is_current and s.final_summary is None), None)
+    if current is None:
+        return gists
+    context = await store.load_context(conversation_id, owner=owner)
+    for stored in reversed(context.messages):
+        m = stored.message
+        asked = m.role == "user" and m.kind == "message" and not m.tool_results
+        if stored.session_id == current.id and asked and m.text.strip():
+            gists[current.id] = _clip(m.text, max_chars)
+            return gists
+    parent = by_id.get(current.parent_id or "")
+    if current.start_summary is not None and parent is not None:
+        gists[current.id] = f"(nothing asked yet; starts from #{parent.number}'s summary)"
+    return gists
+
+
 async def _resume(convo: Conversation, argument: str) -> str:
     store = convo.store
     sessions = await store.list_sessions(convo.id, owner=convo.owner)
     if not argument:
         lines = ["Sessions (/resume ID, number or search words):"]
+        gists = await session_gists(store, convo.id, sessions, owner=convo.owner)
         for s in sessions:
-            summary = s.final_summary or s.start_summary
-            title = session_gist(summary.text) if summary is not None else ""
+            title = gists.get(s.id, "")
             gist = f": {title}" if title else ""
             mark = "*" if s.is_current else " "
             lines.append(f" {mark} #{s.number} {s.id[:8]} ({s.reason}){gist}")
