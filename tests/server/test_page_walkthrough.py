@@ -1,0 +1,112 @@
+"""The page as a person first meets it, in Chromium, against the demo agent (``abridged demo``'s
+model: it reads records and writes long answers, and summarizes when asked): what a first visit
+says, a conversation through a background compaction (its card, the sessions panel and the ring
+following without a reload), the inspector on the call after it (pinned task, summary, kept
+tail), and the export. Screenshots in build/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import httpx
+
+from abridged.testing import ProviderServer
+from abridged.testing.demo_agent import demo_reply
+from tests.server.conftest import service_config, serving
+from tests.server.test_page import _shot, browser_page  # noqa: F401 (a fixture)
+
+
+def test_a_first_conversation_through_a_compaction_the_inspector_and_the_export(
+    browser_page: object,  # noqa: F811 (the fixture imported above)
+    provider: ProviderServer,
+    tmp_path: Path,
+) -> None:
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    provider.set_replies(demo_reply)
+    config = service_config(str(tmp_path / "walk.db"), provider, open_access=True)
+    with serving(config) as base:
+        page.goto(base + "/")
+        # a first visit says how to start, naming the model New will use
+        welcome = page.get_by_test_id("welcome")
+        expect(welcome).to_contain_text("Press New to start a conversation with gpt-test")
+        page.get_by_test_id("new-conversation").click()
+        expect(page.get_by_test_id("input")).to_be_enabled()
+        expect(welcome).to_have_count(0)
+        expect(page.get_by_test_id("session")).to_have_count(1)
+
+        # turns until a compaction ran (in the background, after a turn's stream): its card,
+        # a second session in the panel and the ring follow without a reload
+        asks = iter(
+            ["Find the records about invoices"]
+            + [f"Write a long essay, part {n}" for n in range(1, 12)]
+        )
+        for ask in asks:
+            page.get_by_test_id("input").fill(ask)
+            page.get_by_test_id("send").click()
+            expect(page.get_by_test_id("send")).to_be_enabled(timeout=60_000)
+            cid = page.evaluate("state.id")
+            if httpx.get(f"{base}/v1/conversations/{cid}/context").json()["compactions"]:
+                break
+        else:
+            raise AssertionError("no compaction in 12 turns")
+        expect(page.get_by_test_id("compaction")).to_have_count(1)
+        expect(page.get_by_test_id("session")).to_have_count(2)
+        context = httpx.get(f"{base}/v1/conversations/{cid}/context").json()
+        share = round(100 * context["tokens"]["total"] / context["window"])
+        expect(page.get_by_test_id("ring-label")).to_have_text(f"{share}%")
+
+        # the sessions panel tells them apart as the chat's /resume does: the finished one by
+        # the newest request its summary records, the current one by what was asked in it
+        page.get_by_test_id("input").fill("Search for the refunds")
+        page.get_by_test_id("send").click()
+        expect(page.get_by_test_id("send")).to_be_enabled(timeout=60_000)
+        sessions = page.get_by_test_id("session")
+        expect(sessions).to_have_count(2)
+        expect(sessions.last).to_have_text("#2 compaction · Search for the refunds")
+        expect(sessions.first).to_contain_text("#1 start · Write a long essay, part")
+        listed = httpx.get(f"{base}/v1/conversations/{cid}/sessions").json()
+        assert [s["gist"] for s in listed][-1] == "Search for the refunds"
+
+        # the inspector on the newest call: what it sent, part by part, the summary among it
+        page.get_by_test_id("inspect").click()
+        calls = page.get_by_test_id("call")
+        made = httpx.get(f"{base}/v1/conversations/{cid}/calls").json()
+        assert len(made) > 3  # the turns' calls (the summarizer's are not the conversation's)
+        expect(calls).to_have_count(len(made))
+        calls.last.click()
+        sent = page.get_by_test_id("sent-message")
+        expect(sent.first).to_have_attribute("data-section", "pinned")
+        expect(page.locator("[data-testid='sent-message'][data-section='summary']")).to_have_count(
+            1
+        )
+        expect(sent.last).to_have_attribute("data-section", "kept")
+        summary = page.locator("[data-testid='sent-message'][data-section='summary']")
+        summary.locator("summary").click()
+        expect(summary).to_contain_text("Find the records about invoices")
+        page.get_by_test_id("inspector").scroll_into_view_if_needed()
+        _shot(page, "page-conversation-with-compaction-and-inspector")
+        page.get_by_test_id("inspect").click()  # closed again: the timeline with its card
+        page.get_by_test_id("compaction").locator("summary").click()
+        page.get_by_test_id("compaction").scroll_into_view_if_needed()
+        page.screenshot(path=str(_screenshots() / "page-compaction-card.png"))
+
+        # the export: a JSON file of everything said, the compacted part too
+        with page.expect_download() as download:
+            page.get_by_test_id("export").click()
+        exported = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+        texts = json.dumps(exported)
+        assert "Find the records about invoices" in texts and "Search for the refunds" in texts
+        expect(page.get_by_test_id("command-result").last).to_contain_text(
+            re.compile(r"Exported to conversation-\w+\.json")
+        )
+
+
+def _screenshots() -> Path:
+    from tests.server.test_page import SCREENSHOTS
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
