@@ -14,7 +14,7 @@ import httpx
 
 from abridged.testing import ProviderServer
 from abridged.testing.demo_agent import demo_reply
-from tests.server.conftest import service_config, serving
+from tests.server.conftest import free_port, service_config, serving
 from tests.server.test_page import _shot, browser_page  # noqa: F401 (a fixture)
 
 
@@ -110,3 +110,39 @@ def _screenshots() -> Path:
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+def test_a_provider_that_refuses_the_connection_is_said_where_the_turn_failed(
+    browser_page: object,  # noqa: F811 (the fixture imported above)
+    provider: ProviderServer,
+    tmp_path: Path,
+) -> None:
+    """The model's server is not running (a closed port): the turn's place in the timeline
+    says the connection was refused (not a time-out), and says so after the timeline is drawn
+    again from the store."""
+    from playwright.sync_api import Page, expect
+
+    page: Page = browser_page  # type: ignore[assignment]
+    closed = free_port()  # nothing listens there
+    model = f"http://127.0.0.1:{closed}/v1#gpt-test"
+    config = service_config(
+        str(tmp_path / "refused.db"), provider, open_access=True, models=(model,)
+    )
+    with serving(config) as base:
+        page.goto(base + "/")
+        page.get_by_test_id("new-conversation").click()
+        expect(page.get_by_test_id("input")).to_be_enabled()
+        page.get_by_test_id("input").fill("Is anyone there?")
+        page.get_by_test_id("send").click()
+        error = page.locator(".event.error")
+        expect(error).to_contain_text("could not connect", timeout=60_000)
+        expect(error).to_contain_text("ConnectionRefusedError")
+        expect(error).not_to_contain_text("timed out")
+        expect(page.get_by_test_id("send")).to_be_enabled()
+        # the failed turn's message stays, the error right after it
+        expect(page.get_by_test_id("message").last).to_contain_text("Is anyone there?")
+        items = page.locator("#timeline > li")
+        expect(items.last).to_contain_text("could not connect")
+        expect(items.nth(-2)).to_contain_text("Is anyone there?")
+        _shot(page, "page-provider-refused")
+    assert provider.requests == []
