@@ -104,6 +104,38 @@ def test_a_first_conversation_through_a_compaction_the_inspector_and_the_export(
             re.compile(r"Exported to conversation-\w+\.json")
         )
 
+        # Compact: the engine's dry run first (the summary it would make, not the ceiling);
+        # the model summarizes this conversation, so the page says the size is an estimate
+        page.get_by_test_id("compact").click()
+        expect(page.get_by_test_id("compact-panel")).to_be_visible()
+        expect(page.get_by_test_id("compact-text")).to_contain_text("the model writes its own")
+        _shot(page, "page-compaction-preview")
+        page.get_by_test_id("compact-cancel").click()
+        # with the extractive summarizer (Settings), the compaction is the one promised
+        page.get_by_test_id("toggle-settings").click()
+        page.locator("#settings-form select[name=summarizer]").select_option("extractive")
+        page.get_by_test_id("save-settings").click()
+        expect(page.get_by_test_id("settings")).to_be_hidden()
+        cards = page.get_by_test_id("compaction")
+        made = cards.count()
+        page.get_by_test_id("compact").click()
+        expect(page.get_by_test_id("compact-panel")).to_be_visible()
+        expect(page.get_by_test_id("compact-text")).not_to_contain_text("writes its own")
+        total = page.get_by_test_id("compact-table").locator("tr", has_text="total")
+        promised = _tokens(total.locator("td").nth(2).text_content() or "")
+        page.get_by_test_id("compact-confirm").click()
+        expect(cards).to_have_count(made + 1)
+        card = cards.last.locator("summary").text_content() or ""
+        assert "(manual)" in card, card
+        got = _tokens(card.split("→")[1].split("(")[0])
+        assert abs(promised - got) <= max(100, promised // 10), (promised, got, card)
+
+
+def _tokens(shown: str) -> int:
+    """A size as the page prints it ("2.3k" = 2.3 x 1,024, "807") in tokens."""
+    text = shown.strip()
+    return round(float(text[:-1]) * 1024) if text.endswith("k") else int(text)
+
 
 def _screenshots() -> Path:
     from tests.server.test_page import SCREENSHOTS

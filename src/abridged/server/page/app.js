@@ -687,7 +687,10 @@ async function compactPreview(focus) {
     ? "Nothing to compact: " + (data.detail || "")
     : (data.needs_confirm
       ? "This summarizes away " + share + "% of the context. Confirm to go ahead."
-      : "About " + share + "% of the context will be summarized.");
+      : "About " + share + "% of the context will be summarized.") +
+    (data.after_estimated
+      ? " \"After\" holds the extractive summary made now: the model writes its own, under the same ceiling, so the result can differ."
+      : "");
   $("compact-confirm").disabled = data.action === "nothing";
   $("compact-confirm").dataset.confirm = data.needs_confirm ? "1" : "";
 }
