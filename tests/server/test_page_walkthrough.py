@@ -78,6 +78,8 @@ def test_a_first_conversation_through_a_compaction_the_inspector_and_the_export(
         assert len(made) > 3  # the turns' calls (the summarizer's are not the conversation's)
         expect(calls).to_have_count(len(made))
         calls.last.click()
+        # what it sent is brought into view (below the table, in the panel's own scroll)
+        expect(page.get_by_test_id("call-detail").locator("h2")).to_be_in_viewport(ratio=1)
         sent = page.get_by_test_id("sent-message")
         expect(sent.first).to_have_attribute("data-section", "pinned")
         expect(page.locator("[data-testid='sent-message'][data-section='summary']")).to_have_count(

@@ -811,6 +811,9 @@ async function showCall(index) {
     item.append(el("pre", null, [m.text].concat(calls, results).filter(Boolean).join("\n")));
     box.append(item);
   }
+  // the detail is below the table, inside the panel's own scroll: bring its heading up
+  const panel = $("inspector");
+  panel.scrollTop += box.getBoundingClientRect().top - panel.getBoundingClientRect().top - 8;
 }
 
 // -- replay ----------------------------------------------------------------------------------
