@@ -23,7 +23,7 @@ def test_a_first_conversation_through_a_compaction_the_inspector_and_the_export(
     provider: ProviderServer,
     tmp_path: Path,
 ) -> None:
-    from playwright.sync_api import Page, expect
+    from playwright.sync_api import Page, Route, expect
 
     page: Page = browser_page  # type: ignore[assignment]
     provider.set_replies(demo_reply)
@@ -114,8 +114,24 @@ def test_a_first_conversation_through_a_compaction_the_inspector_and_the_export(
         _shot(page, "page-compaction-preview")
         page.get_by_test_id("compact-cancel").click()
         # with the extractive summarizer (Settings), the compaction is the one promised
+        # (the form takes no change before the stored settings are in: the test holds them)
+        held: list[Route] = []
+        page.route(
+            "**/v1/conversations/*/settings",
+            lambda route: (
+                held.append(route) if route.request.method == "GET" else route.continue_()
+            ),
+        )
         page.get_by_test_id("toggle-settings").click()
-        page.locator("#settings-form select[name=summarizer]").select_option("extractive")
+        while not held:  # waits for the request, bounds nothing
+            page.wait_for_timeout(20)
+        summarizer = page.locator("#settings-form select[name=summarizer]")
+        expect(summarizer).to_be_disabled()
+        expect(page.get_by_test_id("save-settings")).to_be_disabled()
+        held[0].continue_()
+        page.unroute("**/v1/conversations/*/settings")
+        expect(summarizer).to_have_value("model")
+        summarizer.select_option("extractive")
         page.get_by_test_id("save-settings").click()
         expect(page.get_by_test_id("settings")).to_be_hidden()
         cards = page.get_by_test_id("compaction")

@@ -724,16 +724,23 @@ async function toggleSettings() {
   const panel = $("settings");
   panel.hidden = !panel.hidden;
   if (panel.hidden) return;
-  const { data } = await api("GET", "/v1/conversations/" + state.id + "/settings");
   const form = $("settings-form");
-  form.auto_compact.checked = data.auto_compact;
-  form.prune.checked = data.prune;
-  form.trigger.value = data.trigger;
-  form.target.value = data.target;
-  form.summarizer.value = data.summarizer;
-  const conv = await api("GET", "/v1/conversations/" + state.id);
-  form.system.value = conv.data.system || "";
-  $("settings-error").textContent = "";
+  // nothing can be changed or saved before the stored values are in: a choice made earlier
+  // was overwritten by them, and a save sent the empty fields (a trigger of 0, refused)
+  for (const field of form.elements) field.disabled = true;
+  try {
+    const { data } = await api("GET", "/v1/conversations/" + state.id + "/settings");
+    form.auto_compact.checked = data.auto_compact;
+    form.prune.checked = data.prune;
+    form.trigger.value = data.trigger;
+    form.target.value = data.target;
+    form.summarizer.value = data.summarizer;
+    const conv = await api("GET", "/v1/conversations/" + state.id);
+    form.system.value = conv.data.system || "";
+    $("settings-error").textContent = "";
+  } finally {
+    for (const field of form.elements) field.disabled = false;
+  }
 }
 
 async function saveSettings(event) {
