@@ -278,7 +278,7 @@ def test_notices_come_before_the_prompt_each_once_and_resume_tells_sessions_apar
         # every session told apart: the current one, which starts from the summary the one
         # before it ended with, by what was asked in it (here nothing yet, after /compact)
         assert len(set(gists)) == len(gists), gists
-        assert gists[-1].startswith("(nothing asked yet; starts from #"), gists
+        assert gists[-1].startswith("(no request yet; starts from #"), gists
         again = ANSI.sub("", _turn(child, "write long 8"))
         assert "context ▕" in again
         listing = ANSI.sub("", _turn(child, "/resume"))

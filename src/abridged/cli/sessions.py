@@ -236,7 +236,7 @@ def run_show(
 
         conv, session = await _find(s, ident, owner)
         sessions = await s.list_sessions(conv.id)
-        gists = await session_gists(s, conv.id, sessions, owner=conv.owner)
+        gists = await session_gists(s, conv.id, sessions)
         return conv, session, sessions, await s.compactions(conv.id), gists
 
     try:

@@ -263,32 +263,27 @@ async def session_gists(
     conversation_id: str,
     sessions: Sequence[SessionInfo],
     *,
-    owner: str | None = None,
     max_chars: int = 80,
 ) -> dict[str, str]:
-    """A line telling each session apart, by id, as ``/resume`` and the page list them: a
-    finished session's newest request its summary records (``session_gist``); the current one,
-    which starts from its predecessor's summary (the same text), by the newest request said in
-    it, else as starting from that summary. Reads the current context once, nothing more.
+    """A line telling each session apart, by id, as ``/resume`` and the page list them: the
+    newest request said in it (``Store.newest_requests``); for one with none, the newest
+    request its summary records (``session_gist``), or, for a session that starts from its
+    predecessor's summary and holds nothing yet, that it does. Sessions share summaries (a
+    compaction's new session starts from the one its predecessor ended with, and a summary
+    need not record the requests of the kept tail), so a summary alone told them apart badly.
     """
     by_id = {s.id: s for s in sessions}
+    asked = await store.newest_requests(conversation_id, [s.id for s in sessions])
     gists: dict[str, str] = {}
     for s in sessions:
         summary = s.final_summary or s.start_summary
-        gists[s.id] = session_gist(summary.text, max_chars) if summary is not None else ""
-    current = next((s for s in sessions if s.is_current and s.final_summary is None), None)
-    if current is None:
-        return gists
-    context = await store.load_context(conversation_id, owner=owner)
-    for stored in reversed(context.messages):
-        m = stored.message
-        asked = m.role == "user" and m.kind == "message" and not m.tool_results
-        if stored.session_id == current.id and asked and m.text.strip():
-            gists[current.id] = _clip(m.text, max_chars)
-            return gists
-    parent = by_id.get(current.parent_id or "")
-    if current.start_summary is not None and parent is not None:
-        gists[current.id] = f"(nothing asked yet; starts from #{parent.number}'s summary)"
+        if s.id in asked:
+            gists[s.id] = _clip(asked[s.id], max_chars)
+        elif s.final_summary is None and s.start_summary is not None and s.parent_id in by_id:
+            parent = by_id[s.parent_id]
+            gists[s.id] = f"(no request yet; starts from #{parent.number}'s summary)"
+        else:
+            gists[s.id] = session_gist(summary.text, max_chars) if summary is not None else ""
     return gists
 
 
@@ -297,7 +292,7 @@ async def _resume(convo: Conversation, argument: str) -> str:
     sessions = await store.list_sessions(convo.id, owner=convo.owner)
     if not argument:
         lines = ["Sessions (/resume ID, number or search words):"]
-        gists = await session_gists(store, convo.id, sessions, owner=convo.owner)
+        gists = await session_gists(store, convo.id, sessions)
         for s in sessions:
             title = gists.get(s.id, "")
             gist = f": {title}" if title else ""

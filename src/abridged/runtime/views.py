@@ -89,7 +89,8 @@ class SummaryView(BaseModel):
 class SessionView(BaseModel):
     """A session of a conversation: why it started, where its context starts, its summaries
     (``summary``: the final one, else the one it started from), ``gist`` (the line that tells
-    it apart, as ``/resume`` lists it: ``runtime.commands.session_gists``) and totals."""
+    it apart, as ``/resume`` lists it: ``runtime.commands.session_gists``; empty where not
+    computed) and totals."""
 
     id: str
     number: int

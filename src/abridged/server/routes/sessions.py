@@ -30,7 +30,7 @@ async def list_sessions(conversation_id: ConversationKey, tenant: Tenant, svc: S
     """Every session of the conversation, oldest first, each with the line that tells it apart
     (``gist``: as the chat's ``/resume`` lists it)."""
     sessions = await svc.store.list_sessions(conversation_id, owner=tenant)
-    gists = await session_gists(svc.store, conversation_id, sessions, owner=tenant)
+    gists = await session_gists(svc.store, conversation_id, sessions)
     return [session_out(s, gists.get(s.id, "")) for s in sessions]
 
 
