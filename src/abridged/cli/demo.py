@@ -111,17 +111,14 @@ def run_demo(*, port: int, window: str, max_output: str, latency: float) -> int:
 def activate_hint() -> str | None:
     """The command that puts this installation's ``abridged`` (and its ``python``) on a new
     terminal's PATH, when it runs from a virtual environment (``make`` makes ``.venv``), else
-    ``None``. Relative to the working directory when it is under it, as a reader types it.
+    ``None``. An absolute path: a new terminal starts in another directory.
 
     >>> activate_hint() is None or activate_hint().startswith(". ")
     True
     """
     if sys.prefix == sys.base_prefix:
         return None
-    script = Path(sys.prefix) / "bin" / "activate"
-    with contextlib.suppress(ValueError):
-        script = script.relative_to(Path.cwd())
-    return f". {shlex.quote(str(script))}"
+    return f". {shlex.quote(str(Path(sys.prefix).resolve() / 'bin' / 'activate'))}"
 
 
 def _print_banner(commands: DemoCommands, window: int, max_output: int) -> None:
