@@ -193,3 +193,19 @@ def test_the_long_running_examples_start(prefix: str, page: str, tmp_path: Path)
         proc.wait(timeout=30)
     # uvicorn shuts down gracefully, then re-raises the signal it caught
     assert proc.returncode in (0, -signal.SIGTERM), proc.communicate()[1]
+
+
+def test_the_quick_starts_are_the_commands_the_demo_prints() -> None:
+    """The README's serve, proxy and chat lines are the demo's own (``tests/cli/test_demo.py``
+    runs those against it), and the block says how a new terminal finds ``abridged``."""
+    from abridged.cli.demo import demo_commands
+
+    printed = demo_commands(8300)
+    for prefix, command in (
+        ("abridged serve ", printed.serve),
+        ("abridged proxy ", printed.proxy),
+        ("abridged chat ", printed.chat),
+    ):
+        assert _bash_line(prefix) == shlex.split(command)
+    block = next(code for lang, code in BLOCKS if lang == "bash" and "abridged demo" in code)
+    assert block.splitlines()[0].startswith(". .venv/bin/activate")

@@ -80,6 +80,8 @@ def _printed_commands(log: Path) -> dict[str, str]:
                 commands[name] = text
         if text.startswith("python -c"):
             commands["client"] = text
+        if "first . " in text:
+            commands["activate"] = text.split("first ", 1)[1].rstrip(")")
     return commands
 
 
@@ -102,9 +104,18 @@ def demo(tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
 
 def test_the_demo_prints_the_three_commands_for_its_port(demo: tuple[int, dict[str, str]]) -> None:
     port, commands = demo
-    assert set(commands) == {"serve", "proxy", "client", "chat"}
+    assert {"serve", "proxy", "client", "chat"} <= set(commands)
     for name in ("serve", "proxy", "chat"):
         assert f"127.0.0.1:{port}" in commands[name]
+    # run from a virtual environment (make's .venv), it says how a new terminal gets abridged
+    # on its PATH: without it, `abridged serve` in another terminal is "command not found"
+    if sys.prefix != sys.base_prefix:
+        script = Path(commands["activate"].removeprefix(". "))
+        assert script.is_absolute()  # a new terminal starts elsewhere
+        assert script.resolve() == Path(sys.prefix, "bin", "activate").resolve()
+        assert {"serve", "proxy", "client", "chat", "activate"} == set(commands)
+    else:
+        assert "activate" not in commands
 
 
 def test_chat_as_printed_runs_the_agent_with_its_tools(

@@ -55,6 +55,8 @@ def test_show_a_conversation_and_a_session(replayed: tuple[Path, dict[str, Any]]
     assert first["reason"] == "start" and second["reason"] == "compaction"
     assert second["parent_id"] == first["id"] and second["current"]
     assert first["final_summary"]["text"] == second["start_summary"]["text"]
+    # each told apart as the chat's /resume lists them, though they share that summary
+    assert first["gist"] and second["gist"] and first["gist"] != second["gist"]
     (compaction,) = data["compactions"]
     assert compaction["child_session_id"] == second["id"]
     assert compaction["tokens_after"] < compaction["tokens_before"]

@@ -114,6 +114,8 @@ def test_compaction_dry_run_confirmation_and_prune(service: RunningService) -> N
     preview = dry.json()
     assert preview["dry_run"] and preview["action"] == "summarize"
     assert preview["after"]["total"] < preview["before"]["total"]
+    # the conversation's model writes its summaries: the preview's is the extractive one's
+    assert preview["after_estimated"] is True
     assert (_stored(client, cid), client.get(f"/v1/conversations/{cid}/context").json()) == before
     if preview["needs_confirm"]:
         refused = client.post(f"/v1/conversations/{cid}/compact", json={})
@@ -124,6 +126,7 @@ def test_compaction_dry_run_confirmation_and_prune(service: RunningService) -> N
     done = client.post(f"/v1/conversations/{cid}/compact", json={"confirm": True})
     assert done.status_code == 200, done.text
     assert done.json()["action"] == "compacted" and done.json()["summary"]
+    assert done.json()["after_estimated"] is False  # what it did, measured
     # the preview made the summary it promised (here the model's reply is no summary, so the
     # extractive one is used for real too): within a tenth, not the ceiling
     promised, got = preview["after"]["total"], done.json()["after"]["total"]

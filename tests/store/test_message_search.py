@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from abridged.core.model import Message
+from abridged.core.model import Message, Text, ToolCall, ToolResult
 from abridged.store import Store
 from abridged.store.search import snippet
 
@@ -75,3 +75,39 @@ def test_a_snippet_is_bounded_and_shows_the_word(words: list[str], word: str, wi
     assert len(body) <= width
     if len(word) <= width:
         assert word in body
+
+
+async def test_the_newest_request_of_each_session(store: Store) -> None:
+    """What the user last asked in each session: not a slash command or its output, not a tool
+    result, the newest version of an edited message; a session with none is left out."""
+    convo = await store.create_conversation(owner="acme")
+    (first,) = await store.list_sessions(convo.id, owner="acme")
+    await store.append_many(
+        convo.id,
+        [
+            Message.user("Plan the garden"),
+            Message.assistant("Planned."),
+            Message.user("Now order the seeds"),
+            Message.assistant(tool_calls=[ToolCall("c1", "order", '{"what": "seeds"}')]),
+            # a tool result in a user message, as Anthropic's API sends it
+            Message("user", (ToolResult("c1", "order", (Text("ordered"),), False),)),
+            Message.user("/status", meta={"kind": "command"}),
+            Message.assistant("Context: 1k", meta={"kind": "command_output"}),
+        ],
+        owner="acme",
+    )
+    second = await store.new_session(convo.id, reason="clear", owner="acme")
+    third_convo = await store.create_conversation(owner="acme")
+    await store.append(third_convo.id, Message.user("Elsewhere"), owner="acme")
+    assert await store.newest_requests(convo.id, [first.id, second.id]) == {
+        first.id: "Now order the seeds"
+    }
+    await store.append(convo.id, Message.user("Water the roses"), owner="acme")
+    assert await store.newest_requests(convo.id, [first.id, second.id]) == {
+        first.id: "Now order the seeds",
+        second.id: "Water the roses",
+    }
+    await store.edit_message(convo.id, 3, Message.user("Now order the bulbs"), owner="acme")
+    assert (await store.newest_requests(convo.id, [first.id]))[first.id] == "Now order the bulbs"
+    # another conversation's session is not this one's
+    assert await store.newest_requests(third_convo.id, [first.id]) == {}

@@ -159,6 +159,8 @@ class _Chat:
         self.shown.append(event)
         if not self._visible(event):
             return
+        if self.streaming and str(getattr(event, "text", "")).startswith("Aborted"):
+            return  # the turn's end says it: "reply aborted (what arrived is kept)", once
         kind = getattr(event, "kind", "")
         style = {"notice": "yellow", "retrying": "yellow"}.get(kind, "dim")
         self.turn_notices.append(event.text)

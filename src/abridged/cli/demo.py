@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import select
+import shlex
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 
 from rich.markup import escape
@@ -105,6 +108,19 @@ def run_demo(*, port: int, window: str, max_output: str, latency: float) -> int:
     return OK
 
 
+def activate_hint() -> str | None:
+    """The command that puts this installation's ``abridged`` (and its ``python``) on a new
+    terminal's PATH, when it runs from a virtual environment (``make`` makes ``.venv``), else
+    ``None``. An absolute path: a new terminal starts in another directory.
+
+    >>> activate_hint() is None or activate_hint().startswith(". ")
+    True
+    """
+    if sys.prefix == sys.base_prefix:
+        return None
+    return f". {shlex.quote(str(Path(sys.prefix).resolve() / 'bin' / 'activate'))}"
+
+
 def _print_banner(commands: DemoCommands, window: int, max_output: int) -> None:
     out = stdout()
     out.print(
@@ -120,6 +136,13 @@ def _print_banner(commands: DemoCommands, window: int, max_output: int) -> None:
         highlight=False,
         soft_wrap=True,
     )
+    activate = activate_hint()
+    if activate:
+        out.print(
+            f"  (a new terminal does not have abridged on its PATH: first {activate})",
+            highlight=False,
+            soft_wrap=True,
+        )
     for title, lines in (
         ("the service and its page (then open http://127.0.0.1:8000)", [commands.serve]),
         ("the proxy, and an app talking to it", [commands.proxy, commands.proxy_client]),

@@ -229,12 +229,18 @@ def run_show(
     """``sessions show ID``."""
     store = _Db(db)
 
-    async def body(s: Store) -> tuple[ConversationInfo, str | None, list[SessionInfo], Any]:
+    async def body(
+        s: Store,
+    ) -> tuple[ConversationInfo, str | None, list[SessionInfo], Any, dict[str, str]]:
+        from abridged.runtime.commands import session_gists  # noqa: PLC0415
+
         conv, session = await _find(s, ident, owner)
-        return conv, session, await s.list_sessions(conv.id), await s.compactions(conv.id)
+        sessions = await s.list_sessions(conv.id)
+        gists = await session_gists(s, conv.id, sessions)
+        return conv, session, sessions, await s.compactions(conv.id), gists
 
     try:
-        conv, session_id, sessions, compactions = store.run(body)
+        conv, session_id, sessions, compactions, gists = store.run(body)
     except CliError as exc:
         return fail(exc)
     except AbridgedError as exc:
@@ -248,7 +254,10 @@ def run_show(
 
         out = {
             "conversation": _conversation(conv),
-            "sessions": [SessionView.of(s).model_dump(mode="json") for s in sessions_shown],
+            "sessions": [
+                SessionView.of(s, gists.get(s.id, "")).model_dump(mode="json")
+                for s in sessions_shown
+            ],
             "totals": _totals(sessions).model_dump(mode="json"),
             "compactions": [CompactionView.of(c).model_dump(mode="json") for c in compactions],
         }

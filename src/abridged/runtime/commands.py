@@ -24,6 +24,7 @@ messages sent before it). Each command and its output are stored (``meta["kind"]
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -37,6 +38,7 @@ from abridged.store import SessionInfo, SessionTotals
 
 if TYPE_CHECKING:
     from abridged.runtime.conversation import Conversation
+    from abridged.store import Store
 
 __all__ = [
     "COMMANDS",
@@ -251,14 +253,48 @@ def session_gist(summary: str, max_chars: int = 80) -> str:
     return summary_title(summary, max_chars)
 
 
+def _clip(text: str, max_chars: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= max_chars else line[: max_chars - 1].rstrip() + "…"
+
+
+async def session_gists(
+    store: Store,
+    conversation_id: str,
+    sessions: Sequence[SessionInfo],
+    *,
+    max_chars: int = 80,
+) -> dict[str, str]:
+    """A line telling each session apart, by id, as ``/resume`` and the page list them: the
+    newest request said in it (``Store.newest_requests``); for one with none, the newest
+    request its summary records (``session_gist``), or, for a session that starts from its
+    predecessor's summary and holds nothing yet, that it does. Sessions share summaries (a
+    compaction's new session starts from the one its predecessor ended with, and a summary
+    need not record the requests of the kept tail), so a summary alone told them apart badly.
+    """
+    by_id = {s.id: s for s in sessions}
+    asked = await store.newest_requests(conversation_id, [s.id for s in sessions])
+    gists: dict[str, str] = {}
+    for s in sessions:
+        summary = s.final_summary or s.start_summary
+        if s.id in asked:
+            gists[s.id] = _clip(asked[s.id], max_chars)
+        elif s.final_summary is None and s.start_summary is not None and s.parent_id in by_id:
+            parent = by_id[s.parent_id]
+            gists[s.id] = f"(no request yet; starts from #{parent.number}'s summary)"
+        else:
+            gists[s.id] = session_gist(summary.text, max_chars) if summary is not None else ""
+    return gists
+
+
 async def _resume(convo: Conversation, argument: str) -> str:
     store = convo.store
     sessions = await store.list_sessions(convo.id, owner=convo.owner)
     if not argument:
         lines = ["Sessions (/resume ID, number or search words):"]
+        gists = await session_gists(store, convo.id, sessions)
         for s in sessions:
-            summary = s.final_summary or s.start_summary
-            title = session_gist(summary.text) if summary is not None else ""
+            title = gists.get(s.id, "")
             gist = f": {title}" if title else ""
             mark = "*" if s.is_current else " "
             lines.append(f" {mark} #{s.number} {s.id[:8]} ({s.reason}){gist}")

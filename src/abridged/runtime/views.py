@@ -88,7 +88,9 @@ class SummaryView(BaseModel):
 
 class SessionView(BaseModel):
     """A session of a conversation: why it started, where its context starts, its summaries
-    (``summary``: the final one, else the one it started from) and totals."""
+    (``summary``: the final one, else the one it started from), ``gist`` (the line that tells
+    it apart, as ``/resume`` lists it: ``runtime.commands.session_gists``; empty where not
+    computed) and totals."""
 
     id: str
     number: int
@@ -103,13 +105,14 @@ class SessionView(BaseModel):
     start_summary: SummaryView | None
     final_summary: SummaryView | None
     summary: str | None
+    gist: str = ""
     messages: int
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int
 
     @classmethod
-    def of(cls, info: SessionInfo) -> SessionView:
+    def of(cls, info: SessionInfo, gist: str = "") -> SessionView:
         """The view of a stored session."""
         summary = info.final_summary or info.start_summary
         totals = info.totals or SessionTotals()
@@ -127,6 +130,7 @@ class SessionView(BaseModel):
             start_summary=SummaryView.of(info.start_summary),
             final_summary=SummaryView.of(info.final_summary),
             summary=summary.text if summary is not None else None,
+            gist=gist,
             messages=totals.messages,
             input_tokens=totals.input,
             output_tokens=totals.output,

@@ -161,13 +161,17 @@ class CompactRequest(_Strict):
 
 
 class CompactResponse(BaseModel):
-    """What a compaction did (or, in a dry run, would do)."""
+    """What a compaction did (or, in a dry run, would do). A dry run's ``after`` holds the
+    summary the extractive summarizer makes now; ``after_estimated`` is true when the
+    conversation's model writes the summary instead (held to the same ceiling, its size can
+    differ)."""
 
     dry_run: bool
     action: str
     detail: str | None = None
     before: Breakdown
     after: Breakdown
+    after_estimated: bool = False
     share_removed: float
     needs_confirm: bool
     summary: str | None = None

@@ -4,6 +4,7 @@ over the text of stored messages (every word of the query, case-insensitive)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -222,6 +223,40 @@ class MessageSearchOps(SearchOps):
                     break
                 offset += batch
         return hits
+
+    async def newest_requests(
+        self, conversation_id: str, session_ids: Sequence[str], *, scan: int = 12
+    ) -> dict[str, str]:
+        """The text of the newest message the user wrote in each of ``session_ids`` (not a
+        slash command or its output, not a tool result), by session id; a session with none
+        is left out. At most ``scan`` of a session's user rows are read, newest first (the
+        ``(session_id, seq)`` index), the newest version of an edited one."""
+        await self.open()
+        found: dict[str, str] = {}
+        async with transaction(self._engine, "read", operation="newest_requests") as conn:
+            for sid in session_ids:
+                stmt = (
+                    select(*codec.columns(messages))
+                    .where(messages.c.conversation_id == conversation_id)
+                    .where(messages.c.session_id == sid)
+                    .where(messages.c.role == "user")
+                    .where(messages.c.seq.is_not(None))
+                    .order_by(messages.c.seq.desc(), messages.c.version.desc())
+                    .limit(scan)
+                )
+                seen: set[int] = set()
+                for row in (await conn.execute(stmt)).mappings().all():
+                    if row["seq"] in seen:
+                        continue  # an older version of a message already looked at
+                    seen.add(row["seq"])
+                    try:
+                        m = codec.stored_message(row).message
+                    except CorruptRowError:
+                        continue  # left out here; reading the conversation reports it
+                    if m.kind == "message" and not m.tool_results and m.text.strip():
+                        found[sid] = m.text
+                        break
+        return found
 
 
 async def _edited_since(conn: AsyncConnection, conversation_id: str, seq: int, row: Any) -> bool:

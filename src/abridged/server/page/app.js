@@ -213,6 +213,7 @@ async function deleteConversation() {
   $("sessions-panel").hidden = true;
   setComposerEnabled(false);
   await loadConversations();
+  showWelcome();
 }
 
 function setComposerEnabled(enabled) {
@@ -312,6 +313,9 @@ async function changeModel() {
 // -- sessions --------------------------------------------------------------------------------
 
 function sessionGist(s) {
+  // the server's line for it, as the chat's /resume lists it (the current session: its newest
+  // request, not the summary it shares with the one before)
+  if (s.gist) return s.gist;
   const lines = (s.summary || "").split("\n").map((l) => l.replace(/^[-*•\s]+/, "").trim());
   const useful = lines.filter((l) => l && !l.startsWith("#") && !l.startsWith("[") && !l.startsWith("<"));
   return useful.length ? useful[useful.length > 1 ? 1 : 0] : (s.messages + " messages");
@@ -443,7 +447,10 @@ async function loadContext() {
   const id = state.id;
   const { data } = await api("GET", "/v1/conversations/" + id + "/context");
   if (id !== state.id) return;
-  if (state.compactions !== null && data.compactions !== state.compactions) await loadTimeline();
+  if (state.compactions !== null && data.compactions !== state.compactions) {
+    // a compaction (in the background too) adds its card and starts a session
+    await Promise.all([loadTimeline(), loadSessions()]);
+  }
   showMeter({
     context_tokens: data.tokens.total, window: data.window, window_known: data.window_known,
     input_budget: data.input_budget, trigger: data.trigger, target: data.target, state: data.state,
@@ -556,7 +563,7 @@ async function send(event) {
   }
   if (failed) keepNote(failed, "error");
   await loadTimeline().catch(alertError);
-  await loadContext().catch(alertError);
+  await Promise.all([loadContext(), loadSessions()]).catch(alertError);
   if (!$("inspector").hidden) await loadCalls().catch(alertError);
 }
 
@@ -582,6 +589,10 @@ function commandResult(text) {
   scrollDown();
 }
 
+function plural(n, word) {
+  return n + " " + word + (n === 1 ? "" : "s");
+}
+
 async function statusText() {
   const { data } = await api("GET", "/v1/conversations/" + state.id + "/context");
   const t = data.tokens;
@@ -589,7 +600,7 @@ async function statusText() {
     "Context: " + k(t.total) + " / " + k(data.window) + " window (" + Math.round((100 * t.total) / data.window) + "%)" + (data.window_known ? "" : ", window unknown"),
     "Input budget " + k(data.input_budget) + ", compaction at " + k(data.trigger) + ", down to " + k(data.target) + (data.auto_compact ? "" : " (automatic compaction off)"),
     "System " + k(t.system) + " · tools " + k(t.tools) + " · summary " + k(t.summary) + " · messages " + k(t.messages),
-    data.messages + " messages in context, " + data.compactions + " compactions so far",
+    plural(data.messages, "message") + " in context, " + plural(data.compactions, "compaction") + " so far",
   ].join("\n");
 }
 
@@ -676,7 +687,10 @@ async function compactPreview(focus) {
     ? "Nothing to compact: " + (data.detail || "")
     : (data.needs_confirm
       ? "This summarizes away " + share + "% of the context. Confirm to go ahead."
-      : "About " + share + "% of the context will be summarized.");
+      : "About " + share + "% of the context will be summarized.") +
+    (data.after_estimated
+      ? " \"After\" holds the extractive summary made now: the model writes its own, under the same ceiling, so the result can differ."
+      : "");
   $("compact-confirm").disabled = data.action === "nothing";
   $("compact-confirm").dataset.confirm = data.needs_confirm ? "1" : "";
 }
@@ -710,16 +724,23 @@ async function toggleSettings() {
   const panel = $("settings");
   panel.hidden = !panel.hidden;
   if (panel.hidden) return;
-  const { data } = await api("GET", "/v1/conversations/" + state.id + "/settings");
   const form = $("settings-form");
-  form.auto_compact.checked = data.auto_compact;
-  form.prune.checked = data.prune;
-  form.trigger.value = data.trigger;
-  form.target.value = data.target;
-  form.summarizer.value = data.summarizer;
-  const conv = await api("GET", "/v1/conversations/" + state.id);
-  form.system.value = conv.data.system || "";
-  $("settings-error").textContent = "";
+  // nothing can be changed or saved before the stored values are in: a choice made earlier
+  // was overwritten by them, and a save sent the empty fields (a trigger of 0, refused)
+  for (const field of form.elements) field.disabled = true;
+  try {
+    const { data } = await api("GET", "/v1/conversations/" + state.id + "/settings");
+    form.auto_compact.checked = data.auto_compact;
+    form.prune.checked = data.prune;
+    form.trigger.value = data.trigger;
+    form.target.value = data.target;
+    form.summarizer.value = data.summarizer;
+    const conv = await api("GET", "/v1/conversations/" + state.id);
+    form.system.value = conv.data.system || "";
+    $("settings-error").textContent = "";
+  } finally {
+    for (const field of form.elements) field.disabled = false;
+  }
 }
 
 async function saveSettings(event) {
@@ -797,6 +818,9 @@ async function showCall(index) {
     item.append(el("pre", null, [m.text].concat(calls, results).filter(Boolean).join("\n")));
     box.append(item);
   }
+  // the detail is below the table, inside the panel's own scroll: bring its heading up
+  const panel = $("inspector");
+  panel.scrollTop += box.getBoundingClientRect().top - panel.getBoundingClientRect().top - 8;
 }
 
 // -- replay ----------------------------------------------------------------------------------
@@ -913,6 +937,19 @@ async function start() {
   await Promise.all([loadConversations(), loadModels()]);
   const wanted = location.hash.slice(1);
   if (wanted && state.conversations.some((c) => c.id === wanted)) await openConversation(wanted);
+  else showWelcome();
+}
+
+// What a first visit shows instead of an empty pane: how to start.
+function showWelcome() {
+  const models = (state.models && state.models.models) || [];
+  const model = state.models && state.models.default ? modelName(state.models.default) : null;
+  const item = el("li", "event welcome",
+    (state.conversations.length ? "Pick a conversation on the left, or press New to start one" : "Press New to start a conversation") +
+    (model ? " with " + model : models.length ? "" : " (the service has no default model: New asks for one)") +
+    ". Type /help in a conversation for the commands; Inspect calls shows what each model call sent.");
+  item.dataset.testid = "welcome";
+  $("timeline").replaceChildren(item);
 }
 
 start().catch(alertError);

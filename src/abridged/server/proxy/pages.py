@@ -103,7 +103,7 @@ def _window(request: Request, info: ConversationInfo) -> int | None:
 
 def _known(request: Request, info: ConversationInfo, last: Last | None) -> _Figures:
     """The figures of a conversation's last request (``tokens`` ``None``: not known)."""
-    window = _window(request, info)
+    window = _window(request, info) or (last[1].window if last is not None else None)
     if last is not None and last[1].tokens_sent is not None:
         return _Figures(last[1].tokens_sent, window, "last request")
     return _Figures(None, window, "estimate")
@@ -143,6 +143,10 @@ def _link(cid: str) -> str:
     return f"<a href='/abridged/conversations/{quote(cid, safe='')}'>{escape(cid)}</a>"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _lineage(info: ConversationInfo) -> str:
     """The fork's parent and the messages they share; the fork a conversation continues as."""
     out: list[str] = []
@@ -150,7 +154,7 @@ def _lineage(info: ConversationInfo) -> str:
     if isinstance(forked, dict) and isinstance(forked.get("from"), str):
         out.append(
             f"<span class='fork' data-testid='fork-of'>fork of {_link(forked['from'])}, "
-            f"{int(forked.get('shared') or 0)} messages shared</span>"
+            f"{_count(int(forked.get('shared') or 0), 'message')} shared</span>"
         )
     now = info.settings.get("fork")
     if isinstance(now, str) and now:

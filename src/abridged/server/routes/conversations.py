@@ -338,8 +338,11 @@ async def compact_conversation(
 ) -> Any:
     """Compact now, after the running turn. A dry run plans only and returns the before/after
     breakdown; when more than half of the context would be summarized away the compaction
-    needs ``confirm: true`` (else 409 with the preview)."""
-    await svc.store.open_conversation(conversation_id, owner=tenant)
+    needs ``confirm: true`` (else 409 with the preview). The preview's ``after`` holds the
+    summary the extractive summarizer makes now; for a conversation its model summarizes, that
+    estimates the model's (``after_estimated``)."""
+    info = await svc.store.open_conversation(conversation_id, owner=tenant)
+    by_model = api_settings(dict(info.settings))["summarizer"] == "model"
 
     async def action(convo: Conversation) -> CompactResponse:
         await convo.wait_idle()
@@ -347,6 +350,8 @@ async def compact_conversation(
         plan = await convo.preview_compaction(body.focus)
         promised = await convo.preview_tokens_after(plan) if plan is not None else None
         preview = _preview(plan, before, promised)
+        if by_model and preview.action == "summarize":
+            preview = preview.model_copy(update={"after_estimated": True})
         if body.dry_run or preview.action == "nothing":
             return preview
         if preview.needs_confirm and not body.confirm:
@@ -366,6 +371,7 @@ async def compact_conversation(
                 "dry_run": False,
                 "action": result.status if result is not None else "nothing",
                 "after": _breakdown(after),
+                "after_estimated": False,
                 "summary": result.summary_text if result is not None else None,
                 "notice": ended.text if ended is not None else None,
             }

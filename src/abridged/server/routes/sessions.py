@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
+from abridged.runtime.commands import session_gists
 from abridged.runtime.conversation import Conversation
 from abridged.server.auth import require_tenant
 from abridged.server.schemas import CommandResponse, ResumeRequest, SessionOut
@@ -19,15 +20,18 @@ Tenant = Annotated[str, Depends(require_tenant)]
 Svc = Annotated[Service, Depends(service_of)]
 
 
-def session_out(info: SessionInfo) -> SessionOut:
+def session_out(info: SessionInfo, gist: str = "") -> SessionOut:
     """The API form of a session."""
-    return SessionOut.of(info)
+    return SessionOut.of(info, gist)
 
 
 @router.get("/{conversation_id}/sessions", response_model=list[SessionOut])
 async def list_sessions(conversation_id: ConversationKey, tenant: Tenant, svc: Svc) -> Any:
-    """Every session of the conversation, oldest first."""
-    return [session_out(s) for s in await svc.store.list_sessions(conversation_id, owner=tenant)]
+    """Every session of the conversation, oldest first, each with the line that tells it apart
+    (``gist``: as the chat's ``/resume`` lists it)."""
+    sessions = await svc.store.list_sessions(conversation_id, owner=tenant)
+    gists = await session_gists(svc.store, conversation_id, sessions)
+    return [session_out(s, gists.get(s.id, "")) for s in sessions]
 
 
 @router.get("/{conversation_id}/sessions/search", response_model=list[SessionOut])
