@@ -1719,9 +1719,8 @@ def _declared_dropped(text: str, value: str) -> bool:
 def _loose_values(text: str, values: Sequence[str]) -> list[str]:
     """Tokens of ``text`` shaped like values that ``values`` (its references) misses: a digit,
     an inner separator or a hyphenated name (``lopulu.events.v6``, ``4190``, ``perf-shadow``;
-    not ``read-only``). A text that declares
-    one dropped (*no longer lopulu.events.v6*, *4190 is dead*) names what it replaces, whatever
-    its shape.
+    not ``read-only``). A text that declares one dropped (*no longer lopulu.events.v6*, *4190
+    is dead*) names what it replaces, whatever its shape.
 
     >>> _loose_values("forget perf-shadow and the read-only 4190 of a.b.v6, OPS-1", ["OPS-1"])
     ['perf-shadow', '4190', 'a.b.v6']
