@@ -10,7 +10,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.database import InMemoryExampleDatabase
 
 from tests.needs import CI_ENV, PROJECT_ROOT, SHARED_ENV, missing, shared_file, skip_summary
 
@@ -101,3 +103,23 @@ def test_ci_searches_afresh_and_prints_how_to_replay_a_failure() -> None:
     ci = settings.get_profile("ci")
     assert ci.print_blob and not ci.derandomize and ci.database is not None
     assert settings.get_profile("dev").deadline is None
+
+
+def test_ci_replays_a_saved_failing_example_before_searching() -> None:
+    """What a run found is tried first by the next (the database and its ``reuse`` phase):
+    a failure found once cannot hide behind a lucky seed (issue 31)."""
+    ci = settings.get_profile("ci")
+    assert Phase.reuse in ci.phases
+    tried: list[int] = []
+
+    @settings(ci, database=InMemoryExampleDatabase(), max_examples=500)
+    @given(st.integers(0, 10_000))
+    def rarely_fails(n: int) -> None:
+        tried.append(n)
+        assert n < 9_000
+
+    for _ in range(2):
+        tried.clear()
+        with pytest.raises(AssertionError):
+            rarely_fails()
+    assert tried[0] == 9_000  # the saved, shrunk example, before any new draw
