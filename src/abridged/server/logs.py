@@ -33,7 +33,6 @@ FIELDS = (
     "cache_read",
     "added_ms",
     "reason",
-    "window",
 )
 
 

@@ -525,7 +525,6 @@ def _figures(
         tokens_sent=sent,
         tokens_app=app,
         cache_read=usage.cache_read if usage is not None else None,
-        window=manager.budget.context_window,
     )
 
 
