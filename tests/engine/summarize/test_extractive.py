@@ -374,3 +374,25 @@ def test_deeply_nested_tool_arguments_are_summarized() -> None:
     ]
     summary = _summarize(messages)
     assert find_headings(summary.text) == list(SECTION_KEYS)
+
+
+def test_a_pasted_config_keeps_its_value_lines_when_clipped() -> None:
+    settings_lines = [f"option_{i:03d}=default" for i in range(150)]
+    settings_lines[67] = "owner=svc-ledger-0931"
+    settings_lines[93] = "endpoint=https://relay.internal:7443/v2"
+    paste = "Here is our config, keep it in mind:\n" + "\n".join(settings_lines)
+    messages = [
+        Message.user("Fix the unit parser in astropy/units/format/cds.py."),
+        Message.assistant("OK."),
+        Message.user(paste),
+        Message.assistant("Noted."),
+        *[m for k in range(6) for m in _bash(f"b{k}", f"cat part{k}.py", "x = 1\n" * 40)],
+        Message.user("Now also bump the version to 2.4.1."),
+    ]
+    summary = _summarize(messages, max_tokens=500)
+    assert estimate_text_tokens(summary.text) <= 500
+    # the middle of the paste is where its values are: a head-and-tail clip kept at most the
+    # bare values in a note, without what they are the value of
+    assert "owner=svc-ledger-0931" in summary.text
+    assert "endpoint=https://relay.internal:7443/v2" in summary.text
+    assert "lines omitted ...]" in summary.text

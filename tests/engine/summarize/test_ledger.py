@@ -18,6 +18,7 @@ from abridged.engine.summarize.ledger import (
     SUPERSEDED_MARK,
     build_ledger,
     extract_facts,
+    mark_replaced,
     ungrouped_facts,
 )
 from abridged.engine.summarize.prompts import parse_sections
@@ -824,3 +825,22 @@ def test_two_picks_or_arrows_of_two_roles_both_hold(
     text = summary_of(first, second, placement)
     for value in values:
         assert value in current(text), text
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "marked"),
+    [
+        # a plain word replaced is marked where it is a value ...
+        ("Restart=always", "always", "Restart=(was always)"),
+        ("restart: always", "always", "restart: (was always)"),
+        ('"mode": "strict"', "strict", '"mode": "(was strict)"'),
+        # ... and not where it is English
+        ("Please always answer in French.", "always", "Please always answer in French."),
+        # an exact value is marked wherever it stands
+        ("ship v2.4.1 today", "v2.4.1", "ship (was v2.4.1) today"),
+    ],
+)
+def test_a_replaced_plain_word_is_marked_only_as_a_value(
+    text: str, value: str, marked: str
+) -> None:
+    assert mark_replaced(text, value) == marked

@@ -67,6 +67,7 @@ from abridged.engine.summarize.fileops import (
 )
 from abridged.engine.summarize.fitting import EntryFitter
 from abridged.engine.summarize.ledger import SUPERSEDED_MARK, Ledger, build_ledger, mark_values
+from abridged.engine.summarize.line_clip import clip_to_lines, without_markers
 from abridged.engine.summarize.prompts import (
     NONE_TEXT,
     SECTION_KEYS,
@@ -395,9 +396,14 @@ def _clip_entry(entry: str, limit: int) -> str:
         return entry
     if entry.startswith(SUPERSEDED_MARK):
         return truncate_tokens(entry, max(8, limit))
+    by_lines = clip_to_lines(entry, limit, _tokens)
+    if by_lines is not None:
+        return by_lines
     clipped = clip_middle(entry, limit)
-    kept = set(harvest_references(clipped))
-    lost = [r for r in harvest_references(entry) if r not in kept and r not in clipped]
+    kept = set(harvest_references(without_markers(clipped)))
+    lost = [
+        r for r in harvest_references(without_markers(entry)) if r not in kept and r not in clipped
+    ]
     if not lost:
         return clipped
     note = "(references in the omitted part: " + ", ".join(lost) + ")"

@@ -678,7 +678,7 @@ def _weigh(
         v
         for v in [v for v, k in refs if k == "identifier"]
         + _OTHER_CODE_NAME.findall(_BACKTICKED.sub(" ", line))  # (code in backticks: none)
-        + _kebab_names(_BACKTICKED.sub(" ", line))
+        + kebab_names(_BACKTICKED.sub(" ", line))
         if names is None or names.get(v, 0) <= 1
     )
     listed = {v for v, _k in refs}
@@ -986,10 +986,10 @@ _COMPOUND_PARTS = _words(
 )
 
 
-def _kebab_names(line: str) -> list[str]:
+def kebab_names(line: str) -> list[str]:
     """The hyphenated names in ``line`` that are no English compound.
 
-    >>> _kebab_names("the balancer for jute-audit is a read-only one")
+    >>> kebab_names("the balancer for jute-audit is a read-only one")
     ['jute-audit']
     """
     return [
@@ -1620,8 +1620,16 @@ def mark_replaced(text: str, value: str) -> str:
     >>> mark_replaced("2026-05-01 is cancelled, ship 2026-05-08", "2026-05-01")
     '(was 2026-05-01) is cancelled, ship 2026-05-08'
     """
-    pattern = re.compile(rf"(?<![\w./@-]){re.escape(value)}(?![\w/@-]|[.-]\w)")
+    before = _VALUE_POSITION if _PLAIN_LOWER.fullmatch(value) else r"(?<![\w./@-])"
+    pattern = re.compile(rf"{before}{re.escape(value)}(?![\w/@-]|[.-]\w)")
     return pattern.sub(lambda m: f"(was {m.group()})", text, count=1)
+
+
+#: A lowercase plain word is English as often as it is a value (``Restart=always`` replaced must
+#: not turn *please always answer* into *please (was always) answer*): it is marked only where it
+#: stands as a value, right after ``=``, ``:``, an arrow or a quote.
+_PLAIN_LOWER = re.compile(r"[a-z]+")
+_VALUE_POSITION = r"(?:(?<==)|(?<==\s)|(?<=:)|(?<=:\s)|(?<=->\s)|(?<=[\"'`]))"
 
 
 #: Words around a value that declare it no longer current (*forget X*, *X is cancelled*).
@@ -1726,7 +1734,7 @@ def _loose_values(text: str, values: Sequence[str]) -> list[str]:
     ['perf-shadow', '4190', 'a.b.v6']
     """
     out: list[str] = [
-        name for name in _kebab_names(text) if not any(name in v or v in name for v in values)
+        name for name in kebab_names(text) if not any(name in v or v in name for v in values)
     ]
     for found in _TOKEN.findall(text):
         token = found.rstrip(".,;:-")

@@ -1,0 +1,126 @@
+"""A pasted config, table or log clipped to its most specific lines, gaps marked and merged."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from abridged.core.tokens import estimate_text_tokens
+from abridged.engine.summarize.line_clip import (
+    MIN_LINES,
+    clip_to_lines,
+    lines_marker,
+    without_markers,
+)
+from abridged.engine.summarize.transcript import clip_middle
+
+_COUNT = re.compile(r"^\[\.\.\. (\d[\d,]*) lines? omitted \.\.\.\]$")
+
+UNIT = "\n".join(
+    [
+        "Here is the unit file we run in production, please keep it in mind:",
+        "[Unit]",
+        "Description=Ingest worker",
+        "After=network.target",
+        "",
+        "[Service]",
+        "Type=simple",
+        "WorkingDirectory=/srv/app",
+        "User=svc-ingest-04",
+        "Environment=QUEUE=q-7731",
+        "Restart=on-failure",
+        "RestartSec=5",
+        "LimitNOFILE=65536",
+        "StandardOutput=journal",
+        "",
+        "[Install]",
+        "WantedBy=multi-user.target",
+        "That's all of it.",
+    ]
+)
+
+
+def _size(text: str) -> int:
+    return estimate_text_tokens(text)
+
+
+def _lines_accounted(original: str, clipped: str) -> int:
+    """The original lines ``clipped`` stands for: its own lines plus its markers' counts."""
+    total = 0
+    for line in clipped.split("\n"):
+        m = _COUNT.match(line)
+        total += int(m.group(1).replace(",", "")) if m else 1
+    return total
+
+
+def test_the_value_lines_of_a_paste_survive_where_head_and_tail_drop_them() -> None:
+    budget = _size(UNIT) * 3 // 5
+    clipped = clip_to_lines(UNIT, budget, _size)
+    assert clipped is not None and _size(clipped) <= budget
+    for value in ("svc-ingest-04", "q-7731"):
+        assert value in clipped
+        # the head-and-tail clip the summary used before keeps the boilerplate instead
+        assert value not in clip_middle(UNIT, budget)
+    # what the paste is (its first line) is kept, and the lines stay in their order
+    assert clipped.split("\n")[0] == UNIT.split("\n")[0]
+    kept = [line for line in clipped.split("\n") if not _COUNT.match(line)]
+    positions = [UNIT.split("\n").index(line) for line in kept]
+    assert positions == sorted(positions)
+
+
+def test_a_clip_of_a_clip_merges_its_markers_and_keeps_the_count() -> None:
+    once = clip_to_lines(UNIT, _size(UNIT) * 2 // 3, _size)
+    assert once is not None
+    twice = clip_to_lines(once, _size(once) * 2 // 3, _size)
+    assert twice is not None and twice != once
+    lines = twice.split("\n")
+    # no two markers side by side: a run of dropped lines is one marker
+    assert not any(_COUNT.match(a) and _COUNT.match(b) for a, b in itertools.pairwise(lines))
+    assert _lines_accounted(UNIT, twice) == len(UNIT.split("\n"))
+
+
+def test_prose_and_short_entries_are_left_to_the_prose_clip() -> None:
+    prose = "Please migrate the schema carefully and keep every public signature. " * 30
+    assert clip_to_lines(prose, 20, _size) is None
+    three = "a=1\nb=2\nc=3"
+    assert len(three.split("\n")) < MIN_LINES
+    assert clip_to_lines(three, 2, _size) is None
+    # nothing fits, not even the best line: the caller clips by characters
+    assert clip_to_lines(UNIT, 1, _size) is None
+
+
+def test_markers_are_no_references() -> None:
+    text = "User=svc-ingest-04\n" + lines_marker(79) + "\nRestart=on-failure"
+    assert "79" not in without_markers(text)
+    assert "svc-ingest-04" in without_markers(text)
+
+
+_LINE = st.one_of(
+    st.just(""),
+    st.from_regex(r"[A-Za-z]{2,10}=[a-z0-9./-]{1,20}", fullmatch=True),
+    st.from_regex(r"\| [a-z]{2,8} \| [A-Z][a-z]{2,8} \| [0-9]{1,5} MB \|", fullmatch=True),
+    st.text(alphabet="abcdefgh ijk", min_size=1, max_size=60),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_LINE, min_size=1, max_size=30), st.integers(min_value=1, max_value=120))
+def test_a_clip_fits_keeps_lines_in_order_and_accounts_for_every_line(
+    lines: list[str], budget: int
+) -> None:
+    text = "\n".join(lines)
+    clipped = clip_to_lines(text, budget, _size)
+    if clipped is None:
+        return
+    assert _size(clipped) <= budget
+    assert _lines_accounted(text, clipped) == len(lines)
+    kept = iter(lines)
+    # every kept line is an original line, in the original order (a subsequence)
+    assert all(
+        any(line == original for original in kept)
+        for line in clipped.split("\n")
+        if not _COUNT.match(line)
+    )
