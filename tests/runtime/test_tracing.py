@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from abridged.core.protocols import Summary, SummaryRequest
+from abridged.engine.compaction import CompactionHooks
 from abridged.events.engine import (
     CompactionEnded,
     CompactionStarted,
@@ -22,7 +23,7 @@ from abridged.events.engine import (
     Pruned,
     SummarizerFallback,
 )
-from abridged.runtime import ContextManager
+from abridged.runtime import ContextManager, Conversation, ConversationSettings
 from abridged.store import Store
 from abridged.testing import ProviderServer
 from tests.runtime.support import make_model
@@ -62,7 +63,8 @@ def info(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]
 SILENT = f"""
 import logging, sys
 sys.path.insert(0, {str(ROOT)!r})
-from abridged.runtime import ContextManager
+from abridged.engine.compaction import CompactionHooks
+from abridged.runtime import ContextManager, Conversation, ConversationSettings
 from tests.runtime.test_manager_settings import session
 from tests.runtime.test_tracing import FailingSummarizer
 cm = ContextManager(context_window=16_384, max_output_tokens=4_096, summarizer=FailingSummarizer())
@@ -192,3 +194,58 @@ async def test_a_conversations_compaction_logs_with_its_conversation_id(
     assert len(ended) == 1
     assert getattr(ended[0], "conversation_id", None) == convo.id
     assert f"{stored.record.tokens_before:,} -> " in ended[0].getMessage()
+
+
+async def test_a_session_summary_that_falls_back_is_a_warning_with_its_reason(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="abridged")
+    with ProviderServer() as server:
+        convo = await open_convo(
+            store, make_model("openai", server), summarizer=FailingSummarizer()
+        )
+        await convo.send(f"The release codename is BLUEFIN. {NOTE}")
+        assert not lines(caplog, "summarizer_fallback")
+        await convo.send("/new")  # the session left is summarized in the store's background
+        await store.drain()
+    (line,) = lines(caplog, "summarizer_fallback")
+    assert line.levelno == logging.WARNING
+    assert getattr(line, "conversation_id", None) == convo.id
+    assert line.getMessage().startswith(
+        "summarizer_fallback: llm:failing failed (RuntimeError: upstream rejected key "
+    )
+    assert line.getMessage().endswith("; fell back to extractive")
+    said = [r.getMessage() for r in caplog.records]
+    assert all(KEY not in text and "BLUEFIN" not in text for text in said), said
+
+
+async def test_a_background_compaction_that_fails_is_a_warning(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="abridged")
+
+    def broken(plan: object) -> None:
+        raise RuntimeError(f"hook crashed with {KEY}")
+
+    with ProviderServer(context_window=8_192, max_output=1_024) as server:
+        convo = await Conversation.open(
+            store,
+            make_model("openai", server),
+            system="s",
+            context_window=8_192,
+            max_output_tokens=1_024,
+            summarizer="extractive",
+            hooks=CompactionHooks(before_compact=broken),
+            settings=ConversationSettings(debounce=0),
+        )
+        for _ in range(10):
+            await asyncio.wait_for(convo.send(f"More: {NOTE}"), 5)
+            await asyncio.wait_for(convo.wait_idle(), 5)
+            if lines(caplog, "compaction_failed"):
+                break
+    assert convo.state.compactions == 0
+    failed = lines(caplog, "compaction_failed")
+    assert failed and all(r.levelno == logging.WARNING for r in failed)
+    assert failed[0].getMessage().startswith("compaction_failed: RuntimeError: hook crashed with ")
+    assert getattr(failed[0], "conversation_id", None) == convo.id
+    assert all(KEY not in r.getMessage() for r in caplog.records)

@@ -38,7 +38,16 @@ from abridged.events.engine import (
     SummarizerFallback,
 )
 
-__all__ = ["LEVELS", "LOGGER", "level_of", "line_of", "log_event", "logged"]
+__all__ = [
+    "LEVELS",
+    "LOGGER",
+    "failure_reason",
+    "level_of",
+    "line_of",
+    "log_event",
+    "log_failure",
+    "logged",
+]
 
 LOGGER = logging.getLogger("abridged.runtime")
 
@@ -133,6 +142,20 @@ def log_event(event: Event, conversation_id: str | None = None) -> None:
         if conversation_id is not None:
             extra["conversation_id"] = conversation_id
         LOGGER.log(level, "%s", line_of(event), extra=extra)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """``exc`` as a log may hold it: its type and text, redacted, at most 300 characters."""
+    return redact(f"{type(exc).__name__}: {exc}")[:300]
+
+
+def log_failure(kind: str, exc: BaseException, conversation_id: str | None = None) -> None:
+    """A ``WARNING`` that ``kind`` (``compaction_failed``, ...) failed with ``exc``: the runtime
+    reports it and goes on (the history is kept as it was)."""
+    extra: dict[str, str] = {"event": kind}
+    if conversation_id is not None:
+        extra["conversation_id"] = conversation_id
+    LOGGER.warning("%s: %s", kind, failure_reason(exc), extra=extra)
 
 
 def logged(hooks: CompactionHooks, conversation_id: str | None = None) -> CompactionHooks:
