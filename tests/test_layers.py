@@ -56,6 +56,8 @@ IO_MODULES = {
     "shutil",
     "tempfile",
     "urllib",
+    # a log line is output: the runtime logs the engine's decisions (abridged.runtime.tracing)
+    "logging",
 }
 PURE = {"core", "engine", "events"}
 

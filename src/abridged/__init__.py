@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# The library's log (``abridged.engine.tracing``) is silent until the application listens.
+# The library's log (``abridged.runtime.tracing``) is silent until the application listens.
 logging.getLogger("abridged").addHandler(logging.NullHandler())
 
 _EXPORTS: dict[str, str] = {

@@ -42,3 +42,13 @@ def test_an_unreadable_upload_is_422_without_the_servers_paths(service: RunningS
             assert answer.status_code == 422, answer.text
             assert "abridged-upload" not in answer.text and "/tmp" not in answer.text, answer.text
             assert "the uploaded transcript" in answer.json()["detail"]
+
+
+def test_the_replay_schema_is_published(service: RunningService) -> None:
+    with service.client() as client:
+        schema = client.get("/openapi.json").json()
+    answers = schema["paths"]["/v1/replay"]["post"]["responses"]["200"]["content"]
+    assert answers["application/json"]["schema"] == {"$ref": "#/components/schemas/ReplayReport"}
+    assert "text/html" in answers
+    published = schema["components"]["schemas"]["ReplayReport"]
+    assert set(published["properties"]) == set(ReplayReport.model_fields)

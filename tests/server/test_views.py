@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import json
 
-from abridged.runtime.views import CompactionView, ConversationView, SessionView, TotalsView
+from abridged.runtime.views import (
+    CompactionView,
+    ConversationView,
+    SessionHitView,
+    SessionView,
+    TotalsView,
+)
 from tests.cli.conftest import run_cli
 from tests.server.conftest import RunningService
 
@@ -52,3 +58,37 @@ def test_sessions_and_compactions_have_one_shape_in_the_cli_and_the_api(
     (entry,) = [c for c in listed["conversations"] if c["name"] == cid]
     assert ConversationView.model_validate(entry).model_dump(mode="json") == shown["conversation"]
     assert entry["totals"] == shown["totals"]
+
+
+def test_a_session_found_by_a_search_has_one_shape_in_the_cli_and_the_api(
+    service: RunningService,
+) -> None:
+    client = service.client()
+    cid = client.post("/v1/conversations", json={}).json()["id"]
+    for turn in range(3):
+        sent = client.post(
+            f"/v1/conversations/{cid}/messages?stream=false",
+            json={"content": f"turn {turn}: the invoice rounding rule"},
+        )
+        assert sent.status_code == 200, sent.text
+    done = client.post(f"/v1/conversations/{cid}/compact", json={"confirm": True})
+    assert done.status_code == 200, done.text
+    found = client.get(f"/v1/conversations/{cid}/sessions/search?q=invoice rounding&limit=5")
+    assert found.status_code == 200, found.text
+    api_hits = found.json()
+    out = run_cli(
+        "sessions", "search", "invoice rounding", "--db", service.db_url,
+        "--conversation", cid, "--limit", "5", "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    cli_hits = json.loads(out.stdout)["hits"]
+    assert len(api_hits) >= 1
+    # the same fields and values, field for field: the session found, where, how well and how
+    assert cli_hits == api_hits
+    for hit in api_hits:
+        SessionHitView.model_validate(hit)
+        assert hit["conversation_id"] == cid
+        assert hit["method"] in ("text", "embedding") and hit["score"] > 0
+    sessions = {s["id"]: s for s in client.get(f"/v1/conversations/{cid}/sessions").json()}
+    shown = {k: v for k, v in api_hits[0].items() if k in SessionView.model_fields}
+    assert shown == {**sessions[api_hits[0]["id"]], "gist": ""}

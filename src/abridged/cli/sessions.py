@@ -373,25 +373,27 @@ def run_search(
         return fail(CliError(f"--limit {limit}: expected an integer >= 1", BAD_USAGE))
     store = _Db(db)
 
-    async def body(s: Store) -> list[Any]:
-        return await s.search(query, conversation_id=conversation, owner=owner, limit=limit)
+    async def body(s: Store) -> tuple[list[Any], dict[str, Any]]:
+        hits = await s.search(query, conversation_id=conversation, owner=owner, limit=limit)
+        sessions: dict[str, Any] = {}
+        if as_json:  # each hit shown as the session it found
+            for cid in dict.fromkeys(h.conversation_id for h in hits):
+                sessions.update({i.id: i for i in await s.list_sessions(cid, owner=owner)})
+        return hits, sessions
 
     try:
-        hits = store.run(body)
+        hits, sessions = store.run(body)
     except CliError as exc:
         return fail(exc)
     except AbridgedError as exc:
         return fail(CliError(str(exc)))
     if as_json:
+        from abridged.runtime.views import SessionHitView  # noqa: PLC0415
+
         out = [
-            {
-                "conversation_id": h.conversation_id,
-                "session_id": h.session_id,
-                "score": round(h.score, 4),
-                "method": h.method,
-                "summary": h.summary.text,
-            }
+            SessionHitView.found(h, sessions[h.session_id]).model_dump(mode="json")
             for h in hits
+            if h.session_id in sessions
         ]
         sys.stdout.write(json.dumps({"query": query, "hits": out}) + "\n")
         return 0

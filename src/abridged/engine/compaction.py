@@ -46,7 +46,6 @@ from abridged.engine.plan import (
 )
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.redact import redact
-from abridged.engine.tracing import log_event
 from abridged.errors import MessageValidationError
 from abridged.events.engine import (
     CompactionBackoff,
@@ -443,7 +442,6 @@ class _Run:
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
-        log_event(event)
         if self.hooks.on_event is not None:
             self.hooks.on_event(event)
 

@@ -27,6 +27,7 @@ from abridged.core.protocols import Summarizer
 from abridged.engine.compaction import CompactionHooks, CompactionResult
 from abridged.engine.plan import CompactionPlan
 from abridged.errors import ContentionError, ContextOverflowError
+from abridged.runtime.tracing import log_failure
 
 if TYPE_CHECKING:
     from abridged.runtime.context_manager import ContextManager
@@ -87,6 +88,7 @@ class BackgroundCompaction:
             raise
         except Exception as exc:
             self._forget()
+            log_failure("compaction_failed", exc, self.manager.conversation_id)
             notice(f"Compaction failed: {type(exc).__name__}: {exc}; history kept as it was")
             return None
         # Committing is never cut in half: a cancellation that arrives now comes too late.
@@ -97,6 +99,7 @@ class BackgroundCompaction:
             await asyncio.gather(commit, return_exceptions=True)
             notice("The compaction was being committed: too late to cancel it")
         except Exception as exc:
+            log_failure("compaction_failed", exc, self.manager.conversation_id)
             notice(f"Compaction failed: {type(exc).__name__}: {exc}; history kept as it was")
             return None
         finally:
@@ -116,6 +119,7 @@ class BackgroundCompaction:
             return None
         except Exception as exc:  # planning failed: reported; the turn goes on
             self._forget()
+            log_failure("compaction_check_failed", exc, self.manager.conversation_id)
             notice(f"Compaction check failed: {type(exc).__name__}: {exc}")
             return None
         if plan is None:

@@ -54,12 +54,13 @@ from abridged.engine.plan import CompactionPlan
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.redact import redact
 from abridged.errors import ContextOverflowError
-from abridged.events.engine import Pruned
+from abridged.events.engine import Pruned, SummarizerFallback
 from abridged.runtime.background import Host
 from abridged.runtime.driver import OffLoopSummarizer, off_loop
 from abridged.runtime.history import is_command
 from abridged.runtime.recovery import SilentTruncationError
 from abridged.runtime.state import ConversationCore
+from abridged.runtime.tracing import failure_reason, log_event
 from abridged.store import FinalizeRequest, SessionInfo, StoredSummary
 
 __all__ = ["Compacting"]
@@ -140,11 +141,18 @@ class Compacting(ConversationCore):
         extractive = OffLoopSummarizer(ExtractiveSummarizer())
         try:
             made = await summarizer.summarize(ask)
-        except Exception:
+        except Exception as exc:
+            self._fell_back(summarizer, failure_reason(exc))
             made = await extractive.summarize(ask)
         if not made.text.strip():
+            self._fell_back(summarizer, "the summary was empty")
             made = await extractive.summarize(ask)
         return StoredSummary(redact(made.text), {"summarizer": made.summarizer})
+
+    def _fell_back(self, summarizer: Summarizer, reason: str) -> None:
+        """Log that a session's final summary fell back to the extractive one, and why."""
+        fallback = SummarizerFallback(summarizer.name, fallback="extractive", reason=reason)
+        log_event(fallback, self.id)
 
     def _hooks(self) -> CompactionHooks:
         return CompactionHooks(

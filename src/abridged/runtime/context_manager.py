@@ -95,6 +95,7 @@ from abridged.runtime.persistence import Committed, StoredConversation, stored_s
 from abridged.runtime.settings import Settings, check_budget, resolve_settings, resolve_window
 from abridged.runtime.sizing import Report, Sizer, known_output_tokens
 from abridged.runtime.token_sums import TokenSums
+from abridged.runtime.tracing import logged
 from abridged.runtime.tracking import VERIFY_MODES, Change, TrackedList, Verify
 
 if TYPE_CHECKING:
@@ -620,7 +621,7 @@ class ContextManager:
             result = await run_compaction(
                 plan,
                 summarizer,
-                hooks=self.hooks,
+                hooks=self._logged(self.hooks),
                 clock=self._clock,
                 count_tokens=self._count,
                 gather=asyncio.gather,
@@ -630,7 +631,7 @@ class ContextManager:
         result = await run_compaction(
             plan,
             off_loop(summarizer),
-            hooks=self.hooks,
+            hooks=self._logged(self.hooks),
             clock=self._clock,
             count_tokens=self._count,
             fallback=off_loop_fallback(summarizer),
@@ -933,6 +934,10 @@ class ContextManager:
         )
         self._emit(event)
         return event
+
+    def _logged(self, hooks: CompactionHooks) -> CompactionHooks:
+        """``hooks`` with each compaction event logged (``abridged.runtime.tracing``)."""
+        return logged(hooks, self.conversation_id)
 
     def _emit(self, event: Event) -> None:
         self._events.append(event)
@@ -1361,7 +1366,7 @@ class ContextManager:
         return await run_compaction(
             plan,
             summarizer,
-            hooks=hooks,
+            hooks=self._logged(hooks),
             clock=self._clock,
             count_tokens=self._count,
             fallback=OffLoopSummarizer(ExtractiveSummarizer()),

@@ -1,9 +1,10 @@
 """What users are shown of a stored conversation, its sessions and compactions: one pydantic model
 each, the same JSON in ``abridged sessions show --json`` and in the HTTP API.
 
-``SessionView.of``, ``CompactionView.of`` and ``ConversationView.of`` turn the store's records
-into them. A field either surface printed before is kept (the API's flat token figures beside
-the CLI's ``totals``). The HTTP API shows a conversation in its own shape
+``SessionView.of``, ``CompactionView.of``, ``ConversationView.of`` and ``SessionHitView.found``
+(a session found by ``abridged sessions search --json`` and ``GET .../sessions/search``) turn
+the store's records into them. A field either surface printed before is kept (the API's flat
+token figures beside the CLI's ``totals``). The HTTP API shows a conversation in its own shape
 (``abridged.server.schemas.ConversationOut``): a tenant sees its own name for it as ``id``, never
 the store's key, its owner or the writer's version.
 """
@@ -12,19 +13,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from abridged.store import (
     ConversationInfo,
+    SearchHit,
     SessionInfo,
     SessionTotals,
     StoredCompaction,
     StoredSummary,
 )
 
-__all__ = ["CompactionView", "ConversationView", "SessionView", "SummaryView", "TotalsView"]
+__all__ = [
+    "CompactionView",
+    "ConversationView",
+    "SessionHitView",
+    "SessionView",
+    "SummaryView",
+    "TotalsView",
+]
 
 
 class TotalsView(BaseModel):
@@ -135,6 +144,27 @@ class SessionView(BaseModel):
             input_tokens=totals.input,
             output_tokens=totals.output,
             cache_read_tokens=totals.cache_read,
+        )
+
+
+class SessionHitView(SessionView):
+    """A session whose summary matched a search: the session, its conversation
+    (``conversation_id``: the store's key; the HTTP API writes the tenant's name), how well it
+    matched (``score``, rounded to 4 places) and how it was found (``method``)."""
+
+    conversation_id: str
+    score: float
+    method: Literal["embedding", "text"]
+
+    @classmethod
+    def found(cls, hit: SearchHit, info: SessionInfo) -> SessionHitView:
+        """The view of ``hit``, the search's match of the stored session ``info``."""
+        session = SessionView.of(info).model_dump()
+        return cls(
+            **session,
+            conversation_id=hit.conversation_id,
+            score=round(hit.score, 4),
+            method=hit.method,
         )
 
 

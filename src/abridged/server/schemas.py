@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchem
 
 # a session and a compaction are shown by the CLI too: one model each, the runtime's
 from abridged.runtime.views import CompactionView as CompactionOut
+from abridged.runtime.views import SessionHitView as SessionHitOut
 from abridged.runtime.views import SessionView as SessionOut
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "MessageOut",
     "ModelsOut",
     "SendMessage",
+    "SessionHitOut",
     "SessionOut",
     "SettingsPatch",
 ]

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
 
 from abridged.errors import FormatError
+from abridged.runtime.replay.schema import ReplayReport
 from abridged.server.auth import require_tenant
 
 router = APIRouter(prefix="/v1", tags=["replay"])
@@ -19,6 +21,8 @@ Tenant = Annotated[str, Depends(require_tenant)]
 
 @router.post(
     "/replay",
+    response_model=ReplayReport,  # published in /openapi.json: the shape ``replay --json`` prints
+    responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}},
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -73,7 +77,7 @@ async def replay_transcript(
         from fastapi.responses import HTMLResponse  # noqa: PLC0415
 
         return HTMLResponse(render_report(report))
-    return report.to_json()
+    return JSONResponse(report.to_json())  # built by the model itself: not validated again
 
 
 def _shown_settings(window: str) -> dict[str, Any]:

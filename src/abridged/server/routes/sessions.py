@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 
 from abridged.runtime.commands import session_gists
 from abridged.runtime.conversation import Conversation
 from abridged.server.auth import require_tenant
-from abridged.server.schemas import CommandResponse, ResumeRequest, SessionOut
-from abridged.server.scope import ConversationKey
+from abridged.server.schemas import CommandResponse, ResumeRequest, SessionHitOut, SessionOut
+from abridged.server.scope import ConversationKey, public
 from abridged.server.service import Service, service_of
 from abridged.store import SessionInfo
 
@@ -34,18 +34,25 @@ async def list_sessions(conversation_id: ConversationKey, tenant: Tenant, svc: S
     return [session_out(s, gists.get(s.id, "")) for s in sessions]
 
 
-@router.get("/{conversation_id}/sessions/search", response_model=list[SessionOut])
+@router.get("/{conversation_id}/sessions/search", response_model=list[SessionHitOut])
 async def search_sessions(
     conversation_id: ConversationKey,
+    request: Request,
     tenant: Tenant,
     svc: Svc,
     q: Annotated[str, Query(min_length=1, max_length=500)],
     limit: Annotated[int, Query(ge=1, le=50)] = 5,
 ) -> Any:
-    """Sessions whose summary best matches ``q``, best first."""
+    """Sessions whose summary best matches ``q``, best first: each session with its
+    conversation, ``score`` and ``method`` (as ``abridged sessions search --json`` shows it)."""
     hits = await svc.store.search(q, conversation_id=conversation_id, owner=tenant, limit=limit)
     sessions = {s.id: s for s in await svc.store.list_sessions(conversation_id, owner=tenant)}
-    return [session_out(sessions[h.session_id]) for h in hits if h.session_id in sessions]
+    found = [
+        SessionHitOut.found(h, sessions[h.session_id]).model_dump(mode="json")
+        for h in hits
+        if h.session_id in sessions
+    ]
+    return public(request, found)  # the tenant's name for the conversation, never the key
 
 
 @router.get("/{conversation_id}/sessions/{session_id}", response_model=SessionOut)
