@@ -8,8 +8,11 @@ import json
 import random
 from typing import Any
 
+import pytest
+
 from abridged.core.model import Message, ToolCall, Usage, assign_ids
 from abridged.core.tokens import TokenCounter
+from abridged.errors import ContextOverflowError
 from abridged.events.engine import (
     CompactionEnded,
     CompactionStarted,
@@ -244,3 +247,15 @@ async def test_a_conversation_learns_the_prefix_by_the_managers_rule(store: Stor
         assert convo.budget().tools_tokens - before > 19_000
         assert convo.counter.calibration.factor < 1.5
         await convo.close()
+
+
+def test_the_window_is_read_when_the_prefix_alone_fills_the_budget() -> None:
+    # The proxy's request line reads the window after recording the provider's report: read
+    # through ``budget`` (computed anew for the prefix learned) it raised, and the line was lost.
+    cm = ContextManager(context_window=8_192, max_output_tokens=1_024, summarizer="extractive")
+    cm.prepare([{"role": "user", "content": "hi there"}])
+    with pytest.raises(ContextOverflowError):
+        cm.record_usage({"prompt_tokens": 7_000, "completion_tokens": 3})
+    with pytest.raises(ContextOverflowError):
+        _ = cm.budget
+    assert cm.context_window == 8_192

@@ -329,3 +329,25 @@ def test_the_closing_check_65_steps_a_restart_and_a_fork_seen_in_the_log_and_the
         row = restarted[start : restarted.index("</tr>", start)]
         assert f"{format_token_size(line['tokens_sent'])} of 8k" in row, row
         assert "last request" in row and f"{line['action']}, 200 at " in row
+
+
+def test_the_index_shows_the_meter_after_a_restart_when_the_window_is_looked_up(
+    provider: ProviderServer, tmp_path: Path
+) -> None:
+    """No ``--window``: the proxy looks the model's window up (the provider's ``/models``) at
+    its first request. After a restart, before any request, the index still shows each
+    conversation's meter against that window: the last request keeps the window it was sized
+    to."""
+    db = tmp_path / "lookup.db"
+    config = config_for(provider, db, context_window=None, max_output_tokens=None)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Read every record."}]
+    with request_lines() as lines, proxying(config) as base:
+        client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+        openai_steps(client, history, 3)
+    assert [line["window"] for line in lines] == [WINDOW] * 3
+    with proxying(config) as base:  # restarted: no window looked up in this process
+        index = httpx.get(base + "/").text
+    row = index[index.index("data-testid='conversation-row'") :]
+    row = row[: row.index("</tr>")]
+    sent = format_token_size(lines[-1]["tokens_sent"])
+    assert f"{sent} of {format_token_size(WINDOW)}" in row and "<meter" in row, row

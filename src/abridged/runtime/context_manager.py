@@ -360,6 +360,13 @@ class ContextManager:
         return self._current_budget()
 
     @property
+    def context_window(self) -> int:
+        """The context window the budget is computed for (the model's, or the one given). Read
+        without computing the budget: unlike ``budget``, it never raises ``ContextOverflowError``
+        when the system prompt, tools and hidden prefix alone fill the input budget."""
+        return self._window
+
+    @property
     def history(self) -> tuple[Message, ...]:
         """The whole history as abridged messages (an O(n) copy)."""
         return tuple(self._tracked.history)

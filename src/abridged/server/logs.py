@@ -33,6 +33,7 @@ FIELDS = (
     "cache_read",
     "added_ms",
     "reason",
+    "window",
 )
 
 

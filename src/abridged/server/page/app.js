@@ -179,6 +179,7 @@ async function nameFromFirstMessage(text) {
   conv.title = title;
   $("title").textContent = title;
   await loadConversations();
+  await refreshMeter();
 }
 
 async function rename(title) {
@@ -187,6 +188,16 @@ async function rename(title) {
   await api("PATCH", "/v1/conversations/" + state.id, { title: wanted.trim().slice(0, 200) });
   $("title").textContent = wanted.trim();
   await loadConversations();
+  await refreshMeter();
+}
+
+async function refreshMeter() {
+  // a PATCH makes the service read the conversation again: its size is then abridged's
+  // estimate, no longer the provider's last report, and no meter event says so. The first
+  // message's PATCH runs beside the turn: landed after the turn's own read, the ring kept the
+  // report's figure. During a turn, the read after the turn does it (a read now could redraw
+  // the timeline under the streamed reply).
+  if (!state.streaming) await loadContext();
 }
 
 async function exportConversation() {

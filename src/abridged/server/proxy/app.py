@@ -525,6 +525,9 @@ def _figures(
         tokens_sent=sent,
         tokens_app=app,
         cache_read=usage.cache_read if usage is not None else None,
+        # the manager's window, not ``manager.budget``'s: the budget is computed anew after a
+        # report taught a hidden prefix, and raises when that prefix alone fills it
+        window=manager.context_window,
     )
 
 

@@ -103,7 +103,7 @@ def _window(request: Request, info: ConversationInfo) -> int | None:
 
 def _known(request: Request, info: ConversationInfo, last: Last | None) -> _Figures:
     """The figures of a conversation's last request (``tokens`` ``None``: not known)."""
-    window = _window(request, info)
+    window = _window(request, info) or (last[1].window if last is not None else None)
     if last is not None and last[1].tokens_sent is not None:
         return _Figures(last[1].tokens_sent, window, "last request")
     return _Figures(None, window, "estimate")

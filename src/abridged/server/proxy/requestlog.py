@@ -5,7 +5,8 @@
 ``method``, ``path``, ``api``, ``conversation_id``, ``messages_app`` / ``messages_sent`` (the
 history the app sent, the context sent upstream), ``tokens_app`` / ``tokens_sent``,
 ``action``, ``cache_read``, ``status``, ``added_ms`` (what the proxy added before the upstream
-request went out) and ``reason`` (why a request passed through unmanaged). Sizes only: never a
+request went out), ``reason`` (why a request passed through unmanaged) and ``window`` (the
+context window the request was sized to). Sizes only: never a
 message's content, never a key.
 """
 
@@ -61,6 +62,9 @@ class RequestLine:
     cache_read: int | None = None
     added_ms: float | None = None
     reason: str | None = None
+    #: the context window abridged sized the request to (kept with the last request, so that
+    #: the index shows its meter after a restart, before the model's window is looked up)
+    window: int | None = None
 
     @classmethod
     def of(cls, fields: Mapping[str, Any]) -> RequestLine:
@@ -90,6 +94,7 @@ class RequestLine:
             cache_read=count("cache_read"),
             added_ms=float(added) if isinstance(added, int | float) else None,
             reason=text("reason"),
+            window=count("window"),
         )
 
     def text(self) -> str:
@@ -129,6 +134,7 @@ class RequestLine:
             "cache_read": self.cache_read,
             "added_ms": None if self.added_ms is None else round(self.added_ms, 3),
             "reason": self.reason,
+            "window": self.window,
         }
         return {k: v for k, v in values.items() if v is not None}
 
