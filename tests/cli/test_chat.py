@@ -308,3 +308,33 @@ def test_library_warnings_are_one_readable_notice_each() -> None:
         logging.getLogger("abridged").removeHandler(handler)
     shown = console.file.getvalue()  # type: ignore[attr-defined]
     assert shown.count("• warning: background finalisation failed: the database is locked") == 1
+
+
+def test_an_event_shown_as_a_notice_is_not_shown_again_as_a_warning() -> None:
+    import io
+    import logging
+
+    from rich.console import Console
+
+    from abridged.cli.chat import _Chat, _NoticeHandler
+    from abridged.engine.compaction import CompactionHooks
+    from abridged.events.engine import SummarizerFallback
+    from abridged.runtime.tracing import log_event, logged
+
+    console = Console(file=io.StringIO(), width=200)
+    chat = _Chat(console, convo=None)  # type: ignore[arg-type]
+    handler = _NoticeHandler(chat)
+    logging.getLogger("abridged").addHandler(handler)
+    try:
+        # a compaction's fallback: logged, and passed on to the chat's own on_event
+        hooks = logged(CompactionHooks(on_event=chat.on_event), "c1")
+        assert hooks.on_event is not None
+        hooks.on_event(SummarizerFallback("llm", fallback="extractive", reason="timed out"))
+        # a session summary's fallback: only logged, so the chat shows the warning
+        log_event(SummarizerFallback("llm", fallback="extractive", reason="refused"), "c1")
+    finally:
+        logging.getLogger("abridged").removeHandler(handler)
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert shown.count("timed out") == 1, shown
+    warnings = [line for line in shown.splitlines() if "• warning:" in line]
+    assert len(warnings) == 1 and "refused" in warnings[0], shown

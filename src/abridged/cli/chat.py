@@ -289,10 +289,15 @@ class _NoticeHandler(logging.Handler):
     """abridged's own warnings as the chat's notices (see ``_Chat.warn``)."""
 
     def __init__(self, chat: _Chat) -> None:
+        from abridged.runtime.tracing import PASSED_ON  # noqa: PLC0415 (the runtime: lazily)
+
         super().__init__(logging.WARNING)
         self.chat = chat
+        self.passed_on = PASSED_ON
 
     def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, self.passed_on, False):
+            return  # an event the chat has shown as a notice (``_Chat.on_event``)
         try:
             self.chat.warn(record.getMessage())
         except Exception:  # a broken terminal must not break the logging call

@@ -41,6 +41,7 @@ from abridged.events.engine import (
 __all__ = [
     "LEVELS",
     "LOGGER",
+    "PASSED_ON",
     "failure_reason",
     "level_of",
     "line_of",
@@ -134,11 +135,17 @@ def line_of(event: Event) -> str:
     return f"{event.kind}: {redact(text)}"
 
 
-def log_event(event: Event, conversation_id: str | None = None) -> None:
-    """Log ``event`` when the application listens at its level."""
+#: The attribute of a log record whose event was also passed on to the caller's ``on_event``:
+#: a handler that shows both (the chat) shows the event once.
+PASSED_ON = "passed_on"
+
+
+def log_event(event: Event, conversation_id: str | None = None, *, passed_on: bool = False) -> None:
+    """Log ``event`` when the application listens at its level; ``passed_on``: the caller's
+    ``on_event`` receives it too (the record says so in its ``passed_on`` attribute)."""
     level = level_of(event)
     if LOGGER.isEnabledFor(level):
-        extra: dict[str, str] = {"event": event.kind}
+        extra: dict[str, object] = {"event": event.kind, PASSED_ON: passed_on}
         if conversation_id is not None:
             extra["conversation_id"] = conversation_id
         LOGGER.log(level, "%s", line_of(event), extra=extra)
@@ -163,7 +170,7 @@ def logged(hooks: CompactionHooks, conversation_id: str | None = None) -> Compac
     sink = hooks.on_event
 
     def on_event(event: Event) -> None:
-        log_event(event, conversation_id)
+        log_event(event, conversation_id, passed_on=sink is not None)
         if sink is not None:
             sink(event)
 
