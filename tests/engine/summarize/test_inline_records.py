@@ -203,3 +203,24 @@ def test_a_log_records_time_level_and_caller_are_left_out() -> None:
     assert rewrite_records(line) == "vetch-ledger.request_timeout: 3450ms"
     logfmt = "ts=2026-06-18T05:31:54Z level=info msg=ready"
     assert rewrite_records(logfmt) == "msg: ready"
+
+
+def test_an_element_written_over_several_lines_is_one_record_with_its_own_settings() -> None:
+    text = (
+        "<Appenders>\n"
+        '  <RollingFile name="audit" fileName="/var/log/ops/audit.log"\n'
+        '               filePattern="/var/log/ops/audit-%i.log.gz">\n'
+        '    <SizeBasedTriggeringPolicy size="250 MB"/>\n'
+        "  </RollingFile>\n"
+        "</Appenders>"
+    )
+    assert rewrite_records(text).split("\n") == [
+        "<Appenders>",
+        "  audit.fileName: /var/log/ops/audit.log; filePattern: /var/log/ops/audit-%i.log.gz",
+        "    audit.size: 250 MB",
+        "  </RollingFile>",
+        "</Appenders>",
+    ]
+    # an element that never closes, or another one before its end, is left as it was
+    broken = '<Logger name="a"\n  level="info"\n<Root level="warn">'
+    assert rewrite_records(broken).split("\n")[:2] == ['<Logger name="a"', '  level="info"']

@@ -844,3 +844,31 @@ def test_a_replaced_plain_word_is_marked_only_as_a_value(
     text: str, value: str, marked: str
 ) -> None:
     assert mark_replaced(text, value) == marked
+
+
+def _read_output(output: str) -> list[Message]:
+    return [
+        Message.user("Fix the importer."),
+        Message.assistant(
+            "Running it.",
+            tool_calls=[ToolCall("c1", "bash", json.dumps({"command": "python run.py"}))],
+        ),
+        Message.tool("c1", output, name="bash"),
+    ]
+
+
+def test_an_error_after_a_traceback_says_where_it_was_raised() -> None:
+    output = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/main.py", line 3, in <module>\n'
+        "    run()\n"
+        '  File "/srv/app/pkg/adapters/ledger_schema.py", line 13, in load_schema\n'
+        "    return self._inner(batch)\n"
+        "KeyError: 'zouzik'"
+    )
+    errors = [f for f in extract_facts(_read_output(output)) if f.kind == "error"]
+    assert [f.text for f in errors] == [
+        "KeyError: 'zouzik' (at /srv/app/pkg/adapters/ledger_schema.py:13 in load_schema)"
+    ]
+    # what can be replaced is the error's own value, not where it was raised
+    assert errors[0].values == ("zouzik",)

@@ -246,3 +246,26 @@ def test_a_member_of_a_pretty_printed_object_is_a_fact_of_its_record(name: str, 
         ]
     )
     assert any(name in f.text and value in f.text for f in facts if f.listed), facts
+
+
+def test_a_git_config_subsection_names_its_keys() -> None:
+    text = '[branch "release/7.2"]\n\tprotected = true\n[remote "origin"]\n\turl = git@h:a/b.git'
+    assert with_sections(text).split("\n") == [
+        '[branch "release/7.2"]',
+        "\tbranch.release/7.2.protected = true",
+        '[remote "origin"]',
+        "\tremote.origin.url = git@h:a/b.git",
+    ]
+
+
+@given(st.lists(_OWNER, min_size=2, max_size=2, unique=True), st.sampled_from(PLACEMENTS))
+@settings(deadline=None, max_examples=30)
+def test_one_key_of_two_git_subsections_stays_two_facts(
+    branches: list[str], placement: str
+) -> None:
+    first = f'[branch "release/{branches[0]}-52"]\n\tprotected = true\n\tforce-push = false'
+    second = f'[branch "release/{branches[1]}-53"]\n\tprotected = false\n\tforce-push = true'
+    text = current(summary_of(first, second, placement))
+    # each branch's setting is stated with its branch: neither replaces the other
+    assert f"release/{branches[0]}-52" in text
+    assert f"release/{branches[1]}-53" in text

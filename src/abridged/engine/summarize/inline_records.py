@@ -168,6 +168,7 @@ def rewrite_records(text: str) -> str:
     map's entry, the first value of an SQL row, an enclosing XML element's ``name``)."""
     if not any(c in text for c in "{(<=:"):
         return text
+    text = _joined_tags(text)
     out: list[str] = []
     columns: list[str] | None = None  # of the SQL ``INSERT`` whose rows follow
     owners: list[tuple[str, str | None]] = []  # open XML elements and their names
@@ -209,6 +210,48 @@ def rewrite_records(text: str) -> str:
             continue
         out.append(_rewrite_line(line, owners))
     return "\n".join(out)
+
+
+#: An XML element whose attributes go on over the next lines (``<RollingFile name="audit"``).
+_OPEN_TAG = re.compile(r"^\s*<[A-Za-z_][\w.:\-]*\s+[^<>]*$")
+#: The most lines one element's attributes are joined from.
+MAX_TAG_LINES = 8
+
+
+def _joined_tags(text: str) -> str:
+    """``text`` with each element written over several lines (one attribute a line, as
+    log4j, Maven and Android files are) joined onto its first line, so it is one record.
+
+    >>> _joined_tags('<File name="a"\\n      fileName="/var/log/a.log">\\n</File>')
+    '<File name="a" fileName="/var/log/a.log">\\n</File>'
+    """
+    if "<" not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        end = _tag_end(lines, i) if _OPEN_TAG.match(lines[i]) else None
+        if end is not None:
+            joined = " ".join([lines[i].rstrip(), *(part.strip() for part in lines[i + 1 : end])])
+            if len(joined) <= MAX_RECORD_CHARS:
+                out.append(joined)
+                i = end
+                continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
+def _tag_end(lines: Sequence[str], start: int) -> int | None:
+    """The index after the line that closes the element opened at ``start`` (its ``>``);
+    ``None`` when another element starts first or it goes on past ``MAX_TAG_LINES``."""
+    for end in range(start + 1, min(len(lines), start + MAX_TAG_LINES)):
+        if "<" in lines[end]:
+            return None
+        if ">" in lines[end]:
+            return end + 1
+    return None
 
 
 def _rewrite_line(line: str, owners: list[tuple[str, str | None]]) -> str:
@@ -336,9 +379,12 @@ def _xml(line: str, owners: list[tuple[str, str | None]]) -> str:
     closed = tag.group(3) == "/" or tag.group(4) is not None
     owner = next((name for _tag, name in reversed(owners) if name), None)
     if not closed:
-        name = next((attributes[k] for k in _KEY_ATTRIBUTES if k in attributes), None)
+        name = next((attributes.pop(k) for k in _KEY_ATTRIBUTES if k in attributes), None)
         owners.append((tag.group(1), name))
-        return line
+        if not attributes:
+            return line
+        # (its own settings, beside what it holds: ``<RollingFile name="audit" fileName=..>``)
+        return f"{_indent(line)}{_render(name or owner or tag.group(1), attributes)}"
     key = next((attributes.pop(k) for k in _KEY_ATTRIBUTES if k in attributes), None)
     value = next((attributes.pop(k) for k in _VALUE_ATTRIBUTES if k in attributes), None)
     if tag.group(4) is not None and tag.group(4).strip():

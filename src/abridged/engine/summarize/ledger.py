@@ -158,6 +158,8 @@ _GENERIC_SUBJECTS = _words(
 _CODE_ASSIGN = re.compile(r"^\s*[A-Za-z_][\w.\[\]'\"]*\s*(?:[-+*/|&]?=)\s*(?!=)")
 _LINE_NUMBER = re.compile(r"^\s*\d+[:\t]|^\S+:\d+:|^\s*\d+\s{2,}")
 _TRACE = re.compile(r'^\s*File "|^\s*at \S+\(|^\s+\^+\s*$')
+#: A Python traceback's frame: its file, line and function.
+_FRAME = re.compile(r'^\s*File "([^"\n]+)", line (\d+)(?:, in ([\w.<>]+))?')
 _WORD = re.compile(r"[A-Za-z][a-z]+(?:'[a-z]+)?")
 _SYMBOLS = re.compile(r"[(){}\[\]=<>;|\\*&$]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n")
@@ -809,10 +811,27 @@ _SECTION = re.compile(r"^(\s*)(/?[A-Za-z_][\w./\-]{0,60}):\s*$")
 _NESTED_PAIR = re.compile(r"^(\s+)(?:-\s+)?([A-Za-z_][\w.\-]{0,60}):\s+\S")
 #: Headers of code blocks, never sections of data.
 _BLOCK_WORDS = _words("try else finally except do default case then begin")
-#: An INI or TOML table header (``[billing-api]``, ``[services.mailer]``, ``[[package]]``).
 #: A comment that is one name alone (``# billing-api``): the title of the lines under it.
 _NAME_COMMENT = re.compile(r"^\s*(?:#|//|;)\s*([A-Za-z][\w]*(?:[-.][\w]+)+)\s*$")
-_TABLE_HEADER = re.compile(r"^\s*\[{1,2}\s*([A-Za-z_\"][\w.\-\" ]{0,60}?)\s*\]{1,2}\s*$")
+#: An INI or TOML table header (``[billing-api]``, ``[services.mailer]``, ``[[package]]``),
+#: a git config's section with its subsection (``[branch "release/7.2"]``).
+_TABLE_HEADER = re.compile(
+    r"^\s*\[{1,2}\s*([A-Za-z_\"][\w.\-\" ]{0,60}?(?:\s+\"[^\"\n]{1,80}\")?)\s*\]{1,2}\s*$"
+)
+_SUBSECTION = re.compile(r"^([\w.\-]+)\s+\"([^\"]+)\"$")
+
+
+def _table_name(header: str) -> str:
+    """The name a table header gives the keys under it: git's ``section.subsection`` for a
+    quoted subsection (what ``git config branch.release/7.2.protected`` calls it).
+
+    >>> _table_name('branch "release/7.2"'), _table_name('"services.mailer"')
+    ('branch.release/7.2', 'services.mailer')
+    """
+    sub = _SUBSECTION.match(header.strip())
+    return f"{sub.group(1)}.{sub.group(2)}" if sub else header.strip('" ')
+
+
 #: A record's own name (``Name:  billing-api``, ``"name": "billing-api",``, ``name =
 #: "vetchkit"``, ``name | billing-api``): the thing the keys beside it are of.
 _RECORD_NAME = re.compile(
@@ -858,7 +877,7 @@ def with_sections(text: str) -> str:
         if record is not None and body < record[0]:
             record = None
         if (found := _TABLE_HEADER.match(line)) is not None:
-            table, record, stack = found.group(1).strip('" '), None, []
+            table, record, stack = _table_name(found.group(1)), None, []
             titled_table = False
             out.append(line)
             continue
@@ -1079,10 +1098,17 @@ def _iter_facts(
             seen: set[str] = set()
             # The block's own name (``Name: billing-api``): the owner of the keys after it.
             owner: str | None = None
+            # The innermost frame of a traceback: where the error after it was raised.
+            frame: str | None = None
             for position, unit in enumerate(units):
                 named_block = _BLOCK_NAME.match(unit)
                 if named_block is not None:
                     owner = named_block.group(1).lower()
+                if source == "tool" and (found_frame := _FRAME.match(unit)) is not None:
+                    frame = ":".join(found_frame.group(1, 2)) + (
+                        f" in {found_frame.group(3)}" if found_frame.group(3) else ""
+                    )
+                    continue
                 if shapes[_DIGITS.sub("#", unit.strip())] >= REPEATED_LINE or unit in seen:
                     continue
                 seen.add(unit)
@@ -1097,7 +1123,17 @@ def _iter_facts(
                 # (``> the default region?`` then ``mx-central-1, checked with Radek``).
                 asked = asked_key(context) if context and key_of(unit) is None else None
                 said = unit if asked is None else f"{asked}: {unit.strip()}"
-                candidate = _weigh(said, source, seen_in if source == "tool" else 1, names=names)
+                located = None
+                if frame is not None and _ERROR_LINE.match(unit):
+                    # ``KeyError: 'x'`` alone does not say where: the frame it ends does (shown
+                    # and weighed with it; its values stay the error's own).
+                    located, frame = f"{unit.strip()} (at {frame})", None
+                candidate = _weigh(
+                    located or said, source, seen_in if source == "tool" else 1, names=names
+                )
+                if candidate is not None and located is not None:
+                    own = redact(said[:MAX_UNIT_CHARS]).strip()
+                    candidate = replace(candidate, values=_values(own, reference_kinds(own)))
                 worth = candidate is not None
                 if candidate is None:
                     line = redact(said[:MAX_UNIT_CHARS]).strip()
