@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from abridged.core.model import Message, ToolCall
 from abridged.engine.summarize.inline_records import rewrite_records
 from abridged.engine.summarize.ledger import build_ledger, extract_facts
+from tests.engine.summarize.corrections import current, summary_of
 
 
 def _bash(call_id: str, command: str, output: str) -> list[Message]:
@@ -224,3 +225,25 @@ def test_an_element_written_over_several_lines_is_one_record_with_its_own_settin
     # an element that never closes, or another one before its end, is left as it was
     broken = '<Logger name="a"\n  level="info"\n<Root level="warn">'
     assert rewrite_records(broken).split("\n")[:2] == ['<Logger name="a"', '  level="info"']
+
+
+def test_a_csv_row_under_its_header_is_a_record_of_its_first_cell() -> None:
+    text = "cluster,region,cap_usd,note\nacme-eu,eu-west-1,100.50,\nacme-us,us-east-2,4200.75,ours"
+    assert rewrite_records(text).split("\n") == [
+        "cluster,region,cap_usd,note",
+        "acme-eu.region: eu-west-1; cap_usd: 100.50",
+        "acme-us.region: us-east-2; cap_usd: 4200.75; note: ours",
+    ]
+    # a line of another width ends the table; prose with commas is no header
+    assert rewrite_records("a,b,c\nx,y\nx,y,z").split("\n")[1:] == ["x,y", "x,y,z"]
+    assert rewrite_records("Then, well, we left, ok") == "Then, well, we left, ok"
+
+
+def test_a_csv_export_run_again_replaces_the_rows_old_values_only() -> None:
+    header = "cluster,region,monthly_cap_usd,note\n"
+    first = f"{header}kivo-eu,eu-west-1,31337.25,\nkivo-us,us-east-2,42167.62,ours"
+    rows = "kivo-eu,eu-west-1,31337.25,\nkivo-us,us-east-2,55012.80,ours"
+    second = f"finance re-ran the export:\n{header}{rows}"
+    text = current(summary_of(first, second, "tool"))
+    assert "55012.80" in text and "31337.25" in text
+    assert "42167.62" not in text

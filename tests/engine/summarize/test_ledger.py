@@ -872,3 +872,36 @@ def test_an_error_after_a_traceback_says_where_it_was_raised() -> None:
     ]
     # what can be replaced is the error's own value, not where it was raised
     assert errors[0].values == ("zouzik",)
+
+
+@pytest.mark.parametrize("placement", ["user", "tool", "assistant"])
+def test_a_make_override_replaces_the_default_it_overrides(placement: str) -> None:
+    first = "TOOLCHAIN_IMAGE ?= ghcr.io/acme/toolchain:8.61.732\n\nlint:\n\tgolangci-lint run"
+    second = "# common.mk\noverride TOOLCHAIN_IMAGE := ghcr.io/acme/toolchain:9.2.118"
+    text = current(summary_of(first, second, placement))
+    assert "9.2.118" in text
+    assert "8.61.732" not in text
+
+
+def test_a_reply_quoting_an_earlier_line_does_not_state_it_again() -> None:
+    first = "Hi all, the kofirak cutover happens 2028-04-20 05:50 UTC."
+    reply = (
+        "Apologies, wrong date this morning. We cut over 2028-04-27 11:10 UTC.\n\n"
+        "> Hi all, the kofirak cutover happens 2028-04-20 05:50 UTC."
+    )
+    messages = [Message.user("Plan the cutover."), Message.assistant(first), Message.user("ok")]
+    messages += [Message.assistant(reply), Message.user("thanks")]
+    facts = [f.text for f in extract_facts(messages)]
+    assert not any(text.startswith(">") for text in facts), facts
+    # a quote of nothing said before is the reply's own line
+    alone = [Message.user("Plan it."), Message.assistant("> the freeze tag is v4.2.0-rc1")]
+    assert any("v4.2.0-rc1" in f.text for f in extract_facts(alone))
+
+
+def test_makes_assignments_are_settings_and_an_append_is_none() -> None:
+    from abridged.engine.summarize.ledger import structured
+
+    assert structured("TOOLCHAIN_IMAGE ?= img:8.61") == ("TOOLCHAIN_IMAGE", "img:8.61")
+    assert structured("override TOOLCHAIN_IMAGE := img:9.2") == ("TOOLCHAIN_IMAGE", "img:9.2")
+    assert structured("CC ::= clang") == ("CC", "clang")
+    assert structured("CFLAGS += -O2") is None

@@ -18,6 +18,7 @@ A line of any other shape is left as it is.
 from __future__ import annotations
 
 import ast
+import csv
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -166,17 +167,28 @@ def rewrite_records(text: str) -> str:
     """``text`` with each record on one line rewritten as ``owner.field: value; field: value``
     (the owner when the record names one: a ``name``/``service``/``id`` field, the key of a
     map's entry, the first value of an SQL row, an enclosing XML element's ``name``)."""
-    if not any(c in text for c in "{(<=:"):
+    if not any(c in text for c in "{(<=:,"):
         return text
     text = _joined_tags(text)
     out: list[str] = []
     columns: list[str] | None = None  # of the SQL ``INSERT`` whose rows follow
     owners: list[tuple[str, str | None]] = []  # open XML elements and their names
     blocks: list[str | None] = []  # open ``{`` blocks of a config and their names
+    header: list[str] | None = None  # of the CSV whose rows follow
     for line in text.split("\n"):
         if len(line) > MAX_RECORD_CHARS:
             out.append(line)
             continue
+        if _CSV_HEADER.match(line):
+            header = line.strip().split(",")
+            out.append(line)
+            continue
+        if header is not None:
+            record = _csv_row(line, header)
+            if record is not None:
+                out.append(record)
+                continue
+            header = None
         if (insert := _INSERT.match(line)) is not None:
             columns = [c.strip().strip('"`[]') for c in insert.group(1).split(",")]
             rows = insert.group(2)
@@ -252,6 +264,29 @@ def _tag_end(lines: Sequence[str], start: int) -> int | None:
         if ">" in lines[end]:
             return end + 1
     return None
+
+
+#: A CSV header: three or more column names, commas only (``cluster,region,cap_usd``).
+_CSV_HEADER = re.compile(r"^\s*[A-Za-z_][\w.\-]{0,40}(?:,[A-Za-z_][\w.\-]{0,40}){2,}\s*$")
+
+
+def _csv_row(line: str, header: Sequence[str]) -> str | None:
+    """A CSV row under ``header`` as ``first.column: value; column: value`` (its first cell
+    names the row, empty cells left out); ``None`` when ``line`` is not a row of it.
+
+    >>> _csv_row("acme-us,us-east-2,4200.50,", ["cluster", "region", "cap_usd", "note"])
+    'acme-us.region: us-east-2; cap_usd: 4200.50'
+    """
+    try:
+        cells = next(csv.reader([line.strip()]))
+    except (csv.Error, StopIteration):
+        return None
+    if len(cells) != len(header) or not cells[0].strip():
+        return None
+    fields = {c: v.strip() for c, v in zip(header[1:], cells[1:], strict=True) if v.strip()}
+    if not fields:
+        return None
+    return f"{_indent(line)}{_render(cells[0].strip(), fields)}"
 
 
 def _rewrite_line(line: str, owners: list[tuple[str, str | None]]) -> str:

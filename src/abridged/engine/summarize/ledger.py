@@ -158,6 +158,8 @@ _GENERIC_SUBJECTS = _words(
 _CODE_ASSIGN = re.compile(r"^\s*[A-Za-z_][\w.\[\]'\"]*\s*(?:[-+*/|&]?=)\s*(?!=)")
 _LINE_NUMBER = re.compile(r"^\s*\d+[:\t]|^\S+:\d+:|^\s*\d+\s{2,}")
 _TRACE = re.compile(r'^\s*File "|^\s*at \S+\(|^\s+\^+\s*$')
+#: A quoted line of a reply (``> ...``, e-mail's and chat's quote), what it quotes.
+_QUOTE_LINE = re.compile(r"^\s*>+\s?(\S.*)$")
 #: A Python traceback's frame: its file, line and function.
 _FRAME = re.compile(r'^\s*File "([^"\n]+)", line (\d+)(?:, in ([\w.<>]+))?')
 _WORD = re.compile(r"[A-Za-z][a-z]+(?:'[a-z]+)?")
@@ -165,8 +167,12 @@ _SYMBOLS = re.compile(r"[(){}\[\]=<>;|\\*&$]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n")
 _LABEL = re.compile(r"^\s*(?:[-*>#]+\s*)?([A-Za-z][\w .()/-]{0,40}?)\s*:\s+(?=\S)")
 # (a key may hold a path: ``paths./services/billing.timeout``, under an OpenAPI ``paths:``)
+#: ``key = value`` and its kin: a shell's ``export``, Make's ``override`` and its ``?=``,
+#: ``:=``, ``::=`` (``override TOOLCHAIN_IMAGE := img:2`` sets what ``TOOLCHAIN_IMAGE ?=
+#: img:1`` did; ``+=`` appends, it replaces nothing).
 _ASSIGN = re.compile(
-    r"^\s*(?:export\s+)?([A-Za-z_][\w.\-]{0,60}(?:/[\w.\-]{1,60}){0,6})\s*(?:=|:=|:)\s*(\S.{0,200})$"
+    r"^\s*(?:(?:export|override)\s+)?([A-Za-z_][\w.\-]{0,60}(?:/[\w.\-]{1,60}){0,6})\s*"
+    r"(?:=|:=|::=|\?=|:)\s*(\S.{0,200})$"
 )
 _COPULA = re.compile(
     r"\b(?:is|are|was|were|will be|has to be|must be|should be|equals|becomes|became|"
@@ -1085,7 +1091,11 @@ def _iter_facts(
     order = start_order
     calls: dict[str, ToolCall] = {}
     last_call: ToolCall | None = None
+    # Every line said so far (hashed): a reply that quotes one (``> the cutover is at 05:50``)
+    # says it again as the earlier message's, not as its own.
+    said_before: set[int] = set()
     for index, message in enumerate(messages):
+        said_now: set[int] = set()
         found: list[Fact] = []
         previous = messages[index - 1] if index > 0 else None
         for source, text, origin in _message_units(message, calls, last_call, previous):
@@ -1112,6 +1122,10 @@ def _iter_facts(
                 if shapes[_DIGITS.sub("#", unit.strip())] >= REPEATED_LINE or unit in seen:
                     continue
                 seen.add(unit)
+                said_now.add(hash(" ".join(unit.split())))
+                quoted = _QUOTE_LINE.match(unit)
+                if quoted is not None and hash(" ".join(quoted.group(1).split())) in said_before:
+                    continue
                 # The sentence before says what a short one is about ("Correction on the
                 # staging host: ... Point everything at ip-10-42-9-58.").
                 before = units[position - 1] if position and source != "tool" else ""
@@ -1181,6 +1195,7 @@ def _iter_facts(
                         names=anchors(candidate.text) | anchors(context),
                     )
                 )
+        said_before |= said_now
         for call in message.tool_calls:
             calls[call.id] = call
             last_call = call
