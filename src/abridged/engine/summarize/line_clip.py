@@ -18,12 +18,14 @@ Pure: no I/O, deterministic.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable
 
 from abridged.engine.summarize.ledger import kebab_names
 from abridged.engine.summarize.references import reference_kinds
 from abridged.engine.summarize.signals import combine, modality, specificity
+from abridged.engine.summarize.transcript import OMISSION_LINE
 
 __all__ = ["MIN_LINES", "clip_to_lines", "lines_marker", "without_markers"]
 
@@ -32,11 +34,13 @@ MIN_LINES = 4
 #: What the first line adds to its rank: it says what the paste is (a command, a file's name,
 #: a table's header, a subject line).
 _FIRST_LINE_BONUS = 2.0
-#: A marker of dropped lines, this module's or ``transcript.omission_marker``'s (by characters),
-#: and a note of references of an earlier clip: bookkeeping, never kept as a line of its own.
-_MARKER = re.compile(
-    r"^\s*\[\.\.\. (?:(?P<lines>\d[\d,]*) lines?|[\d,]+ characters \(~[^)]*\)) omitted \.\.\.\]\s*$"
-)
+#: A marker of dropped lines (``lines_marker``): bookkeeping, never kept as a line of its own.
+_LINES_MARKER = re.compile(r"^\s*\[\.\.\. (\d[\d,]*) lines? omitted \.\.\.\]\s*$")
+
+
+def _is_marker(line: str) -> bool:
+    """Whether ``line`` is a marker of this module's or ``transcript.omission_marker``'s."""
+    return bool(_LINES_MARKER.match(line) or OMISSION_LINE.match(line))
 
 
 def lines_marker(count: int) -> str:
@@ -54,7 +58,7 @@ def without_markers(text: str) -> str:
     >>> without_markers("a\\n[... 3 lines omitted ...]\\nb")
     'a\\nb'
     """
-    return "\n".join(line for line in text.split("\n") if not _MARKER.match(line))
+    return "\n".join(line for line in text.split("\n") if not _is_marker(line))
 
 
 def _rank(line: str, first: bool) -> float:
@@ -71,13 +75,19 @@ def _rank(line: str, first: bool) -> float:
     return combine(values) + (_FIRST_LINE_BONUS if first else 0.0)
 
 
+@functools.lru_cache(maxsize=8)  # the summary's fitter clips one entry at several sizes
+def _ranks(text: str) -> tuple[float, ...]:
+    """Each line's rank (``_rank``); a marker's below every line (never kept)."""
+    return tuple(
+        -2.0 if _is_marker(line) else _rank(line, first=i == 0)
+        for i, line in enumerate(text.split("\n"))
+    )
+
+
 def _weight(line: str) -> int:
     """How many original lines ``line`` stands for (a marker stands for those it dropped)."""
-    m = _MARKER.match(line)
-    if m is None:
-        return 1
-    counted = m.group("lines")
-    return int(counted.replace(",", "")) if counted else 1
+    counted = _LINES_MARKER.match(line)
+    return int(counted.group(1).replace(",", "")) if counted else 1
 
 
 def _render(lines: list[str], kept: set[int]) -> str:
@@ -115,9 +125,7 @@ def clip_to_lines(text: str, max_tokens: int, size: Callable[[str], int]) -> str
     # A clip of a paste is still a paste: its markers count the lines they stand for.
     if sum(_weight(line) for line in lines if line.strip()) < MIN_LINES:
         return None
-    ranks = [
-        -2.0 if _MARKER.match(line) else _rank(line, first=i == 0) for i, line in enumerate(lines)
-    ]
+    ranks = _ranks(text)
     marker_cost = size(lines_marker(len(lines)))
     kept: list[int] = []
     used = marker_cost  # all dropped: one marker

@@ -35,6 +35,7 @@ Secrets are redacted from the rendered text (``abridged.engine.summarize.redact`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -155,6 +156,10 @@ def omission_marker(chars: int, tokens: int) -> str:
     '[... 1,234 characters (~310 tokens) omitted ...]'
     """
     return f"[... {chars:,} characters (~{format_token_size(tokens)} tokens) omitted ...]"
+
+
+#: A line that is an ``omission_marker`` alone (a clipped text's bookkeeping, never content).
+OMISSION_LINE = re.compile(r"^\s*\[\.\.\. [\d,]+ characters \(~[^)]*\) omitted \.\.\.\]\s*$")
 
 
 def clip_middle(text: str, max_tokens: int, *, head_share: float = 0.5) -> str:
