@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import string
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from abridged.engine.summarize.ledger import (
     build_ledger,
     setting_file,
     strongly_corrects,
+    superseded_in_line,
     value_form,
 )
 from tests.engine.summarize.corrections import current, summary_of
@@ -177,6 +179,133 @@ def test_two_facts_of_one_kind_stay_two(pair: tuple[str, str], placement: str) -
     first, second = pair
     text = summary_of(first, second, placement)
     assert "(was" not in text and SUPERSEDED_MARK not in text
+
+
+# -- a line that shows its old value ---------------------------------------------------------
+
+#: (earlier, later lines, earlier value): a correction over several lines, one of which names
+#: the earlier value where no word beside it says it is old. Shown whole, the correction is
+#: not stale; a summary that keeps only that line must show the value as replaced.
+OLD_IN_LINE = [
+    # a line that voids what it names, the void word far from the value
+    (
+        "The vendor cutover for telvik is booked for 2029-03-14 02:10 UTC.",
+        "Board update:\nFacilities pulled the 2029-03-14 02:10 slot over a power test; that"
+        " booking is cancelled.\nNext slot: 2029-03-21 02:40 UTC.",
+        "2029-03-14 02:10",
+    ),
+    # a field history: the field, its old value, its new value
+    (
+        "Target release for the export fix: quorin-4.12.207",
+        "Audit trail of BUG-5531\nField\tFrom\tTo\nTarget release\tquorin-4.12.207\t"
+        "quorin-4.19.002\nAssignee\t(none)\tHalvorsen",
+        "quorin-4.12.207",
+    ),
+]
+
+
+@given(st.sampled_from(OLD_IN_LINE), st.sampled_from(PLACEMENTS))
+@settings(deadline=None, max_examples=30)
+def test_a_line_of_a_correction_shows_the_old_value_it_names_as_replaced(
+    case: tuple[str, str, str], placement: str
+) -> None:
+    first, second, old = case
+    text = summary_of(first, second, placement)
+    kept = [line for line in current(text).split("\n") if old in line]
+    assert kept == [], kept
+
+
+#: (earlier, later, earlier value): lines naming an earlier value beside another of its form
+#: that do not replace it.
+BESIDE_IN_LINE = [
+    # two tickets listed: both hold
+    ("The crash is tracked as RQ-40711.", "Open for this sprint: RQ-40711 and RQ-40958."),
+    # two earlier values of one form: which one the line drops is not said
+    ("Pinned rivo-2.10.114 on staging.", "Pinned rivo-2.11.300 on prod."),
+]
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("case", BESIDE_IN_LINE)
+def test_a_line_naming_an_earlier_value_beside_another_keeps_both(
+    case: tuple[str, str], placement: str
+) -> None:
+    first, second = case
+    text = summary_of(first, second, placement)
+    assert "(was" not in text and SUPERSEDED_MARK not in text
+
+
+def test_values_of_one_message_are_never_earlier_than_each_other() -> None:
+    line = "Fix Version/s app-1.2.3 app-1.4.0"
+    assert superseded_in_line(line, ["app-1.2.3", "app-1.4.0"], set()) == []
+    assert superseded_in_line(line, ["app-1.2.3", "app-1.4.0"], {"app-1.2.3"}) == ["app-1.2.3"]
+    both = {"app-1.2.3", "app-1.4.0"}
+    assert superseded_in_line(line, ["app-1.2.3", "app-1.4.0"], both) == []
+
+
+def test_a_denied_void_word_voids_nothing() -> None:
+    slot = "2029-03-14 02:10"
+    assert superseded_in_line(f"the {slot} window is cancelled", [slot], {slot}) == [slot]
+    assert superseded_in_line(f"the {slot} window is not cancelled", [slot], {slot}) == []
+    assert superseded_in_line(f"{slot} was never withdrawn", [slot], {slot}) == []
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_a_replaced_value_named_twice_is_marked_both_times(placement: str) -> None:
+    first = "From dana: the schema for fastas is services/fastas/core/byveath_schema.ts."
+    second = (
+        "$ git mv services/fastas/core/byveath_schema.ts pkg/fastas/steaty_schema.py\n"
+        "$ git status --short\n"
+        "R  services/fastas/core/byveath_schema.ts -> pkg/fastas/steaty_schema.py"
+    )
+    text = summary_of(first, second, placement)
+    assert [line for line in current(text).split("\n") if "byveath" in line] == []
+
+
+# -- a diff's removed lines --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("placement", ["tool", "assistant", "user"])
+def test_a_value_a_diff_removes_is_no_longer_current(placement: str) -> None:
+    first = "Code owner of services/vantor/: @ilse.marrow (per the CODEOWNERS file)."
+    diff = (
+        "diff --git a/CODEOWNERS b/CODEOWNERS\n@@ -3 +3 @@\n"
+        "-/services/vantor/ @ilse.marrow\n+/services/vantor/ @jules.okafor"
+    )
+    text = summary_of(first, diff, placement)
+    assert "@jules.okafor" in text
+    assert [line for line in current(text).split("\n") if "@ilse.marrow" in line] == []
+
+
+def test_a_setting_a_diff_removes_leaves_the_facts() -> None:
+    text = summary_of(
+        "WORKER_SHARDS=6122 is what the batch job reads.",
+        "-WORKER_SHARDS=6122\n+QUEUE_PARTITIONS=6122",
+        "tool",
+    )
+    facts = text.split("## Facts and decisions", 1)[1].split("\n## ", 1)[0]
+    assert "QUEUE_PARTITIONS=6122" in facts
+    assert "WORKER_SHARDS" not in current(facts)
+
+
+def test_a_patch_to_source_code_replaces_no_value() -> None:
+    # Removed code is not a setting that stopped holding: the names it held stay current.
+    text = summary_of(
+        "makemigrations failed: lazy reference to 'shop.category', but app 'shop' is missing.",
+        "diff --git a/shop/models.py b/shop/models.py\n@@ -3 +3 @@\n"
+        "-    owner_ref = fk('shop.category')\n+    owner_ref = fk('catalog.category')",
+        "tool",
+    )
+    assert "(was" not in text
+
+
+def test_a_list_with_dashes_keeps_its_values() -> None:
+    text = summary_of(
+        "Pinned hosts: db-7.kelvar.internal for writes.",
+        "Hosts in rotation:\n- db-7.kelvar.internal\n- db-9.kelvar.internal\n+ more soon",
+        "tool",
+    )
+    assert "(was" not in text
 
 
 # -- the helpers ------------------------------------------------------------------------------

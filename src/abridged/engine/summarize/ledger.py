@@ -57,11 +57,13 @@ from abridged.engine.summarize.anchors import (
     lookup_keys,
     slots,
 )
+from abridged.engine.summarize.diffs import patches_code, removed_lines
 from abridged.engine.summarize.fileops import shell_command
 from abridged.engine.summarize.inline_records import rewrite_records
 from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
     STRONG_KINDS,
+    is_source_file,
     observation_texts,
     reference_kinds,
     strip_code,
@@ -735,9 +737,9 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
             named = v
             if k == "version" and " " in v and _CORRECTION.fullmatch(v.split()[0]):
                 named = v.split(" ", 1)[1]  # *Forget 6.13.845*: a word, then the version
-            whole = _whole_token(line, named)
-            if whole not in found:
-                found.append(whole)
+            for whole in _whole_tokens(line, named):
+                if whole not in found:
+                    found.append(whole)
     for m in _CAMEL.finditer(line):  # a class or type name (``TestUploadRetry``)
         if m.group() not in found and (pair is None or m.group() not in pair[0].split()):
             found.append(m.group())
@@ -772,11 +774,27 @@ _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*\b")
 _TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+/@#")
 
 
-def _whole_token(line: str, value: str) -> str:
-    """``value`` grown to the whole token it is part of in ``line`` (``17.55.441-rc3-rukix``
-    for the version ``17.55.441-rc3``): a value is replaced, and marked, whole. A value with a
-    space (``30 seconds``) is kept as it is."""
+def _whole_tokens(line: str, value: str) -> list[str]:
+    """Each whole token ``value`` is part of in ``line`` (``_whole_token``), in order: a
+    reference names a shared prefix once (``quorin-4`` of ``quorin-4.12.207 quorin-4.19.002``),
+    and each token it starts is a value."""
+    if " " in value:
+        return [value]
+    out: list[str] = []
     at = line.find(value)
+    while at != -1:
+        whole = _whole_token(line, value, at)
+        if whole not in out:
+            out.append(whole)
+        at = line.find(value, at + len(value))
+    return out or [value]
+
+
+def _whole_token(line: str, value: str, at: int | None = None) -> str:
+    """``value`` grown to the whole token it is part of in ``line`` (``17.55.441-rc3-rukix``
+    for the version ``17.55.441-rc3``), at its first occurrence or at ``at``: a value is
+    replaced, and marked, whole. A value with a space (``30 seconds``) is kept as it is."""
+    at = line.find(value) if at is None else at
     if at < 0 or " " in value:
         return value
     start, end = at, at + len(value)
@@ -787,10 +805,6 @@ def _whole_token(line: str, value: str) -> str:
     return line[start:end].rstrip(".-+/") or value
 
 
-#: Extensions of source code: a source file is the files section's subject, not a setting's value.
-_SOURCE_EXTENSIONS = _words("py pyi js mjs ts tsx jsx c h cc cpp hpp rs go java kt rb php sh")
-
-
 def setting_file(value: str, kind: str) -> bool:
     """Whether a ``file`` reference is a setting's value rather than a file of the code at hand:
     it has a directory and is no source code (``config/billing/a.yaml``, ``/run/x/api.sock``,
@@ -799,7 +813,7 @@ def setting_file(value: str, kind: str) -> bool:
     >>> setting_file("/var/log/api/a.log", "file"), setting_file("src/app/main.py", "file")
     (True, False)
     """
-    return kind == "file" and "/" in value and value.rsplit(".", 1)[-1] not in _SOURCE_EXTENSIONS
+    return kind == "file" and "/" in value and not is_source_file(value)
 
 
 _WAS_ANYWHERE = re.compile(r"\(was [^()\n]*\)")
@@ -1106,6 +1120,12 @@ def _iter_facts(
                 shape = _DIGITS.sub("#", unit.strip())
                 shapes[shape] = shapes.get(shape, 0) + 1
             seen: set[str] = set()
+            # A diff's removed lines are no longer current: kept only to replace what they
+            # restate, their values not added back shown as replaced.
+            removed = removed_lines(units)
+            added = "\n".join(u for u in units if u.startswith("+")) if removed else ""
+            # What a patch to source code removes is code, not a value that stopped holding.
+            of_code = bool(removed) and patches_code(units)
             # The block's own name (``Name: billing-api``): the owner of the keys after it.
             owner: str | None = None
             # The innermost frame of a traceback: where the error after it was raised.
@@ -1174,6 +1194,10 @@ def _iter_facts(
                 shown = truncate_tokens(" ".join(candidate.text.split()), FACT_TOKENS)
                 values = candidate.values
                 dropped = declared_old(shown, (*values, *_loose_values(shown, values)))
+                if position in removed:
+                    if not (of_code or _is_code(unit[1:])):
+                        dropped = [*dropped, *(v for v in values if v not in added)]
+                    worth = False
                 if dropped:
                     # It says itself which value is no longer current: shown so where it stands.
                     shown = mark_values(shown, dropped)
@@ -1201,11 +1225,12 @@ def _iter_facts(
             last_call = call
         found.sort(key=lambda f: (-f.weight, -f.order))
         listed = [f for f in found if f.listed][:per_message]
-        # The rest still take part in replacing (by key, or as a corrected value), unlisted.
+        # The rest still take part in replacing (by key, or as a corrected value, or by the
+        # values they show replaced), unlisted.
         shadows = [
             replace(f, listed=False)
             for f in found
-            if f not in listed and (f.key or f.values or f.names)
+            if f not in listed and (f.key or f.values or f.names or _WAS_INLINE.search(f.text))
         ]
         yield from sorted([*listed, *shadows], key=lambda f: f.order)
 
@@ -1666,14 +1691,18 @@ def _topic_words(text: str, values: Sequence[str]) -> frozenset[str]:
 
 def mark_replaced(text: str, value: str) -> str:
     """``text`` with ``value`` (a replaced one it still names) shown as ``(was value)`` in
-    place, unless it is only part of a longer value (``release/x`` in ``release/x-hotfix``).
+    place, wherever it stands, unless it is only part of a longer value (``release/x`` in
+    ``release/x-hotfix``) or marked already.
 
     >>> mark_replaced("2026-05-01 is cancelled, ship 2026-05-08", "2026-05-01")
     '(was 2026-05-01) is cancelled, ship 2026-05-08'
+    >>> mark_replaced("mv a/x.ts b/y.ts; R (was a/x.ts) -> b/y.ts; a/x.ts", "a/x.ts")
+    'mv (was a/x.ts) b/y.ts; R (was a/x.ts) -> b/y.ts; (was a/x.ts)'
     """
     before = _VALUE_POSITION if _PLAIN_LOWER.fullmatch(value) else r"(?<![\w./@-])"
-    pattern = re.compile(rf"{before}{re.escape(value)}(?![\w/@-]|[.-]\w)")
-    return pattern.sub(lambda m: f"(was {m.group()})", text, count=1)
+    # every place it stands (a pasted log names it twice), none already marked
+    pattern = re.compile(rf"(?<!\(was ){before}{re.escape(value)}(?![\w/@-]|[.-]\w)")
+    return pattern.sub(lambda m: f"(was {m.group()})", text)
 
 
 #: A lowercase plain word is English as often as it is a value (``Restart=always`` replaced must
@@ -1822,11 +1851,75 @@ def declared_old(text: str, values: Sequence[str]) -> list[str]:
     return out
 
 
+#: Words that void what a line names wherever they stand in it (*CAB pulled the X slot, ...;
+#: that window is cancelled*): the passive and adjective forms only, never a verb that acts on
+#: a thing (*drop*, *revert*), which a rule forbids as often as a correction performs.
+_VOIDED = re.compile(
+    r"\b(?:cancell?ed|called off|void(?:ed)?|obsolete|withdrawn|scrapped|superseded|"
+    r"abandoned|rolled back|no longer (?:valid|applies|current|in effect|needed|used))\b",
+    re.IGNORECASE,
+)
+#: A denial just before a voiding word (*is not cancelled*, *never withdrawn*).
+_DENIED = re.compile(r"\b(?:not|n't|never|nothing|nobody|none)\W+(?:\w+\W+){0,2}\Z", re.IGNORECASE)
+#: What may stand between an old value and the new one of its form in one line for the two to
+#: read as *old, new* (a field history's cells, ``old | new``, ``old => new``): cell spacing or a
+#: separator, never a word that lists (*X and Y*, *X, Y*).
+_CELL_GAP = re.compile(r"[\s|:;=>→-]*")
+
+
+def superseded_in_line(text: str, values: Sequence[str], earlier: Collection[str]) -> list[str]:
+    """The values a line shows are no longer current by how it is laid out, given the values
+    ``earlier`` messages stated: an earlier value followed in the line by a value of its form
+    that no earlier message stated (a field history's *Fix Version/s 1.2.3 1.4.0*), or the one
+    earlier value of its form in a line that declares something void (*CAB pulled the X slot;
+    that window is cancelled*). Values stated by the line's own message are never earlier:
+    one message's facts stand side by side.
+
+    >>> superseded_in_line("Fix Version/s app-1.2.3 app-1.4.0", ["app-1.2.3", "app-1.4.0"],
+    ...                    {"app-1.2.3"})
+    ['app-1.2.3']
+    >>> superseded_in_line("OPS-1 and OPS-2 are open", ["OPS-1", "OPS-2"], {"OPS-1"})
+    []
+    """
+    old = [v for v in values if v in earlier]
+    if not old:
+        return []
+    out: list[str] = []
+    voided = _voids(text)
+    for value in old:
+        form = value_form(value)
+        if form is None:
+            continue
+        same = [v for v in values if v != value and value_form(v) == form]
+        if any(v in earlier for v in same):
+            continue  # two earlier values of one form: which one the line drops is not said
+        if voided or any(_follows_in_cells(text, value, v) for v in same):
+            out.append(value)
+    return out
+
+
+def _voids(text: str) -> bool:
+    """Whether ``text`` declares something void, undenied (``_VOIDED``, ``_DENIED``)."""
+    return any(
+        _DENIED.search(text, max(0, m.start() - 40), m.start()) is None
+        for m in _VOIDED.finditer(text)
+    )
+
+
+def _follows_in_cells(text: str, old: str, new: str) -> bool:
+    """Whether ``new`` comes right after ``old`` in ``text``, only cell spacing between."""
+    at = text.find(old)
+    if at == -1:
+        return False
+    later = text.find(new, at + len(old))
+    return later != -1 and _CELL_GAP.fullmatch(text, at + len(old), later) is not None
+
+
 def mark_values(text: str, values: Iterable[str]) -> str:
     """``text`` with each of ``values`` it names (no longer current: ``Ledger.replaced_values``)
     shown as ``(was value)`` where it stands (``mark_replaced``), longest first."""
     for value in sorted(values, key=len, reverse=True):
-        if value in text and f"(was {value}" not in text:
+        if value in text:
             text = mark_replaced(text, value)
     return text
 
@@ -2149,7 +2242,9 @@ def _old_value(new: Fact, old: Fact) -> str | None:
     """What ``old`` said that ``new`` does not: its values missing from ``new``, else the right
     side of its key; ``None`` when they say the same."""
     changed = [b for b in old.values if any(_variants(a, b) for a in new.values)]
-    missing = changed or [v for v in old.values if v not in new.values]
+    # (a diff's removed line shows its own values replaced: ``-mode = "(was eager)"``)
+    marked = [m.group(1) for m in _WAS_INLINE.finditer(old.text)]
+    missing = changed or [v for v in old.values if v not in new.values] or marked
     assign = _ASSIGN.match(old.text)
     copula = _COPULA.search(old.text)
     label = _LABEL.match(old.text)
@@ -2216,9 +2311,19 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
                 if certain:
                     certain_at[form] = number
 
-    for number, fact in enumerate(facts):
-        if fact.source == "user":
-            keyed_users[fact.message] = keyed_users.get(fact.message, 0) + 1
+    # The message that first stated each value: a later message naming it is naming an earlier
+    # value (``superseded_in_line``).
+    stated: dict[str, int] = {}
+
+    for number, given in enumerate(facts):
+        if given.source == "user":
+            keyed_users[given.message] = keyed_users.get(given.message, 0) + 1
+        earlier = {v for v in given.values if stated.get(v, given.message) != given.message}
+        for value in given.values:
+            stated.setdefault(value, given.message)
+        fact = given
+        if earlier:
+            fact = _with_superseded(given, superseded_in_line(given.text, given.values, earlier))
         was = fact.was
         newest = fact
         marked = [m.group(1) for m in _WAS_INLINE.finditer(fact.text)]
@@ -2268,6 +2373,18 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             if replaced_at.get(value, number) < number:
                 del replaced_at[value]
     return current, users, frozenset(replaced_at)
+
+
+def _with_superseded(fact: Fact, values: Sequence[str]) -> Fact:
+    """``fact`` with ``values`` shown as ``(was value)`` where they stand and no longer among
+    its values (the ``(was ...)`` marks are read back as replaced by ``_resolve_rows``)."""
+    if not values:
+        return fact
+    text = fact.text
+    for value in sorted(values, key=len, reverse=True):
+        text = mark_replaced(text, value)
+    kept = tuple(v for v in fact.values if f"(was {v})" not in text)
+    return replace(fact, text=text, values=kept)
 
 
 #: A pin of a package or an image: ``name@1.2.3``, ``name==1.2.3``, ``image:1.4.2``.
@@ -2444,6 +2561,7 @@ __all__ = [
     "mark_values",
     "parse_facts",
     "resolve",
+    "superseded_in_line",
     "ungrouped_facts",
     "value_kind",
 ]

@@ -281,12 +281,31 @@ def observation_texts(message: Message, previous: Message | None = None) -> Sequ
     return tuple(p.text for p in message.parts if isinstance(p, ToolResult) and p.text)
 
 
+#: Extensions of source code: such a file is the code at hand (the files section's subject), not
+#: a setting's value or a fact.
+SOURCE_EXTENSIONS = frozenset(
+    {"py", "pyi", "js", "mjs", "ts", "tsx", "jsx", "c", "h", "cc", "cpp", "hpp", "rs", "go"}
+    | {"java", "kt", "rb", "php", "sh", "swift", "scala", "cs", "m", "mm"}
+)
+
+
+def is_source_file(path: str) -> bool:
+    """Whether ``path`` names source code by its extension.
+
+    >>> is_source_file("src/app/main.py"), is_source_file("config/app.yaml")
+    (True, False)
+    """
+    return path.rsplit(".", 1)[-1] in SOURCE_EXTENSIONS
+
+
 __all__ = [
     "REFERENCES_PER_MESSAGE",
+    "SOURCE_EXTENSIONS",
     "STRONG_KINDS",
     "harvest_references",
     "is_observation",
     "is_plain_word",
+    "is_source_file",
     "is_text_protocol_action",
     "observation_texts",
     "reference_kinds",

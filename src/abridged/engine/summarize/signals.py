@@ -23,7 +23,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Final, Literal
 
-from abridged.engine.summarize.references import STRONG_KINDS
+from abridged.engine.summarize.references import STRONG_KINDS, is_source_file
 from abridged.errors import SettingError
 
 Signal = Literal["specificity", "modality"]
@@ -123,17 +123,10 @@ def persons(text: str) -> list[str]:
 _WEAK_KINDS = frozenset({"file", "identifier"})
 
 
-#: Extensions of source code: such a file is the files section's, not a fact.
-_SOURCE_EXTENSIONS = frozenset(
-    {"py", "pyi", "js", "mjs", "ts", "tsx", "jsx", "c", "h", "cc", "cpp", "hpp", "rs", "go"}
-    | {"java", "kt", "rb", "php", "sh", "swift", "scala", "cs", "m", "mm"}
-)
-
-
 def _exact_file(value: str, kind: str) -> bool:
     """A file with a directory that is not source code (``/run/x/api.sock``, ``/var/log/a.log``):
     as exact as any path."""
-    return kind == "file" and "/" in value and value.rsplit(".", 1)[-1] not in _SOURCE_EXTENSIONS
+    return kind == "file" and "/" in value and not is_source_file(value)
 
 
 def specificity(
