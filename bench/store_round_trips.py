@@ -1,5 +1,5 @@
 """Benchmark: the database round trips of a turn and of a proxied request (statements,
-transactions, commits, connection checkouts), on SQLite and PostgreSQL.
+transactions, commits, pings of pooled connections), on SQLite and PostgreSQL.
 
     .venv/bin/python bench/store_round_trips.py [--history 100] [--turns 3]
                                                 [--backends sqlite,postgresql] [--statements]
@@ -9,9 +9,10 @@ Counts, not time: the same script gives the same counts on any machine, so a tes
 (``tests/bench/test_store_round_trips.py``). Listeners on every engine of the store
 (``Store.sync_engines``) count what the store sends: ``before_cursor_execute`` (statements;
 SQLite's ``BEGIN`` and ``PRAGMA`` are counted as transaction control, not as statements),
-``begin``, ``commit`` and ``rollback``, and the pool's ``checkout`` (on PostgreSQL each checkout
-is one more round trip: the pool's pre-ping). A PostgreSQL round trip is a statement, a
-``BEGIN``, a ``COMMIT`` / ``ROLLBACK`` or a ping: their sum is the ``round trips`` column.
+``begin``, ``commit`` and ``rollback``, and the pool's ``checkout`` that pinged (on PostgreSQL
+a connection that rested in the pool is pinged when taken out: ``abridged.store.connect.
+ping_when_idle``). A PostgreSQL round trip is a statement, a ``BEGIN``, a ``COMMIT`` /
+``ROLLBACK`` or a ping: their sum is the ``round trips`` column.
 
 Three paths, each in this process on one event loop, the model ``abridged.testing.
 ProviderServer`` answering at once (``bench/service.py``'s script: two ``read_record`` tool calls
@@ -74,13 +75,13 @@ class Counts:
     transactions: int = 0
     commits: int = 0
     rollbacks: int = 0
-    checkouts: int = 0
+    pings: int = 0
     sql: list[str] = field(default_factory=list)
 
     @property
     def round_trips(self) -> int:
         """Statements, BEGINs, COMMITs / ROLLBACKs and pre-pings (PostgreSQL's view)."""
-        return self.statements + self.transactions + self.commits + self.rollbacks + self.checkouts
+        return self.statements + self.transactions + self.commits + self.rollbacks + self.pings
 
     def figures(self) -> dict[str, int]:
         """The counts without the statements' text."""
@@ -89,7 +90,7 @@ class Counts:
             "transactions": self.transactions,
             "commits": self.commits,
             "rollbacks": self.rollbacks,
-            "checkouts": self.checkouts,
+            "pings": self.pings,
             "round_trips": self.round_trips,
         }
 
@@ -142,9 +143,11 @@ class StatementCounter:
         self.counts.rollbacks += 1
         self.counts.sql.append("ROLLBACK")
 
-    def _checkout(self, *args: Any) -> None:
-        if self._pinged:
-            self.counts.checkouts += 1
+    def _checkout(self, _dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        from abridged.store.connect import PINGED
+
+        if self._pinged and record.info.get(PINGED):
+            self.counts.pings += 1
             self.counts.sql.append("(checkout: ping)")
 
     @contextlib.contextmanager
@@ -470,17 +473,18 @@ def render(results: list[PathResult], command: str, seconds: float) -> str:
         "What the store sends its database per turn (per request for the proxy) at a history of "
         f"{results[0].history} turns (proxy: steps), the mean of the counted ones; statements "
         "without transaction control; round trips = statements + BEGINs + COMMITs / ROLLBACKs "
-        "+ checkouts (PostgreSQL's pre-ping; the SQLite runner keeps its connection). A lease "
+        "+ pings (PostgreSQL's ping of a connection that rested 0.5 s or more in the pool; the "
+        "SQLite runner keeps its connection). A lease "
         "renewal (every 10 s of a turn) is one write transaction more.",
         "",
-        "| backend | path | statements | transactions | commits | checkouts | round trips |",
+        "| backend | path | statements | transactions | commits | pings | round trips |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
         m = r.per_turn()
         lines.append(
             f"| {r.backend} | {r.path} | {_n(m['statements'])} | {_n(m['transactions'])} | "
-            f"{_n(m['commits'])} | {_n(m['checkouts'])} | {_n(m['round_trips'])} |"
+            f"{_n(m['commits'])} | {_n(m['pings'])} | {_n(m['round_trips'])} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import socket
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -207,7 +208,8 @@ def create_engine(
     writers that take the write lock at BEGIN (``BEGIN IMMEDIATE``), so that two processes
     never deadlock upgrading a read lock. WAL is set once, when the store opens (``use_wal``),
     not at every connection. For PostgreSQL: every connection's ``lock_timeout`` (else 30 s),
-    so that a wait for a row lock ends in ``StoreLockedError``."""
+    so that a wait for a row lock ends in ``StoreLockedError``, and a ping only for a connection
+    that rested in the pool (``ping_when_idle``)."""
     timeout = check_lock_timeout(lock_timeout)
     if url.get_backend_name() != "sqlite":
         if url.get_backend_name() == "postgresql":
@@ -217,6 +219,9 @@ def create_engine(
             server.setdefault("lock_timeout", str(max(1, round(wait * 1000))))
             args["server_settings"] = server
             kwargs["connect_args"] = args
+            engine = create_async_engine(url, **kwargs)
+            ping_when_idle(engine.sync_engine)
+            return engine
         return create_async_engine(url, pool_pre_ping=True, **kwargs)
     engine = create_async_engine(
         _connect_url(url),
@@ -226,6 +231,42 @@ def create_engine(
     )
     _sqlite_hooks(engine.sync_engine, check_synchronous(sqlite_synchronous), timeout)
     return engine
+
+
+#: A pooled connection back in the pool for less than this is taken out again without a ping:
+#: a turn takes a connection out about ten times within a model call, and each ping is one
+#: round trip more; a connection idle longer (a model call, a quiet conversation) is pinged,
+#: so a server restart or an idle timeout is still met by a fresh connection. HikariCP's
+#: ``aliveBypassWindowMs`` (500 ms) is the same rule.
+PING_AFTER_IDLE_S = 0.5
+#: Set in a connection record's ``info`` at a checkout that pinged (``bench/store_round_trips.py``
+#: counts those as round trips).
+PINGED = "abridged.pinged"
+_IDLE_SINCE = "abridged.idle_since"
+
+
+def ping_when_idle(engine: Engine) -> None:
+    """Ping a pooled connection when it is taken out after ``PING_AFTER_IDLE_S`` or more in the
+    pool (SQLAlchemy's ``pool_pre_ping`` pings at every checkout); a failed ping replaces the
+    connection, as ``pool_pre_ping`` does."""
+    pool, dialect = engine.pool, engine.dialect
+
+    def rested(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_IDLE_SINCE] = time.monotonic()
+
+    def taken(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle = time.monotonic() - record.info.get(_IDLE_SINCE, 0.0)
+        record.info[PINGED] = idle >= PING_AFTER_IDLE_S
+        if not record.info[PINGED]:
+            return
+        try:
+            dialect.do_ping(dbapi_connection)
+        except Exception as exc:  # whatever failed, the next attempt is a fresh connection
+            raise sa_exc.DisconnectionError(f"ping after {idle:.1f} s idle failed") from exc
+
+    event.listen(pool, "connect", rested)
+    event.listen(pool, "checkin", rested)
+    event.listen(pool, "checkout", taken)
 
 
 def create_sqlite_sync_engine(
