@@ -124,3 +124,16 @@ def test_a_clip_fits_keeps_lines_in_order_and_accounts_for_every_line(
         for line in clipped.split("\n")
         if not _COUNT.match(line)
     )
+
+
+def test_a_subheading_does_not_outrank_the_line_it_heads() -> None:
+    adr = (
+        "# ADR-0003: Kreskhom import batch size\n\nStatus: Accepted\n\n## Context\n"
+        "The kreskhom import batch size kept coming up in reviews of kreskhom.\n\n## Decision\n"
+        "Kreskhom imports go in batches of 43885 rows.\n\n## Consequences\n"
+        "Dashboards and runbooks for kreskhom follow this."
+    )
+    clipped = clip_to_lines(adr, 40, estimate_text_tokens)
+    assert clipped is not None
+    assert "43885 rows" in clipped
+    assert "## Decision" not in clipped

@@ -262,6 +262,19 @@ def test_a_replaced_value_named_twice_is_marked_both_times(placement: str) -> No
     assert [line for line in current(text).split("\n") if "byveath" in line] == []
 
 
+def test_a_replaced_short_number_is_not_marked_in_other_text() -> None:
+    messages = [
+        Message.user("Set the worker retries to 1 for now."),
+        Message.assistant("Noted."),
+        Message.user("Plan: 0 to add, 1 to change, 0 to destroy. Looks fine?"),
+        Message.assistant("Yes."),
+        Message.user("Correction: the worker retries are 3, not 1."),
+        Message.assistant("Noted."),
+    ]
+    text = SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
+    assert "Plan: 0 to add, 1 to change" in text
+
+
 # -- a diff's removed lines --------------------------------------------------------------------
 
 

@@ -2499,7 +2499,19 @@ def build_ledger(
         return (row[_WEIGHT], row[_ORDER])  # of equal weight, the newest first
 
     best = sorted(shown, key=rank, reverse=True)[:max_facts]
-    return Ledger(tuple(_fact(row) for row in best), superseded, replaced_values)
+    shown_replaced = frozenset(v for v in replaced_values if _names_one_thing(v))
+    return Ledger(tuple(_fact(row) for row in best), superseded, shown_replaced)
+
+
+def _names_one_thing(value: str) -> bool:
+    """Whether ``value`` can be shown replaced in any text it stands in: not a number of one to
+    three digits or a token of one or two characters (a replaced ``1`` would be marked in *1 to
+    change* and in *1 line omitted*).
+
+    >>> [_names_one_thing(v) for v in ("1", "443", "8443", "eu-1", "eu")]
+    [False, False, True, True, False]
+    """
+    return (len(value) >= 3 and not value.isdigit()) or len(value) >= 4
 
 
 def _candidates(

@@ -61,9 +61,16 @@ def without_markers(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not _is_marker(line))
 
 
+#: A Markdown heading below the title (``## Decision``): it names a part of the paste, it
+#: states nothing, whatever rule word it holds.
+_SUBHEADING = re.compile(r"^\s{0,3}#{2,6}\s")
+
+
 def _rank(line: str, first: bool) -> float:
     if not line.strip():
         return -1.0
+    if not first and _SUBHEADING.match(line) and not reference_kinds(line):
+        return 0.0
     # A hyphenated name (``svc-ingest``, not ``on-failure``) is as exact as a reference.
     references = reference_kinds(line)
     named = {value for value, _kind in references}
