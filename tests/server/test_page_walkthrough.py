@@ -60,16 +60,17 @@ def test_a_first_conversation_through_a_compaction_the_inspector_and_the_export(
         expect(page.get_by_test_id("ring-label")).to_have_text(f"{share}%")
 
         # the sessions panel tells them apart as the chat's /resume does: the finished one by
-        # the newest request its summary records, the current one by what was asked in it
+        # the newest request its summary records, the current one by what was asked in it.
+        # (The turn's tool results may set off the next compaction in the background: then a
+        # third session follows, and the second is labelled by the same request.)
         page.get_by_test_id("input").fill("Search for the refunds")
         page.get_by_test_id("send").click()
         expect(page.get_by_test_id("send")).to_be_enabled(timeout=60_000)
         sessions = page.get_by_test_id("session")
-        expect(sessions).to_have_count(2)
-        expect(sessions.last).to_have_text("#2 compaction · Search for the refunds")
+        expect(sessions.nth(1)).to_have_text("#2 compaction · Search for the refunds")
         expect(sessions.first).to_contain_text("#1 start · Write a long essay, part")
         listed = httpx.get(f"{base}/v1/conversations/{cid}/sessions").json()
-        assert [s["gist"] for s in listed][-1] == "Search for the refunds"
+        assert [s["gist"] for s in listed][1] == "Search for the refunds"
 
         # the inspector on the newest call: what it sent, part by part, the summary among it
         page.get_by_test_id("inspect").click()

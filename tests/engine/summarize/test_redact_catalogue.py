@@ -9,7 +9,7 @@ import string
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from abridged.engine.summarize.redact import PLACEHOLDER, redact
@@ -208,6 +208,8 @@ def test_the_catalogue_has_at_least_38_shapes() -> None:
 @pytest.mark.parametrize("name", sorted(SHAPES))
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=2**32))
+# found by a CI run: a password written between percent signs read as a Windows variable
+@example(seed=990)
 def test_each_shape_is_redacted_whatever_its_value(name: str, seed: int) -> None:
     text, secret = SHAPES[name](random.Random(seed))
     out = redact(text)

@@ -73,9 +73,12 @@ def _keep_prefix(kind: str) -> Callable[[re.Match[str]], str]:
     return sub
 
 
+#: A value that stands for another (a type, a template, a variable): not a secret. A Windows
+#: variable (``%APPDATA%``) is written in capitals; ``%fHLHIgsSJ85g%`` is a password.
 _NOT_A_VALUE = re.compile(
     r"""^(?:none|null|nil|true|false|undefined|required|optional|string|str|int|\*+|x+|\.+|
-    <[^>]*>|\$\{?[A-Za-z_][\w]*\}?|%(?:\(\w+\))?[sdifr]|%\w+%|\{\{.*\}\}|\[REDACTED:[a-z0-9-]+\])$""",
+    <[^>]*>|\$\{?[A-Za-z_][\w]*\}?|%(?:\(\w+\))?[sdifr]|(?-i:%[A-Z_][A-Z0-9_]*%)|\{\{.*\}\}|
+    \[REDACTED:[a-z0-9-]+\])$""",
     re.IGNORECASE | re.VERBOSE,
 )
 _CODE_REF = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+$|[(\[]")
