@@ -93,8 +93,9 @@ def test_a_first_conversation_through_a_compaction_the_inspector_and_the_export(
         page.get_by_test_id("inspector").scroll_into_view_if_needed()
         _shot(page, "page-conversation-with-compaction-and-inspector")
         page.get_by_test_id("inspect").click()  # closed again: the timeline with its card
-        page.get_by_test_id("compaction").locator("summary").click()
-        page.get_by_test_id("compaction").scroll_into_view_if_needed()
+        first_card = page.get_by_test_id("compaction").first  # a second may follow (above)
+        first_card.locator("summary").click()
+        first_card.scroll_into_view_if_needed()
         page.screenshot(path=str(_screenshots() / "page-compaction-card.png"))
 
         # the export: a JSON file of everything said, the compacted part too
