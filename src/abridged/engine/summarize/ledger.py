@@ -63,9 +63,9 @@ from abridged.engine.summarize.inline_records import rewrite_records
 from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
     STRONG_KINDS,
-    is_source_file,
     observation_texts,
     reference_kinds,
+    setting_file,
     strip_code,
     user_request_text,
 )
@@ -803,17 +803,6 @@ def _whole_token(line: str, value: str, at: int | None = None) -> str:
     while end < len(line) and line[end] in _TOKEN_CHARS:
         end += 1
     return line[start:end].rstrip(".-+/") or value
-
-
-def setting_file(value: str, kind: str) -> bool:
-    """Whether a ``file`` reference is a setting's value rather than a file of the code at hand:
-    it has a directory and is no source code (``config/billing/a.yaml``, ``/run/x/api.sock``,
-    ``/var/log/x/a.log``), so a later one in its place replaces it.
-
-    >>> setting_file("/var/log/api/a.log", "file"), setting_file("src/app/main.py", "file")
-    (True, False)
-    """
-    return kind == "file" and "/" in value and not is_source_file(value)
 
 
 _WAS_ANYWHERE = re.compile(r"\(was [^()\n]*\)")
@@ -2380,9 +2369,7 @@ def _with_superseded(fact: Fact, values: Sequence[str]) -> Fact:
     its values (the ``(was ...)`` marks are read back as replaced by ``_resolve_rows``)."""
     if not values:
         return fact
-    text = fact.text
-    for value in sorted(values, key=len, reverse=True):
-        text = mark_replaced(text, value)
+    text = mark_values(fact.text, values)
     kept = tuple(v for v in fact.values if f"(was {v})" not in text)
     return replace(fact, text=text, values=kept)
 

@@ -69,10 +69,10 @@ _SUBHEADING = re.compile(r"^\s{0,3}#{2,6}\s")
 def _rank(line: str, first: bool) -> float:
     if not line.strip():
         return -1.0
-    if not first and _SUBHEADING.match(line) and not reference_kinds(line):
+    references = reference_kinds(line)
+    if not first and not references and _SUBHEADING.match(line):
         return 0.0
     # A hyphenated name (``svc-ingest``, not ``on-failure``) is as exact as a reference.
-    references = reference_kinds(line)
     named = {value for value, _kind in references}
     references += [(name, "name") for name in kebab_names(line) if name not in named]
     values = {

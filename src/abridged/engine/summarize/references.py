@@ -298,6 +298,18 @@ def is_source_file(path: str) -> bool:
     return path.rsplit(".", 1)[-1] in SOURCE_EXTENSIONS
 
 
+def setting_file(value: str, kind: str) -> bool:
+    """Whether a ``file`` reference is a setting's value rather than a file of the code at hand:
+    it has a directory and is no source code (``config/billing/a.yaml``, ``/run/x/api.sock``,
+    ``/var/log/x/a.log``), so a later one in its place replaces it, and it is as exact as any
+    path.
+
+    >>> setting_file("/var/log/api/a.log", "file"), setting_file("src/app/main.py", "file")
+    (True, False)
+    """
+    return kind == "file" and "/" in value and not is_source_file(value)
+
+
 __all__ = [
     "REFERENCES_PER_MESSAGE",
     "SOURCE_EXTENSIONS",
@@ -309,6 +321,7 @@ __all__ = [
     "is_text_protocol_action",
     "observation_texts",
     "reference_kinds",
+    "setting_file",
     "strip_code",
     "user_request_text",
 ]

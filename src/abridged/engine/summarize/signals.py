@@ -23,7 +23,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Final, Literal
 
-from abridged.engine.summarize.references import STRONG_KINDS, is_source_file
+from abridged.engine.summarize.references import STRONG_KINDS, setting_file
 from abridged.errors import SettingError
 
 Signal = Literal["specificity", "modality"]
@@ -123,12 +123,6 @@ def persons(text: str) -> list[str]:
 _WEAK_KINDS = frozenset({"file", "identifier"})
 
 
-def _exact_file(value: str, kind: str) -> bool:
-    """A file with a directory that is not source code (``/run/x/api.sock``, ``/var/log/a.log``):
-    as exact as any path."""
-    return kind == "file" and "/" in value and not is_source_file(value)
-
-
 def specificity(
     references: Sequence[tuple[str, str]],
     text: str,
@@ -153,13 +147,13 @@ def specificity(
         for v, k in references
         if k in STRONG_KINDS
         or k == "path"
-        or _exact_file(v, k)
+        or setting_file(v, k)
         or (k == "identifier" and v in rare)
     )
     weak = sum(
         1
         for v, k in references
-        if k in _WEAK_KINDS and not _exact_file(v, k) and not (k == "identifier" and v in rare)
+        if k in _WEAK_KINDS and not setting_file(v, k) and not (k == "identifier" and v in rare)
     )
     found = 0.6 * min(strong, 1) + 0.2 * min(max(strong - 1, 0), 2) + 0.15 * min(weak, 2)
     if _KEYED.match(text):
