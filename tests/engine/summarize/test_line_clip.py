@@ -137,3 +137,75 @@ def test_a_subheading_does_not_outrank_the_line_it_heads() -> None:
     assert clipped is not None
     assert "43885 rows" in clipped
     assert "## Decision" not in clipped
+
+
+#: A paste whose first line only labels it: what it states is in its body.
+_LABELLED = "\n".join(
+    [
+        "$ vault kv get -format=table kv/payments/settle",
+        "====== Metadata ======",
+        "version          4",
+        "====== Data ======",
+        "Key              Value",
+        "---              -----",
+        "settle_window    48 hours",
+        "ledger_account   acct_9f3e21c7",
+    ]
+)
+
+
+def test_a_label_gives_way_to_the_statement_when_only_one_fits() -> None:
+    best = "settle_window    48 hours"
+    room = _size(best) + 1 + _size(lines_marker(9)) + 2
+    clipped = clip_to_lines(_LABELLED, room, _size)
+    assert clipped is not None and best in clipped
+    assert "vault kv get" not in clipped
+    # With room for both, the label stays, in its place.
+    roomy = clip_to_lines(_LABELLED, room + _size(_LABELLED.split("\n")[0]) + 10, _size)
+    assert roomy is not None
+    assert roomy.index("vault kv get") < roomy.index(best)
+
+
+def test_a_first_line_that_binds_is_the_request_and_stays_first() -> None:
+    request = "Never rotate this account without asking the payments team:"
+    text = "\n".join([request, *_LABELLED.split("\n")[1:]])
+    room = _size(request) + 1 + _size(lines_marker(9)) + 2
+    clipped = clip_to_lines(text, room, _size)
+    assert clipped is not None and clipped.startswith(request)
+
+
+def test_the_line_a_comment_explains_is_kept_before_the_comment() -> None:
+    unit = "\n".join(
+        [
+            "[Service]",
+            "Type=notify",
+            "# must never run as root: it writes to the shared export",
+            "User=svc-tallow",
+            "Group=svc-tallow",
+            "Restart=always",
+            "Nice=5",
+        ]
+    )
+    room = _size("User=svc-tallow") + 1 + 2 * (_size(lines_marker(9)) + 1)
+    clipped = clip_to_lines(unit, room, _size)
+    assert clipped is not None and "User=svc-tallow" in clipped
+    assert "never run as root" not in clipped  # it does not fit beside it
+
+
+def test_at_a_small_size_the_dropped_lines_are_counted_once_at_the_end() -> None:
+    # Two facts far apart: marked in place they need three markers, gathered one.
+    lines = ["Inventory export, Tuesday", *[f"row {i}: nothing of note" for i in range(6)]]
+    lines[2] = "owner of the export: Imre Taskovic"
+    lines[5] = "export bucket: s3://exp-7731/inventory"
+    text = "\n".join(lines)
+    facts = _size(lines[0]) + _size(lines[2]) + _size(lines[5]) + 3
+    marker = _size(lines_marker(9))
+    clipped = clip_to_lines(text, facts + marker + 4, _size)
+    assert clipped is not None
+    assert "Imre Taskovic" in clipped and "s3://exp-7731/inventory" in clipped
+    assert clipped.split("\n")[-1] == lines_marker(4)
+    assert _lines_accounted(text, clipped) == len(lines)
+    # With room for the markers in place, they stay in place.
+    roomy = clip_to_lines(text, facts + 3 * (marker + 1) + 1, _size)
+    assert roomy is not None
+    assert any(_COUNT.match(line) for line in roomy.split("\n")[:-1])

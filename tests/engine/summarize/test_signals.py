@@ -80,3 +80,10 @@ def test_the_summarizer_refuses_weights_it_cannot_use(weights: dict[str, float])
 
     with pytest.raises(SettingError, match="ledger_weights"):
         ExtractiveSummarizer(ledger_weights=weights)
+
+
+def test_a_record_number_is_one_reference_and_no_word_holds_a_number() -> None:
+    found = reference_kinds("Tracked as INC552043 and CHG0012345; the build log is a12345.")
+    assert ("INC552043", "ticket") in found and ("CHG0012345", "ticket") in found
+    assert not any(value in {"552043", "0012345", "12345"} for value, _kind in found)
+    assert ("123456", "number") in reference_kinds("order 123456 shipped")

@@ -82,13 +82,58 @@ def _rank(line: str, first: bool) -> float:
     return combine(values) + (_FIRST_LINE_BONUS if first else 0.0)
 
 
+#: A comment line of a config, a script or a query (``# never as root``, ``// pinned``,
+#: ``-- only this tenant``): it says what the line after it is for.
+_COMMENT = re.compile(r"^\s*(?:#(?!#)|//|--\s|;|<!--)")
+
+
+def _annotated(lines: list[str], ranks: list[float]) -> list[float]:
+    """``ranks`` with each line a comment annotates (the next line that is neither blank nor a
+    comment) raised just above the comment: *never as root* above ``User=svc-x`` is half a
+    fact, and the half a reader cannot rebuild is the value under it."""
+    out = list(ranks)
+    for i, line in enumerate(lines):
+        if not _COMMENT.match(line) or ranks[i] <= 0:
+            continue
+        j = next(
+            (
+                k
+                for k in range(i + 1, len(lines))
+                if lines[k].strip() and not _COMMENT.match(lines[k])
+            ),
+            None,
+        )
+        if j is not None and out[j] >= 0:
+            out[j] = max(out[j], ranks[i] + _ANNOTATED_EDGE)
+    return out
+
+
+#: How far an annotated line ranks above its comment (kept first when only one fits).
+_ANNOTATED_EDGE = 0.01
+
+
 @functools.lru_cache(maxsize=8)  # the summary's fitter clips one entry at several sizes
 def _ranks(text: str) -> tuple[float, ...]:
-    """Each line's rank (``_rank``); a marker's below every line (never kept)."""
-    return tuple(
-        -2.0 if _is_marker(line) else _rank(line, first=i == 0)
-        for i, line in enumerate(text.split("\n"))
-    )
+    """Each line's rank (``_rank``, a binding comment's line raised by ``_annotated``); a
+    marker's below every line (never kept)."""
+    lines = text.split("\n")
+    ranks = [
+        -2.0 if _is_marker(line) else _rank(line, first=i == 0) for i, line in enumerate(lines)
+    ]
+    return tuple(_annotated(lines, ranks))
+
+
+def _pick_order(lines: list[str], ranks: tuple[float, ...]) -> list[int]:
+    """The order lines are offered in: best first, the earlier among equals; but when the first
+    line is a label (it binds nothing: a file's name, a command, a table's header), the body's
+    best line goes before it. A label says what the paste is and the body what it states; where
+    only one fits, the statement (which mostly names its subject too) is the one to keep. A
+    first line that binds (*Please fix ...*, *Never ...*) is the request itself: it stays first."""
+    order = sorted(range(len(lines)), key=lambda j: (-ranks[j], j))
+    if len(order) < 2 or order[0] != 0 or modality(lines[0]) > 0:
+        return order
+    body = order[1]
+    return [body, 0, *(j for j in order[2:])] if ranks[body] > 0 else order
 
 
 def _weight(line: str) -> int:
@@ -97,12 +142,14 @@ def _weight(line: str) -> int:
     return int(counted.group(1).replace(",", "")) if counted else 1
 
 
-def _render(lines: list[str], kept: set[int]) -> str:
+def _render(lines: list[str], kept: set[int], gathered: bool = False) -> str:
+    """The kept lines in order; each run of dropped lines one marker in its place, or with
+    ``gathered`` all of them one marker at the end."""
     out: list[str] = []
     dropped = 0
     for i, line in enumerate(lines):
         if i in kept:
-            if dropped:
+            if dropped and not gathered:
                 out.append(lines_marker(dropped))
                 dropped = 0
             out.append(line)
@@ -111,6 +158,48 @@ def _render(lines: list[str], kept: set[int]) -> str:
     if dropped:
         out.append(lines_marker(dropped))
     return "\n".join(out)
+
+
+#: A line of at least this rank states something (it holds a reference or it binds); the
+#: clip gathers its markers only when that keeps more of such lines.
+_STATES = 1.0
+
+
+def _select(
+    lines: list[str],
+    ranks: tuple[float, ...],
+    max_tokens: int,
+    size: Callable[[str], int],
+    gathered: bool,
+) -> list[int]:
+    """The lines kept within ``max_tokens``, ascending (see ``clip_to_lines``)."""
+    marker_cost = size(lines_marker(len(lines)))
+    kept: list[int] = []
+    used = marker_cost  # all dropped: one marker
+    # Best first (``_pick_order``); a line that does not fit is skipped (a shorter one after it
+    # may fit). In place, a line kept inside a run of dropped lines splits its marker in two,
+    # at its edge keeps one, and filling the run removes it: an estimate by parts, checked on
+    # the rendered text by the caller.
+    for i in _pick_order(lines, ranks):
+        if ranks[i] < 0:
+            break
+        at = bisect.bisect(kept, i)
+        markers = 0
+        if not gathered:
+            before = kept[at - 1] if at else -1
+            after = kept[at] if at < len(kept) else len(lines)
+            markers = (i - before > 1) + (after - i > 1) - 1
+        cost = size(lines[i]) + 1 + markers * marker_cost
+        if used + cost <= max_tokens:
+            kept.insert(at, i)
+            used += cost
+    return kept
+
+
+def _stated(kept: list[int], ranks: tuple[float, ...]) -> float:
+    """The rank of the kept lines that state something (the first line's bonus aside)."""
+    own = [ranks[j] - (_FIRST_LINE_BONUS if j == 0 else 0.0) for j in kept]
+    return sum(r for r in own if r >= _STATES)
 
 
 def clip_to_lines(text: str, max_tokens: int, size: Callable[[str], int]) -> str | None:
@@ -133,28 +222,17 @@ def clip_to_lines(text: str, max_tokens: int, size: Callable[[str], int]) -> str
     if sum(_weight(line) for line in lines if line.strip()) < MIN_LINES:
         return None
     ranks = _ranks(text)
-    marker_cost = size(lines_marker(len(lines)))
-    kept: list[int] = []
-    used = marker_cost  # all dropped: one marker
-    # Best first, the earlier line first among equals; a line that does not fit is skipped
-    # (a shorter one after it may fit). A line kept inside a run of dropped lines splits its
-    # marker in two, at its edge keeps one, and filling the run removes it: an estimate by
-    # parts, checked on the rendered text below.
-    for i in sorted(range(len(lines)), key=lambda j: (-ranks[j], j)):
-        if ranks[i] < 0:
-            break
-        at = bisect.bisect(kept, i)
-        before = kept[at - 1] if at else -1
-        after = kept[at] if at < len(kept) else len(lines)
-        markers = (i - before > 1) + (after - i > 1) - 1
-        cost = size(lines[i]) + 1 + markers * marker_cost
-        if used + cost <= max_tokens:
-            kept.insert(at, i)
-            used += cost
+    # Each run of dropped lines is marked in its place; at a size where those markers would
+    # crowd out a line that states something, the dropped lines are counted at the end instead.
+    kept = _select(lines, ranks, max_tokens, size, gathered=False)
+    gathered_kept = _select(lines, ranks, max_tokens, size, gathered=True)
+    gathered = _stated(gathered_kept, ranks) > _stated(kept, ranks)
+    if gathered:
+        kept = gathered_kept
     if not kept:
         return None
-    clipped = _render(lines, set(kept))
+    clipped = _render(lines, set(kept), gathered)
     while size(clipped) > max_tokens and len(kept) > 1:
         kept.remove(min(kept, key=lambda j: (ranks[j], -j)))
-        clipped = _render(lines, set(kept))
+        clipped = _render(lines, set(kept), gathered)
     return clipped if size(clipped) <= max_tokens else None

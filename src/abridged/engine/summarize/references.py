@@ -63,6 +63,8 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("version", re.compile(r"\b[vV]?\d+(?:\.\d+)*\.x\b")),  # a release line: 6.x, 16.40.x
     ("ticket", re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")),
     ("ticket", re.compile(r"(?<![\w&])#\d{2,}\b")),
+    # a record number with its letters and no hyphen (``INC552043``, ``CHG0012345``)
+    ("ticket", re.compile(r"\b[A-Z]{2,6}\d{4,}\b")),
     # a log line's prefix (``[RELEASE]``), not its level
     (
         "tag",
@@ -82,7 +84,8 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("quantity", re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])")),
     ("quantity", re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b")),
     ("hex", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),
-    ("number", re.compile(r"(?<![\d.,])\d{5,}(?![\d]|[.,]\d)")),
+    # (not the digits of a word: ``INC552043`` is one reference, ``a12345`` none)
+    ("number", re.compile(r"(?<![\w.,])\d{5,}(?![\d]|[.,]\d)")),
     # (a private name may open with underscores: ``_parse_row``)
     ("identifier", re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b(?<=\w)")),
 )
