@@ -87,3 +87,12 @@ def test_a_record_number_is_one_reference_and_no_word_holds_a_number() -> None:
     assert ("INC552043", "ticket") in found and ("CHG0012345", "ticket") in found
     assert not any(value in {"552043", "0012345", "12345"} for value, _kind in found)
     assert ("123456", "number") in reference_kinds("order 123456 shipped")
+
+
+def test_a_preposition_or_weekday_before_a_capital_names_nobody() -> None:
+    assert signals.persons("> On Mon, Supon Rafilok wrote:") == ["Supon Rafilok"]
+    assert signals.persons("Status: In Progress, then To Do") == []
+    assert signals.persons("handed over to Ines Varga by Tomas Ruiz") == [
+        "Ines Varga",
+        "Tomas Ruiz",
+    ]

@@ -96,19 +96,39 @@ _OPENER_WORDS = (
     "new old next last first today tomorrow monday tuesday wednesday thursday friday saturday "
     "sunday january february march april may june july august september october november "
     "december ok okay yes hi hello thanks update fyi heads todo fixme warning error info "
-    "important summary result status done for from with after before since until per via"
+    "important summary result status done for from with after before since until per via "
+    "on in at by to of mon tue wed thu fri sat sun"
 )
 _OPENERS = frozenset(_OPENER_WORDS.split())
 
 
+def _without_openers(name: str) -> str | None:
+    """``name`` without the common words it opens with (*On Mon*, *In Progress*, *Ask Ann
+    Lee*: a preposition, a weekday, a verb), ``None`` when less than two words are left."""
+    words = re.split(r"[ -]", name)
+    drop = 0
+    while drop < len(words) and words[drop].lower() in _OPENERS:
+        drop += 1
+    if len(words) - drop < 2:
+        return None
+    return name[sum(len(w) + 1 for w in words[:drop]) :]
+
+
 def persons(text: str) -> list[str]:
     """The people ``text`` names (``PERSON``), also one that opens it (*Dario Buvoek owns it
-    now*) unless its first word is a common opener (*The Release*, *Please Note*).
+    now*), each without the common words before it (*The Release*, *Please Note*, *On Mon*
+    and *In Progress* name nobody).
 
     >>> persons("Dario Buvoek owns it; ask Ann Lee"), persons("The Release is out")
     (['Dario Buvoek', 'Ann Lee'], [])
+    >>> persons("> On Mon, Supon Rafilok wrote:"), persons("Status: In Progress")
+    (['Supon Rafilok'], [])
     """
-    found = [m.group() for m in PERSON.finditer(text)]
+    found: list[str] = []
+    for m in PERSON.finditer(text):
+        name = _without_openers(m.group())
+        if name is not None and name not in found:
+            found.append(name)
     opening = _PERSON_OPENING.match(text)
     if opening is not None:
         words = opening.group(1).replace("-", " ").split()
