@@ -905,3 +905,22 @@ def test_makes_assignments_are_settings_and_an_append_is_none() -> None:
     assert structured("override TOOLCHAIN_IMAGE := img:9.2") == ("TOOLCHAIN_IMAGE", "img:9.2")
     assert structured("CC ::= clang") == ("CC", "clang")
     assert structured("CFLAGS += -O2") is None
+
+
+@pytest.mark.parametrize(
+    ("caption", "fence"),
+    [("The worker's settings:", "```toml"), ("From deploy/worker.toml:", "```")],
+)
+def test_settings_an_assistant_quotes_in_a_fence_are_facts_and_code_is_not(
+    caption: str, fence: str
+) -> None:
+    quoted = Message.assistant(
+        f"{caption}\n\n{fence}\n[worker]\ndebug = false\n"
+        'memory_limit = "2311 MiB"  # what each worker gets\n```\nI will keep to it.'
+    )
+    code = Message.assistant(
+        "The fix:\n\n```python\nRETRY_BUDGET = 731.5  # seconds\n```\nDone, the tests pass."
+    )
+    facts = " ".join(f.text for f in extract_facts([Message.user("Go."), quoted, code]))
+    assert "2311 MiB" in facts
+    assert "731.5" not in facts

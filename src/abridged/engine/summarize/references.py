@@ -216,13 +216,44 @@ _OBSERVATION_MARK = re.compile(
 _FENCED_ACTION = re.compile(r"```(?:bash|sh|shell|console|zsh|mswea_bash_command)[ \t]*\n")
 
 
+#: Notations of settings, not code: a fenced block in one of them states values.
+SETTINGS_NOTATIONS = frozenset(
+    {"ini", "toml", "yaml", "yml", "json", "jsonc", "json5", "properties", "env", "dotenv"}
+    | {"conf", "cfg", "config", "hcl", "tfvars", "xml", "nginx", "systemd", "editorconfig"}
+)
+#: A file named right before a fence, as its caption (``tox.ini:``, ``from `deploy/a.toml```).
+_CAPTION_FILE = re.compile(r"[\w./-]*\.([A-Za-z0-9]+)`?\s*:?\s*$")
+
+
+def _settings_block(block: re.Match[str], text: str) -> bool:
+    """Whether the fenced ``block`` of ``text`` shows settings: its notation says so, or the
+    line before it names a file in one (``tox.ini:``)."""
+    info = block.group().split("\n", 1)[0][3:].strip().lower()
+    if info:
+        return info.split()[0] in SETTINGS_NOTATIONS
+    before = text[: block.start()].rstrip().rsplit("\n", 1)[-1]
+    caption = _CAPTION_FILE.search(before)
+    return caption is not None and caption.group(1).lower() in SETTINGS_NOTATIONS
+
+
 def strip_code(text: str) -> str:
     """``text`` without fenced code blocks and ``THOUGHT:`` labels: the prose of a message.
+    A block of settings (``ini``, ``toml``, ``yaml``, ``json``, ...; or a block under a line
+    naming such a file) is no code: the values it shows stay, without their fences.
 
     >>> strip_code("THOUGHT: Look.\\n\\n```bash\\nls\\n```")
     'Look.'
+    >>> strip_code("tox.ini:\\n```\\n[jobs]\\nmax_attempts = 85\\n```")
+    'tox.ini:\\n[jobs]\\nmax_attempts = 85'
     """
-    return _THOUGHT.sub("", _FENCE.sub(" ", text)).strip()
+
+    def kept(block: re.Match[str]) -> str:
+        if not _settings_block(block, text):
+            return " "
+        body = block.group().split("\n", 1)[1] if "\n" in block.group() else ""
+        return body[:-3].rstrip() if body.rstrip().endswith("```") else body.rstrip()
+
+    return _THOUGHT.sub("", _FENCE.sub(kept, text)).strip()
 
 
 def _attachments(message: Message) -> str:
@@ -315,6 +346,7 @@ def setting_file(value: str, kind: str) -> bool:
 
 __all__ = [
     "REFERENCES_PER_MESSAGE",
+    "SETTINGS_NOTATIONS",
     "SOURCE_EXTENSIONS",
     "STRONG_KINDS",
     "harvest_references",
