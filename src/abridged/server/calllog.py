@@ -4,6 +4,7 @@ them from there: after a restart, and from any worker)."""
 from __future__ import annotations
 
 import bisect
+import itertools
 import logging
 import operator
 from collections import OrderedDict
@@ -118,41 +119,44 @@ def extend_refs(
     factor: float,
 ) -> tuple[LastSent, tuple[SentRef, ...]]:
     """``sent_refs(messages, ...)``, and what to keep for the next call. When ``messages``
-    start with ``last``'s (the same objects, counted with the same calibration ``factor``) and
-    bring no summary, the references of that prefix are ``last``'s, but for the messages
-    whose cached flag moved with ``cache_read``; the new messages are referenced as
-    ``sent_refs`` would. Otherwise every message is."""
+    start with ``last``'s (the same objects) and bring no summary, the references of that
+    prefix are ``last``'s, but for the messages whose cached flag moved with ``cache_read``
+    or, when the calibration ``factor`` moved, whose tokens round otherwise now; the new
+    messages are referenced as ``sent_refs`` would. Otherwise every message is."""
     p = len(last.messages) if last is not None else 0
     if (
         last is None
-        or last.factor != factor
         or p > len(messages)
         or not all(map(operator.is_, last.messages, messages))
         or any(_is_summary(m) for m in messages[p:])
     ):
-        refs = list(sent_refs(messages, tokens=tokens, cache_read=cache_read))
-        counts = [r.tokens for r in refs]
-        sums = [0]
-        for c in counts:
-            sums.append(sums[-1] + c)
-        cached = next((i for i, r in enumerate(refs) if not r.cached), len(refs))
-        summary = any(r.section == "summary" for r in refs)
-        zero = next((i for i, c in enumerate(counts) if c <= 0), len(counts))
-        kept = LastSent(list(messages), counts, sums, refs, factor, cached, summary, zero)
-        return kept, tuple(refs)
-    counts, sums = list(last.counts), list(last.sums)
+        kept = _refs_whole(messages, tokens, cache_read, factor)
+        return kept, tuple(kept.refs)
+    moved = last.factor != factor  # the calibration learnt since: counts may round otherwise
+    if moved:
+        counts = [tokens(m) for m in last.messages]
+        sums = list(itertools.accumulate(counts, initial=0))
+    else:
+        counts, sums = list(last.counts), list(last.sums)
     for m in messages[p:]:
         counts.append(tokens(m))
         sums.append(sums[-1] + counts[-1])
     # message i is cached when every one before it is, it counts, and the first i + 1 fit
     # in what the provider read from its cache (``sent_refs``'s running rule)
-    zero = last.zero
+    zero = last.zero if not moved else p
     if zero >= p:
-        zero = next((i for i in range(p, len(counts)) if counts[i] <= 0), len(counts))
+        start = p if not moved else 0
+        zero = next((i for i in range(start, len(counts)) if counts[i] <= 0), len(counts))
     cached = min(zero, bisect.bisect_right(sums, cache_read) - 1)
     refs = last.refs[:]
-    for i in range(min(cached, last.cached), min(max(cached, last.cached), p)):
-        refs[i] = replace(refs[i], cached=i < cached)
+    if moved:  # a reference remade only where its tokens or its cached flag changed
+        for i in range(p):
+            ref, count, flag = refs[i], counts[i], i < cached
+            if ref.tokens != count or ref.cached != flag:
+                refs[i] = replace(ref, tokens=count, cached=flag)
+    else:
+        for i in range(min(cached, last.cached), min(max(cached, last.cached), p)):
+            refs[i] = replace(refs[i], cached=i < cached)
     # after the prefix: no summary among them, so none lies before a summary
     refs.extend(
         _ref(messages[i], counts[i], i < cached, before_summary=False)
@@ -160,6 +164,41 @@ def extend_refs(
     )
     kept = LastSent(list(messages), counts, sums, refs, factor, cached, last.summary, zero)
     return kept, tuple(refs)
+
+
+def _refs_whole(
+    messages: Sequence[Message], tokens: Callable[[Message], int], cache_read: int, factor: float
+) -> LastSent:
+    """Every message's reference, in one pass (``sent_refs``'s rules), and their sums."""
+    summary = any(_is_summary(m) for m in messages)
+    before_summary = summary
+    counts: list[int] = []
+    sums = [0]
+    refs: list[SentRef] = []
+    total, cached, zero = 0, -1, -1
+    for i, message in enumerate(messages):
+        if before_summary and _is_summary(message):
+            before_summary = False
+        count = tokens(message)
+        if count <= 0 and zero < 0:
+            zero = i
+        total += count
+        if cached < 0 and not (count > 0 and total <= cache_read):
+            cached = i  # from here on nothing lies in the cached prefix
+        counts.append(count)
+        sums.append(total)
+        refs.append(_ref(message, count, cached < 0, before_summary=before_summary))
+    n = len(messages)
+    return LastSent(
+        list(messages),
+        counts,
+        sums,
+        refs,
+        factor,
+        n if cached < 0 else cached,
+        summary,
+        n if zero < 0 else zero,
+    )
 
 
 def _is_summary(message: Message) -> bool:
