@@ -9,7 +9,7 @@ import logging
 import operator
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from abridged.core.model import Message
 from abridged.runtime.conversation import CallRecord, Conversation
@@ -153,10 +153,11 @@ def extend_refs(
         for i in range(p):
             ref, count, flag = refs[i], counts[i], i < cached
             if ref.tokens != count or ref.cached != flag:
-                refs[i] = replace(ref, tokens=count, cached=flag)
+                refs[i] = _remade(ref, count, flag)
     else:
         for i in range(min(cached, last.cached), min(max(cached, last.cached), p)):
-            refs[i] = replace(refs[i], cached=i < cached)
+            ref = refs[i]
+            refs[i] = _remade(ref, ref.tokens, i < cached)
     # after the prefix: no summary among them, so none lies before a summary
     refs.extend(
         _ref(messages[i], counts[i], i < cached, before_summary=False)
@@ -199,6 +200,12 @@ def _refs_whole(
         summary,
         n if zero < 0 else zero,
     )
+
+
+def _remade(ref: SentRef, tokens: int, cached: bool) -> SentRef:
+    """``ref`` with other tokens and cached flag (positional: ``dataclasses.replace`` reads
+    the fields' definitions at every call)."""
+    return SentRef(ref.section, tokens, cached, ref.message_id, ref.pruned, ref.summary, ref.copy)
 
 
 def _is_summary(message: Message) -> bool:
