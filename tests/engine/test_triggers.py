@@ -81,3 +81,29 @@ def test_reasons_name_the_thresholds() -> None:
         "context holds 9 messages > max_messages 8"
     )
     assert trigger_reason("manual", 10, 9, BUDGET, SETTINGS) == "requested"
+
+
+def test_call_trigger_says_whether_plan_compaction_plans() -> None:
+    """``call_trigger`` (checked on a caller's event loop) and ``plan_compaction`` agree on
+    whether there is anything to plan, at every size around the thresholds."""
+    from abridged.core.model import Message
+    from abridged.core.tokens import estimate_message_tokens
+    from abridged.engine.context import CompactionState
+    from abridged.engine.plan import call_trigger, plan_compaction
+
+    budget = compute_budget(16_384, 4_096)
+    settings = CompactionSettings()
+    history = [Message.system("s"), Message.user("task")]
+    for k in range(12):
+        history += [Message.assistant(f"step {k} " * 40), Message.user(f"more {k} " * 40)]
+    for state in (CompactionState(), CompactionState(calls=3)):
+        for tokens in range(0, budget.input_budget + 2_000, 250):
+            args = {
+                "budget": budget,
+                "settings": settings,
+                "state": state,
+                "count_tokens": estimate_message_tokens,
+                "context_tokens": tokens,
+            }
+            planned = plan_compaction(history, **args)  # type: ignore[arg-type]
+            assert (call_trigger(history, **args) is None) == (planned is None), tokens  # type: ignore[arg-type]

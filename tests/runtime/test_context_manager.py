@@ -593,3 +593,40 @@ def test_nothing_reaches_into_the_managers_private_names() -> None:
         if name != "context_manager.py"
     }
     assert {name: found for name, found in reaching.items() if found} == {}
+
+
+def test_a_plan_that_would_find_nothing_is_not_made_in_a_worker_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Near the trigger the cheap bound says "maybe" at every call; whether a trigger fires is
+    then decided on the loop, and only a plan to make goes to a worker thread (issue 30)."""
+    hops: list[str] = []
+    due: list[bool] = []
+    off_loop, begin = ContextManager._off_loop, ContextManager._begin_call
+
+    async def counted(self: ContextManager, work: Any, *args: Any, **kwargs: Any) -> Any:
+        hops.append(getattr(work, "__name__", type(work).__name__))
+        return await off_loop(self, work, *args, **kwargs)
+
+    def begun(self: ContextManager, *args: Any) -> bool:
+        due.append(begin(self, *args))
+        return due[-1]
+
+    monkeypatch.setattr(ContextManager, "_off_loop", counted)
+    monkeypatch.setattr(ContextManager, "_begin_call", begun)
+
+    async def main() -> list[bool]:
+        cm = make()
+        items = openai_session(0)
+        changed = []
+        for k in range(30):
+            items += openai_step(k, 1_200)
+            changed.append((await cm.aprepare(list(items))).changed)
+        return changed
+
+    changed = asyncio.run(main())
+    below = [i for i, d in enumerate(due) if d and not changed[i]]
+    assert below, (due, changed)  # calls the bound could not clear, where nothing was done
+    assert any(changed)  # and the trigger fired in the end
+    # a worker thread only for the plans that were made (and what carrying them out needs)
+    assert hops.count("_plan_call") == sum(1 for i, d in enumerate(due) if d and changed[i])

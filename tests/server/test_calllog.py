@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from abridged.core.model import Message, Usage
 from abridged.core.summary import summary_message
 from abridged.runtime.inspection import call_entry, inspect_call
-from abridged.server.calllog import sent_refs
+from abridged.server.calllog import extend_refs, sent_refs
 
 
 def _message(kind: str, text: str, index: int) -> Message:
@@ -52,3 +52,33 @@ def test_the_one_pass_references_are_the_inspections(
         tools=0,
     ).sent
     assert sent_refs(messages, tokens=tokens, cache_read=cache_read) == expected
+
+
+@given(
+    contexts,
+    st.lists(
+        st.tuples(
+            st.integers(0, 4), st.integers(0, 80), st.booleans(), st.sampled_from([1.0, 1.3])
+        ),
+        max_size=6,
+    ),
+)
+def test_references_extended_call_after_call_are_the_one_pass_ones(
+    parts: list[tuple[str, str]], calls: list[tuple[int, int, bool, float]]
+) -> None:
+    """Each call's references, made from the last call's (``extend_refs``: its new messages
+    only), equal ``sent_refs`` of the whole context, whatever the cache read, the calibration,
+    and whether the context grew, lost a message or started again (issue 30)."""
+    messages = [_message(kind, text, i) for i, (kind, text) in enumerate(parts)]
+    last = None
+    context: list[Message] = []
+    for grow, cache_read, restart, factor in calls:
+
+        def tokens(m: Message, factor: float = factor) -> int:
+            return round(len(m.text) / 2 * factor)
+
+        if restart and context:
+            context = context[1:]  # another prefix: every message referenced anew
+        context = context + messages[len(context) : len(context) + grow]
+        last, sent = extend_refs(last, context, tokens=tokens, cache_read=cache_read, factor=factor)
+        assert sent == sent_refs(context, tokens=tokens, cache_read=cache_read)

@@ -119,6 +119,23 @@ def statements(store: Store) -> Iterator[list[str]]:
             event.remove(engine, "before_cursor_execute", note)
 
 
+@contextmanager
+def transactions(store: Store) -> Iterator[list[str]]:
+    """One entry per transaction the store commits meanwhile."""
+    seen: list[str] = []
+
+    def note(conn: Any) -> None:
+        seen.append("COMMIT")
+
+    for engine in store.sync_engines:
+        event.listen(engine, "commit", note)
+    try:
+        yield seen
+    finally:
+        for engine in store.sync_engines:
+            event.remove(engine, "commit", note)
+
+
 async def proxy_conversations(
     store: Store, count: int, *, compacted: int = 0, noted: int = 0
 ) -> list[str]:

@@ -12,6 +12,7 @@ from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.errors import LeaseLostError, NotFoundError, OwnershipError, SettingError
 from abridged.store import NewMessage, Store
 from abridged.store import leases as lease_module
+from tests.store.helpers import transactions
 
 
 class Clock:
@@ -191,3 +192,32 @@ def test_never_two_live_holders(
 @pytest.fixture
 def store_url_for_properties(db_url: str) -> str:
     return db_url
+
+
+async def test_queue_turn_stores_the_message_and_takes_a_free_lease_in_one_transaction(
+    store: Store, clock: Clock
+) -> None:
+    """What a send of the service does first (issue 30: one transaction where it made two)."""
+    cid = (await store.create_conversation(owner="t")).id
+    with transactions(store) as begun:
+        stored, lease = await store.queue_turn(
+            cid, Message.user("hi", id="m-1"), "w1", ttl=10, owner="t"
+        )
+    assert len(begun) == 1
+    assert stored.status == "queued" and stored.seq is None and stored.message.id == "m-1"
+    assert lease is not None and lease.holder == "w1" and lease.expires_ms == clock.ms + 10_000
+    assert lease.message == stored
+    assert lease.conversation is not None and lease.conversation.id == cid
+    # the lease is live: the next send is stored all the same, without it
+    second, none = await store.queue_turn(cid, Message.user("more", id="m-2"), "w2", owner="t")
+    assert none is None and second.status == "queued"
+    assert (await store.turn_lease(cid)).holder == "w1"
+    # a retried send gives back the stored row, never a second copy
+    again, _ = await store.queue_turn(cid, Message.user("hi", id="m-1"), "w2", owner="t")
+    assert again.pk == stored.pk
+    delivered = await store.deliver(cid, holder="w1")
+    assert [s.message.id for s in delivered] == ["m-1", "m-2"]
+    with pytest.raises(OwnershipError):
+        await store.queue_turn(cid, Message.user("x", id="m-3"), "w1", owner="other")
+    with pytest.raises(SettingError):
+        await store.queue_turn(cid, Message.user("x", id="m-4"), "", owner="t")

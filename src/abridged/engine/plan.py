@@ -246,6 +246,29 @@ def plan_compaction(
     return planner.prune_now() if prune_only else planner.plan(trigger)
 
 
+def call_trigger(
+    messages: Sequence[Message],
+    *,
+    budget: Budget,
+    settings: CompactionSettings,
+    state: CompactionState,
+    count_tokens: TokenCount,
+    context_tokens: int,
+) -> Trigger | None:
+    """The trigger ``plan_compaction`` would plan for with ``context_tokens`` (not manual, not
+    prune only), without the plan: ``None`` when it would return ``None``. O(head + the last
+    steps), so a caller can check on its event loop before it plans in a worker thread."""
+    return choose_trigger(
+        context_tokens,
+        context_length(messages, state),
+        budget,
+        settings,
+        backoff=state.backoff,
+        calls=state.calls,
+        next_step_tokens=recent_step_tokens(messages, count_tokens, settings.headroom_steps),
+    )
+
+
 def plan_emergency(
     messages: Sequence[Message],
     *,

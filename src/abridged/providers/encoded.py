@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
@@ -10,6 +11,9 @@ from abridged.core.model import Message
 #: Messages whose encoding a model keeps: a few hundred conversations of a few hundred messages
 #: (a worker's open conversations share one model of each model string).
 DEFAULT_MAX_ENTRIES = 100_000
+#: Bodies a model keeps joined, one a conversation (by its first messages), the last one sent
+#: each: at most this many bytes in all, the least recently sent dropped first.
+DEFAULT_MAX_RUN_BYTES = 64 * 1024 * 1024
 
 
 class EncodedMessages:
@@ -23,22 +27,74 @@ class EncodedMessages:
     ``max_entries`` messages."""
 
     def __init__(
-        self, encode: Callable[[Message, int], bytes], max_entries: int = DEFAULT_MAX_ENTRIES
+        self,
+        encode: Callable[[Message, int], bytes],
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        max_run_bytes: int = DEFAULT_MAX_RUN_BYTES,
     ) -> None:
         if max_entries < 1:
             raise ValueError(f"max_entries must be >= 1, got {max_entries}")
         self._encode = encode
         self.max_entries = max_entries
+        self.max_run_bytes = max_run_bytes
         self._entries: OrderedDict[int, tuple[Message, bytes]] = OrderedDict()
+        # the last body of each conversation: its messages and their joined JSON, by the
+        # identity of its first two messages (the same objects call after call)
+        self._runs: OrderedDict[tuple[int, int], tuple[list[Message], bytes]] = OrderedDict()
+        self._run_bytes = 0
         #: messages encoded (not found in the cache): for tests and benchmarks
         self.encoded = 0
+        #: messages taken with the last body they were joined in: for tests and benchmarks
+        self.reused = 0
 
     def join(self, messages: Sequence[Message]) -> bytes:
         """The messages' JSON, comma-separated (the inside of a JSON array). What ``encode``
-        raises for a message is raised; nothing of it is kept."""
+        raises for a message is raised; nothing of it is kept.
+
+        A call that sends the last call's messages (the same objects, in order) and more
+        takes their joined JSON as it is and looks up only the new ones: a look-up a message
+        would otherwise cost more, on a long history, than the rest of the body."""
+        if not messages:
+            return b""
+        # a conversation's first two messages: a system prompt may be one object shared by
+        # many conversations, its first message after it is its own (both kept by the run)
+        key = (id(messages[0]), id(messages[1]) if len(messages) > 1 else 0)
+        run = self._runs.get(key)
+        start, head = 0, b""
+        if run is not None:
+            sent, joined = run
+            n = len(sent)
+            # the same objects, compared at C speed (a changed or pruned message is another)
+            if n <= len(messages) and all(map(operator.is_, sent, messages)):
+                start, head = n, joined
+                self.reused += n
+        tail = self._join(messages, start)
+        body = head + b"," + tail if head and tail else head or tail
+        self._keep(key, list(messages), body, run)
+        return body
+
+    def _keep(
+        self,
+        key: tuple[int, int],
+        messages: list[Message],
+        body: bytes,
+        old: tuple[list[Message], bytes] | None,
+    ) -> None:
+        runs = self._runs
+        if old is not None:
+            self._run_bytes -= len(old[1])
+        runs[key] = (messages, body)  # holds messages[0]: its id is never reused meanwhile
+        runs.move_to_end(key)
+        self._run_bytes += len(body)
+        while self._run_bytes > self.max_run_bytes and runs:
+            _, (_, dropped) = runs.popitem(last=False)
+            self._run_bytes -= len(dropped)
+
+    def _join(self, messages: Sequence[Message], start: int) -> bytes:
         entries = self._entries
         parts: list[bytes] = []
-        for i, m in enumerate(messages):
+        for i in range(start, len(messages)):
+            m = messages[i]
             entry = entries.get(id(m))
             if entry is not None and entry[0] is m:
                 entries.move_to_end(id(m))
@@ -56,3 +112,5 @@ class EncodedMessages:
     def clear(self) -> None:
         """Forget every encoding."""
         self._entries.clear()
+        self._runs.clear()
+        self._run_bytes = 0

@@ -65,7 +65,13 @@ from abridged.core.windows import ModelLimits
 from abridged.engine.compaction import CompactionHooks, CompactionResult, rebase, run_compaction
 from abridged.engine.compaction_settings import CompactionSettings
 from abridged.engine.context import CompactionState, build_context
-from abridged.engine.plan import CompactionPlan, context_length, plan_compaction, plan_emergency
+from abridged.engine.plan import (
+    CompactionPlan,
+    call_trigger,
+    context_length,
+    plan_compaction,
+    plan_emergency,
+)
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.triggers import choose_trigger
 from abridged.errors import ContentionError, SettingError, StoreError
@@ -466,6 +472,10 @@ class ContextManager:
         else:
             due = await self._off_loop(self._begin_call, messages, system, tools, usage)
         due = await self._persist_messages(stored, behind=write_behind and not due) or due
+        if due and self._few_unestimated():
+            # near a threshold: whether a trigger fires is known on the loop, and a plan that
+            # would find nothing to do is not made in a worker thread (a hop a request)
+            due = self._trigger_fires()
         plan = await self._off_loop(self._plan_call) if due else None
         changed = (await self._drive(plan, threaded=True)).changed if plan is not None else False
         if not changed:
@@ -1082,6 +1092,24 @@ class ContextManager:
         if boundary is None:
             return self._pins
         return {i for i in self._pins if i >= boundary} | {boundary}
+
+    def _few_unestimated(self) -> bool:
+        """Whether few history messages are only bounded (a size estimates them first)."""
+        sums = self._tracked.sums
+        return sums.length - sums.estimated <= INLINE_ITEMS
+
+    def _trigger_fires(self) -> bool:
+        """Whether ``_plan_call`` would plan: a trigger fires for the context's size."""
+        args = self._engine_args()
+        trigger = call_trigger(
+            self._tracked.history,
+            budget=args["budget"],
+            settings=args["settings"],
+            state=args["state"],
+            count_tokens=args["count_tokens"],
+            context_tokens=self.context_tokens(),
+        )
+        return trigger is not None
 
     def _plan_call(self) -> CompactionPlan | None:
         return plan_compaction(

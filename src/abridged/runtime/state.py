@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import operator
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -169,6 +170,8 @@ class ConversationCore:
         )
         self.session: SessionInfo | None = None
         self.call_log: deque[CallRecord] = deque(maxlen=10_000)
+        # the last context estimated: its counter, messages and their uncalibrated sum
+        self._last_counted: tuple[TokenCounter, list[Message], int] | None = None
         # the worker, the turn in progress, the background compaction
         self._inbox = Inbox()
         self._worker: asyncio.Task[None] | None = None
@@ -351,10 +354,23 @@ class ConversationCore:
 
     def _raw_estimate(self, messages: Sequence[Message]) -> int:
         return (
-            sum(self.counter.message_tokens(m) for m in messages)
-            + self._manager.tools_raw(self.tools.specs)
-            + REPLY_PRIMING
+            self._messages_raw(messages) + self._manager.tools_raw(self.tools.specs) + REPLY_PRIMING
         )
+
+    def _messages_raw(self, messages: Sequence[Message]) -> int:
+        """The uncalibrated estimate of ``messages``: the last context counted plus what is
+        new when they start with it (the same objects, as a call's context does between
+        prunes and compactions), so a call counts its new messages only."""
+        counter, last = self.counter, self._last_counted
+        start, total = 0, 0
+        if last is not None and last[0] is counter:
+            counted, sum_counted = last[1], last[2]
+            if len(counted) <= len(messages) and all(map(operator.is_, counted, messages)):
+                start, total = len(counted), sum_counted
+        tokens = counter.message_tokens
+        total += sum(tokens(messages[i]) for i in range(start, len(messages)))
+        self._last_counted = (counter, list(messages), total)
+        return total
 
     def _estimate(self, messages: Sequence[Message]) -> int:
         return self.counter.calibration.apply(self._raw_estimate(messages))

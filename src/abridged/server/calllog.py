@@ -3,8 +3,13 @@ them from there: after a restart, and from any worker)."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import logging
+import operator
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from abridged.core.model import Message
 from abridged.runtime.conversation import CallRecord, Conversation
@@ -43,31 +48,168 @@ def _since(convo: Conversation, mark: CallMark) -> list[CallRecord]:
     return out
 
 
+#: Conversations whose last call's references are kept, to extend for their next call.
+MAX_KEPT = 1_024
+
+
+@dataclass(slots=True)
+class LastSent:
+    """The references of a conversation's last call, kept so that the next call, which sends
+    the same messages and more, makes references for its new messages only: ``counts`` and
+    their running ``sums`` (``sums[i]``: the first ``i`` messages), ``cached`` (how many
+    leading messages lay in the cached prefix), ``summary`` (one of them is a summary)."""
+
+    messages: list[Message]
+    counts: list[int]
+    sums: list[int]
+    refs: list[SentRef]
+    factor: float
+    cached: int
+    summary: bool
+    zero: int  # the first message that counts no token (none cached from it on)
+
+
+_LAST: OrderedDict[str, tuple[Conversation, LastSent]] = OrderedDict()
+
+
 def entries(convo: Conversation, records: list[CallRecord]) -> list[CallEntry]:
     """What the store keeps of ``records``: ``call_entry(inspect_call(...))`` of each (tokens
     by the conversation's calibrated estimate, as the turn counted them), built without the
-    inspection's objects of every message (``sent_refs``)."""
+    inspection's objects of every message (``sent_refs``): each call's references extend the
+    conversation's last call's (``extend_refs``), so a call costs its new messages."""
     count = convo.counter
     factor = count.calibration.factor  # what ``Calibration.apply`` multiplies by
     tools = convo.budget().tools_tokens
-    seen: dict[tuple[int, int, bool, bool], SentRef] = {}  # the calls of a turn share a prefix
-    return [
-        CallEntry(
-            epoch=r.epoch,
-            estimate=r.estimate,
-            tools=tools,
-            usage=r.usage,
-            retry=r.retry,
-            ok=r.ok,
-            sent=sent_refs(
-                r.messages,
-                tokens=lambda m: round(count.message_tokens(m) * factor),
-                cache_read=r.usage.cache_read if r.usage is not None else 0,
-                seen=seen,
-            ),
+    kept = _LAST.get(convo.id)
+    last = kept[1] if kept is not None and kept[0] is convo else None
+    out = []
+    for r in records:
+        last, sent = extend_refs(
+            last,
+            r.messages,
+            tokens=lambda m: round(count.message_tokens(m) * factor),
+            cache_read=r.usage.cache_read if r.usage is not None else 0,
+            factor=factor,
         )
-        for r in records
-    ]
+        out.append(
+            CallEntry(
+                epoch=r.epoch,
+                estimate=r.estimate,
+                tools=tools,
+                usage=r.usage,
+                retry=r.retry,
+                ok=r.ok,
+                sent=sent,
+            )
+        )
+    if last is not None:
+        _LAST[convo.id] = (convo, last)
+        _LAST.move_to_end(convo.id)
+        while len(_LAST) > MAX_KEPT:
+            _LAST.popitem(last=False)
+    return out
+
+
+def extend_refs(
+    last: LastSent | None,
+    messages: Sequence[Message],
+    *,
+    tokens: Callable[[Message], int],
+    cache_read: int,
+    factor: float,
+) -> tuple[LastSent, tuple[SentRef, ...]]:
+    """``sent_refs(messages, ...)``, and what to keep for the next call. When ``messages``
+    start with ``last``'s (the same objects) and bring no summary, the references of that
+    prefix are ``last``'s, but for the messages whose cached flag moved with ``cache_read``
+    or, when the calibration ``factor`` moved, whose tokens round otherwise now; the new
+    messages are referenced as ``sent_refs`` would. Otherwise every message is."""
+    p = len(last.messages) if last is not None else 0
+    if (
+        last is None
+        or p > len(messages)
+        or not all(map(operator.is_, last.messages, messages))
+        or any(_is_summary(m) for m in messages[p:])
+    ):
+        kept = _refs_whole(messages, tokens, cache_read, factor)
+        return kept, tuple(kept.refs)
+    moved = last.factor != factor  # the calibration learnt since: counts may round otherwise
+    if moved:
+        counts = [tokens(m) for m in last.messages]
+        sums = list(itertools.accumulate(counts, initial=0))
+    else:
+        counts, sums = list(last.counts), list(last.sums)
+    for m in messages[p:]:
+        counts.append(tokens(m))
+        sums.append(sums[-1] + counts[-1])
+    # message i is cached when every one before it is, it counts, and the first i + 1 fit
+    # in what the provider read from its cache (``sent_refs``'s running rule)
+    zero = last.zero if not moved else p
+    if zero >= p:
+        start = p if not moved else 0
+        zero = next((i for i in range(start, len(counts)) if counts[i] <= 0), len(counts))
+    cached = min(zero, bisect.bisect_right(sums, cache_read) - 1)
+    refs = last.refs[:]
+    if moved:  # a reference remade only where its tokens or its cached flag changed
+        for i in range(p):
+            ref, count, flag = refs[i], counts[i], i < cached
+            if ref.tokens != count or ref.cached != flag:
+                refs[i] = _remade(ref, count, flag)
+    else:
+        for i in range(min(cached, last.cached), min(max(cached, last.cached), p)):
+            ref = refs[i]
+            refs[i] = _remade(ref, ref.tokens, i < cached)
+    # after the prefix: no summary among them, so none lies before a summary
+    refs.extend(
+        _ref(messages[i], counts[i], i < cached, before_summary=False)
+        for i in range(p, len(messages))
+    )
+    kept = LastSent(list(messages), counts, sums, refs, factor, cached, last.summary, zero)
+    return kept, tuple(refs)
+
+
+def _refs_whole(
+    messages: Sequence[Message], tokens: Callable[[Message], int], cache_read: int, factor: float
+) -> LastSent:
+    """Every message's reference, in one pass (``sent_refs``'s rules), and their sums."""
+    summary = any(_is_summary(m) for m in messages)
+    before_summary = summary
+    counts: list[int] = []
+    sums = [0]
+    refs: list[SentRef] = []
+    total, cached, zero = 0, -1, -1
+    for i, message in enumerate(messages):
+        if before_summary and _is_summary(message):
+            before_summary = False
+        count = tokens(message)
+        if count <= 0 and zero < 0:
+            zero = i
+        total += count
+        if cached < 0 and not (count > 0 and total <= cache_read):
+            cached = i  # from here on nothing lies in the cached prefix
+        counts.append(count)
+        sums.append(total)
+        refs.append(_ref(message, count, cached < 0, before_summary=before_summary))
+    n = len(messages)
+    return LastSent(
+        list(messages),
+        counts,
+        sums,
+        refs,
+        factor,
+        n if cached < 0 else cached,
+        summary,
+        n if zero < 0 else zero,
+    )
+
+
+def _remade(ref: SentRef, tokens: int, cached: bool) -> SentRef:
+    """``ref`` with other tokens and cached flag (positional: ``dataclasses.replace`` reads
+    the fields' definitions at every call)."""
+    return SentRef(ref.section, tokens, cached, ref.message_id, ref.pruned, ref.summary, ref.copy)
+
+
+def _is_summary(message: Message) -> bool:
+    return message.meta.get("kind") == "summary"
 
 
 def sent_refs(
@@ -103,29 +245,35 @@ def sent_refs(
         if known is not None:
             out.append(known)
             continue
-        pruned = bool(meta.get("pruned"))
-        if message.role == "system":
-            section = "system"
-        elif summary:
-            section = "summary"
-        elif pruned:
-            section = "pruned"
-        else:
-            section = "pinned" if before_summary else "kept"
-        if summary:
-            ref = SentRef(section, count, cached, summary=summary_digest(message))
-        elif (
-            message.role == "system"
-            or not message.id
-            or "clipped" in meta
-            or meta.get("kind") == "damaged"
-        ):
-            ref = SentRef(section, count, cached, copy=message)
-        else:
-            ref = SentRef(section, count, cached, message_id=message.id, pruned=pruned)
+        ref = _ref(message, count, cached, before_summary=before_summary)
         seen[key] = ref
         out.append(ref)
     return tuple(out)
+
+
+def _ref(message: Message, count: int, cached: bool, *, before_summary: bool) -> SentRef:
+    """The reference of one message sent (``sent_refs``'s rules)."""
+    meta = message.meta
+    summary = meta.get("kind") == "summary"
+    pruned = bool(meta.get("pruned"))
+    if message.role == "system":
+        section = "system"
+    elif summary:
+        section = "summary"
+    elif pruned:
+        section = "pruned"
+    else:
+        section = "pinned" if before_summary else "kept"
+    if summary:
+        return SentRef(section, count, cached, summary=summary_digest(message))
+    if (
+        message.role == "system"
+        or not message.id
+        or "clipped" in meta
+        or meta.get("kind") == "damaged"
+    ):
+        return SentRef(section, count, cached, copy=message)
+    return SentRef(section, count, cached, message_id=message.id, pruned=pruned)
 
 
 def turn_calls(convo: Conversation, mark: CallMark) -> list[CallEntry]:

@@ -573,19 +573,23 @@ class TurnRunner:
         ``TurnBusyError`` (nothing stored) when ``queue`` is false and a turn is running.
         """
         holder = new_holder(self.worker)
-        lease = (
-            None if queue else await self._take_lease(tenant, conversation_id, holder, queue=False)
-        )
-        try:
-            # idempotent: a message id stored already (a client's retry, racing or not) gives
-            # back the stored row, never a second copy
-            stored = await self.store.append(
-                conversation_id, message, owner=tenant, status="queued"
+        fresh = queue
+        if queue:
+            # stored and the lease taken in one transaction when it is free (else it is
+            # waited for after); idempotent: a message id stored already (a client's retry,
+            # racing or not) gives back the stored row, never a second copy
+            stored, lease = await self.store.queue_turn(
+                conversation_id, message, holder, ttl=self.config.lease_ttl, owner=tenant
             )
-        except BaseException:
-            if lease is not None:
+        else:
+            lease = await self._take_lease(tenant, conversation_id, holder, queue=False)
+            try:
+                stored = await self.store.append(
+                    conversation_id, message, owner=tenant, status="queued"
+                )
+            except BaseException:
                 await self.store.release_turn(conversation_id, holder)
-            raise
+                raise
         handle = TurnHandle(conversation_id, message.id, linger=self.config.event_batch_ms / 1000)
         handle.task = asyncio.ensure_future(
             self._drive(
@@ -595,6 +599,7 @@ class TurnRunner:
                 holder=holder,
                 lease=lease,
                 stored=stored,
+                fresh=fresh,
             )
         )
         self._tasks.add(handle.task)
@@ -610,6 +615,7 @@ class TurnRunner:
         holder: str,
         lease: TurnLease | None,
         stored: StoredMessage,
+        fresh: bool = False,
     ) -> None:
         started = time.monotonic()
         outcome = "error"
@@ -622,6 +628,7 @@ class TurnRunner:
                 lease=lease,
                 stored=stored,
                 first=True,
+                fresh=fresh,
             )
             for _ in range(RETAKES):
                 if outcome != "lost":
@@ -688,19 +695,21 @@ class TurnRunner:
         lease: TurnLease | None,
         stored: StoredMessage,
         first: bool = False,
+        fresh: bool = False,
     ) -> str:
         """One hold of the lease for the turn of ``stored`` (the lease taken here unless given):
         the turn's outcome, ``"answered"`` when its message already has its reply, ``"lost"``
         when the lease was taken over before the turn's writes were done (they were refused:
         nothing of this attempt is stored after the takeover). ``first``: the events said once
-        a send (``queued``, ``started``) go out."""
+        a send (``queued``, ``started``) go out. ``fresh``: a ``lease`` given was taken with
+        the message stored (``Store.queue_turn``), so it read both as the turn starts."""
         renew: LeaseRenewal | None = None
         convo: Conversation | None = None
         calls: CallMark | Literal[False] = False  # False: no turn ran, no call to keep
         synced = False
-        # the lease taken just now, after the message was stored: the conversation and the
-        # message were read with it (one transaction less each)
-        fresh = lease is None
+        # the lease taken with or after the message stored: the conversation and the message
+        # were read with it (one transaction less each)
+        fresh = fresh or lease is None
         try:
             if lease is None:
                 lease = await self._take_lease(

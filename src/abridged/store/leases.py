@@ -15,18 +15,20 @@ workers on several machines need clocks within a fraction of the lease's time to
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import and_, bindparam, or_, update
 from sqlalchemy.engine import Connection
 
+from abridged.core.model import Message
 from abridged.errors import SettingError
 from abridged.store import codec, fast, queries
+from abridged.store.appender import KeyStoredError, Rows, append_rows, encode, optimistic
 from abridged.store.base import StoreBase
 from abridged.store.calls import CallEntry, call_rows, insert_calls
-from abridged.store.records import ConversationInfo, StoredMessage
+from abridged.store.records import ConversationInfo, NewMessage, StoredMessage
 from abridged.store.schema import conversations
 
 __all__ = ["LeaseOps", "TurnLease"]
@@ -60,6 +62,9 @@ class LeaseState:
     holder: str | None
     expires_ms: int | None
 
+
+#: A message stored queued, and the turn lease when it was free (``LeaseOps.queue_turn``).
+Queued = tuple[StoredMessage, TurnLease | None]
 
 # Built once: a turn takes and gives back its lease around every model call (see
 # ``queries.CONVERSATION_ROW``).
@@ -134,7 +139,7 @@ def _acquire(
     *,
     ttl: float,
     owner: str | None,
-    message_id: str | None,
+    message_id: str | None = None,
 ) -> TurnLease | None:
     taken = _take(conn, conversation_id, holder, ttl, owner)
     if taken is None:
@@ -148,6 +153,42 @@ def _acquire(
     return TurnLease(conversation_id, holder, expires, took_over_from, info, message)
 
 
+def _queued(
+    conn: Connection,
+    conversation_id: str,
+    owner: str | None,
+    message: Message,
+    rows: Rows,
+    *,
+    look_up: bool,
+) -> StoredMessage:
+    """Append ``message`` queued (its one row in ``rows``: ``append_rows``); as stored."""
+    (placed,) = append_rows(conn, conversation_id, owner, rows, look_up=look_up)
+    if not isinstance(placed, int):  # its id was stored already: the row as it is
+        return codec.stored_message(placed)
+    row = rows[0]
+    return StoredMessage(
+        pk=placed,
+        conversation_id=conversation_id,
+        session_id=row["session_id"],
+        seq=row["seq"],
+        version=0,
+        message=message,
+        status="queued",
+        model=None,
+        ttft_ms=None,
+        total_ms=None,
+        created_at=row["created_at"],
+    )
+
+
+def _check_lease(holder: str, ttl: float) -> None:
+    if not holder or len(holder) > 128:
+        raise SettingError("holder", holder, "a lease holder of 1 to 128 characters")
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
+        raise SettingError("ttl", ttl, "a number of seconds > 0")
+
+
 def _lease_state(conn: Connection, conversation_id: str, owner: str | None) -> LeaseState:
     row = queries.read_conversation_sync(conn, conversation_id, owner)
     holder, expires = row["lease_holder"], row["lease_expires_ms"]
@@ -157,10 +198,11 @@ def _lease_state(conn: Connection, conversation_id: str, owner: str | None) -> L
 
 
 class LeaseOps(StoreBase):
-    """Turn leases: ``acquire_turn``, ``renew_turn``, ``release_turn`` (or ``finish_turn``),
-    ``turn_lease``. Each is one short transaction run whole on a synchronous connection
-    (``StoreBase._run_sync``): a turn takes and gives back its lease around every model call,
-    so these are on the hot path of the service and the proxy."""
+    """Turn leases: ``acquire_turn`` (or ``queue_turn``, with a message stored), ``renew_turn``,
+    ``release_turn`` (or ``finish_turn``), ``turn_lease``. Each is one short transaction run
+    whole on a synchronous connection (``StoreBase._run_sync``): a turn takes and gives back its
+    lease around every model call, so these are on the hot path of the service and the
+    proxy."""
 
     async def acquire_turn(
         self,
@@ -177,10 +219,7 @@ class LeaseOps(StoreBase):
         With ``message_id``, the lease also carries that message as stored now (its newest
         version, queued or delivered; ``None`` when there is none), read in the same
         transaction: what ``find_message`` would return once the lease is held."""
-        if not holder or len(holder) > 128:
-            raise SettingError("holder", holder, "a lease holder of 1 to 128 characters")
-        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
-            raise SettingError("ttl", ttl, "a number of seconds > 0")
+        _check_lease(holder, ttl)
         return await self._run_sync(
             lambda conn: _acquire(
                 conn, conversation_id, holder, ttl=ttl, owner=owner, message_id=message_id
@@ -188,6 +227,38 @@ class LeaseOps(StoreBase):
             mode="write",
             operation="acquire_turn",
         )
+
+    async def queue_turn(
+        self,
+        conversation_id: str,
+        message: Message,
+        holder: str,
+        *,
+        ttl: float = 30.0,
+        owner: str | None = None,
+    ) -> Queued:
+        """Store ``message`` queued, as ``append(status="queued")`` (idempotent: an id stored
+        already gives back its row), and take the turn lease in the same transaction, as
+        ``acquire_turn``, its ``message`` the one stored; the lease is ``None`` when another
+        holder's is live (the message is stored either way). One transaction where a send of
+        the service made two: the message is as durable, and the lease taken no earlier."""
+        _check_lease(holder, ttl)
+        rows = encode([NewMessage(message, status="queued")], conversation_id, codec.now())
+
+        def queue(look_up: bool) -> Callable[[Connection], Queued]:
+            def body(conn: Connection) -> Queued:
+                stored = _queued(conn, conversation_id, owner, message, rows, look_up=look_up)
+                lease = _acquire(conn, conversation_id, holder, ttl=ttl, owner=owner)
+                return stored, None if lease is None else replace(lease, message=stored)
+
+            return body
+
+        if optimistic(rows):
+            try:
+                return await self._run_sync(queue(False), mode="write", operation="queue_turn")
+            except KeyStoredError:
+                pass  # rolled back: a retried send; the look-up gives back the stored row
+        return await self._run_sync(queue(True), mode="write", operation="queue_turn")
 
     async def renew_turn(
         self, conversation_id: str, holder: str, *, ttl: float = 30.0

@@ -26,7 +26,8 @@ class Store(MessageSearchOps, LeaseOps, KeyOps, CallOps, ChangeOps, ListingOps):
     ``finalize_session``, ``finalize_pending``, ``delete_session``), the single writer
     (``commit_compaction``, ``set_prune_boundary``, ``compactions``), ``search``
     (summaries) and ``search_messages`` (message text),
-    the turn lease (``acquire_turn``, ``renew_turn``, ``release_turn``, ``turn_lease``), the
+    the turn lease (``acquire_turn``, ``queue_turn``, ``renew_turn``, ``release_turn``,
+    ``turn_lease``), the
     service's API keys (``create_api_key``, ``tenant_for_key``, ``list_api_keys``,
     ``revoke_api_key``) and the model calls kept for the call inspector (``record_calls``,
     ``list_calls``, ``call_count``, ``get_call``, ``sent_messages``); changes heard across
