@@ -79,15 +79,14 @@ async def _events(handle: TurnHandle) -> list[tuple[str, dict[str, Any]]]:
     return [item async for item in handle.stream()]
 
 
-async def test_a_takeover_refuses_the_stalled_turns_step_whole_and_fences_its_late_writes(
+async def test_a_takeover_closes_the_stalled_turns_step_and_fences_its_late_writes(
     service_db: str, provider: ProviderServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Worker A's model calls a tool, and A stalls inside the tool past its lease; worker B
-    takes the conversation over and runs a turn; then A's tool returns. Without timing: the
-    stall is a gate, the expiry a move of the lease's clock. A step is stored whole, the call
-    with its result (issue 30), so B goes on from the last step boundary, A's message; A's
-    late step must be refused, typed, whole (no call left open, nothing of it stored), and A's
-    client still gets its answer (from the history B left), never an abort."""
+    """Worker A stores a tool call, then stalls inside the tool past its lease; worker B takes
+    the conversation over and runs a turn; then A's tool returns. Without timing: the stall is a
+    gate, the expiry a move of the lease's clock. B's turn must answer A's open call (an error
+    result, stored right after it) before anything of its own; A's late result must be refused,
+    typed, and A's client still gets its answer (from the history B left), never an abort."""
     gate, entered = asyncio.Event(), asyncio.Event()
 
     @tool(name="read_record")
@@ -131,8 +130,12 @@ async def test_a_takeover_refuses_the_stalled_turns_step_whole_and_fences_its_la
     messages = [r.message for r in rows]
     issues = [i for i in validate_messages(messages) if i.severity == "error"]
     assert not issues, issues
-    assert [m.id for m in messages[:2]] == ["m-a", "m-b"]  # nothing of A's step before B's
-    assert not any(r.text == INTERRUPTED_RESULT for m in messages for r in m.tool_results)
+    roles = [m.role for m in messages]
+    first_call = next(i for i, m in enumerate(messages) if m.tool_calls)
+    assert roles[first_call - 1 : first_call + 3] == ["user", "assistant", "tool", "user"]
+    closed = messages[first_call + 1].tool_results[0]
+    assert closed.is_error and closed.text == INTERRUPTED_RESULT
+    assert messages[first_call + 2].id == "m-b"
     assert "late" not in {m.id for m in messages}
 
 

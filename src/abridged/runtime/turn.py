@@ -8,10 +8,9 @@
 2. call the model, streaming (``_step_call``): deltas go to the readers of the turn; a provider
    overflow (or silent truncation) runs the emergency path and exactly one retry
    (``abridged.runtime.recovery``); retryable provider errors get ordinary retries;
-3. learn the calibration from the reply's usage;
-4. run the tools it asked for, concurrently, then store the step in one transaction: the reply
-   with its usage and timings, and the tools' results (whole; the clipped form is what the model
-   gets); check compaction (in the background) at this step boundary;
+3. store the reply with its usage and timings; learn the calibration from the usage;
+4. run the tools it asked for, concurrently, and store their results (whole; the clipped form is
+   what the model gets); check compaction (in the background) at this step boundary;
 5. until the model answers without calling a tool, or ``max_steps``.
 
 ``abort`` cancels the model call or the tools in flight: the partial reply is stored, and every
@@ -216,26 +215,28 @@ class TurnLoop(Compacting):
                 break
             timing = message.meta.get("timing") or {}
             message = message.replace(id=new_id())
-            reply = NewMessage(
-                message,
-                model=completion.model,
-                ttft_ms=timing.get("ttft_ms"),
-                total_ms=timing.get("total_ms"),
+            stored = await self.store.append(
+                self.id,
+                NewMessage(
+                    message,
+                    model=completion.model,
+                    ttft_ms=timing.get("ttft_ms"),
+                    total_ms=timing.get("total_ms"),
+                ),
+                owner=self.owner,
+                holder=self._turn_holder,
             )
+            self._append(message, stored.seq)
+            produced.append(message)
             final = message
             if not message.tool_calls:
-                await self._store_step(reply, [], produced)
                 break
-            # The step is stored whole, the reply with its tool results, in one transaction
-            # once the tools finished: a crash or a lost lease before it leaves the store at
-            # the previous step boundary (as a crash during the model call does), never a call
-            # without its result.
             try:
                 results = await self._run_tools(message.tool_calls)
             except AbortedError as aborted:
-                await self._store_step(reply, aborted.results, produced)
+                await self._store_tool_results(aborted.results, produced)
                 return self._result(produced, usage, calls, inputs, aborted=True)
-            await self._store_step(reply, results, produced)
+            await self._store_tool_results(results, produced)
             if self._abort_requested:
                 return self._result(produced, usage, calls, inputs, aborted=True)
             self._maybe_compact()
@@ -290,25 +291,12 @@ class TurnLoop(Compacting):
     async def _store_tool_results(
         self, results: Sequence[ToolResult], produced: list[Message]
     ) -> None:
-        await self._store_step(None, results, produced)
-
-    async def _store_step(
-        self, reply: NewMessage | None, results: Sequence[ToolResult], produced: list[Message]
-    ) -> None:
-        """Store a step, the model's ``reply`` and the ``results`` of the tools it called, in
-        one transaction (a step is the unit a crash loses or keeps); then hold them."""
-        messages = [Message("tool", (r,), id=new_id()) for r in results]
-        entries: list[Message | NewMessage] = [reply] if reply is not None else []
-        entries.extend(messages)
-        if not entries:
+        if not results:
             return
+        messages = [Message("tool", (r,), id=new_id()) for r in results]
         stored = await self.store.append_many(
-            self.id, entries, owner=self.owner, holder=self._turn_holder
+            self.id, messages, owner=self.owner, holder=self._turn_holder
         )
-        if reply is not None:
-            self._append(reply.message, stored[0].seq)
-            produced.append(reply.message)
-            stored = stored[1:]
         for message, row in zip(messages, stored, strict=True):
             sent = self._prepare_message(message)
             if sent is not message:
