@@ -924,3 +924,13 @@ def test_settings_an_assistant_quotes_in_a_fence_are_facts_and_code_is_not(
     facts = " ".join(f.text for f in extract_facts([Message.user("Go."), quoted, code]))
     assert "2311 MiB" in facts
     assert "731.5" not in facts
+
+
+def test_a_settings_file_being_written_or_a_json_action_is_no_fact() -> None:
+    rows = "\n".join(f"  step_{i}: run-{i}" for i in range(14))
+    written = Message.assistant(
+        f"I will write ci.yaml:\n\n```yaml\njobs:\n{rows}\n  shard: 9331\n```"
+    )
+    action = Message.assistant('```json\n{"action": "bash", "timeout": "731 s"}\n```')
+    facts = " ".join(f.text for f in extract_facts([Message.user("Go."), written, action]))
+    assert "9331" not in facts and "731 s" not in facts

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -154,24 +155,54 @@ _LABELLED = "\n".join(
 )
 
 
+def _room_for_one_of(label: str, best: str) -> int:
+    """A size where ``label`` or ``best`` fits with its markers, never both."""
+    marker = _size(lines_marker(9)) + 1
+    alone = max(_size(label) + 1 + marker, _size(best) + 1 + 2 * marker)
+    assert _size(label) + _size(best) + 2 + marker > alone  # both never fit
+    return alone
+
+
 def test_a_label_gives_way_to_the_statement_when_only_one_fits() -> None:
-    best = "settle_window    48 hours"
-    room = _size(best) + 1 + _size(lines_marker(9)) + 2
-    clipped = clip_to_lines(_LABELLED, room, _size)
+    label, best = _LABELLED.split("\n")[0], "settle_window    48 hours"
+    clipped = clip_to_lines(_LABELLED, _room_for_one_of(label, best), _size)
     assert clipped is not None and best in clipped
-    assert "vault kv get" not in clipped
+    assert label not in clipped
     # With room for both, the label stays, in its place.
-    roomy = clip_to_lines(_LABELLED, room + _size(_LABELLED.split("\n")[0]) + 10, _size)
+    roomy = clip_to_lines(_LABELLED, _size(label) + _size(best) + 40, _size)
     assert roomy is not None
-    assert roomy.index("vault kv get") < roomy.index(best)
+    assert roomy.index(label) < roomy.index(best)
 
 
-def test_a_first_line_that_binds_is_the_request_and_stays_first() -> None:
-    request = "Never rotate this account without asking the payments team:"
-    text = "\n".join([request, *_LABELLED.split("\n")[1:]])
-    room = _size(request) + 1 + _size(lines_marker(9)) + 2
-    clipped = clip_to_lines(text, room, _size)
-    assert clipped is not None and clipped.startswith(request)
+@pytest.mark.parametrize(
+    "request_line",
+    [
+        "Never rotate this account without asking the payments team:",
+        "Why does the settle job skip the accounts it was given yesterday?",
+    ],
+)
+def test_a_first_line_that_binds_or_asks_is_the_request_and_stays(request_line: str) -> None:
+    text = "\n".join([request_line, *_LABELLED.split("\n")[1:]])
+    best = "settle_window    48 hours"
+    clipped = clip_to_lines(text, _room_for_one_of(request_line, best), _size)
+    assert clipped is not None and clipped.startswith(request_line)
+
+
+def test_a_first_line_lends_a_comment_its_rank_not_its_bonus() -> None:
+    notes = "\n".join(
+        [
+            "# Notes from the rollout",
+            "Some intro text about the deploy.",
+            "row 1: nothing of note",
+            "row 2: nothing of note",
+            "owner: Imre Taskovic",
+            "row 3: nothing of note",
+        ]
+    )
+    room = _size("owner: Imre Taskovic") + 2 * _size(lines_marker(9)) + 4
+    clipped = clip_to_lines(notes, room, _size)
+    assert clipped is not None and "Imre Taskovic" in clipped
+    assert "intro text" not in clipped
 
 
 def test_the_line_a_comment_explains_is_kept_before_the_comment() -> None:

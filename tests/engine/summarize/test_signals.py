@@ -87,6 +87,9 @@ def test_a_record_number_is_one_reference_and_no_word_holds_a_number() -> None:
     assert ("INC552043", "ticket") in found and ("CHG0012345", "ticket") in found
     assert not any(value in {"552043", "0012345", "12345"} for value, _kind in found)
     assert ("123456", "number") in reference_kinds("order 123456 shipped")
+    # Standards and products with letters and a short number are no records.
+    standards = reference_kinds("ISO8601 dates, ES2017 target, RFC7231, ISO27001, RTX4090")
+    assert not [value for value, kind in standards if kind == "ticket"]
 
 
 def test_a_preposition_or_weekday_before_a_capital_names_nobody() -> None:
@@ -95,4 +98,10 @@ def test_a_preposition_or_weekday_before_a_capital_names_nobody() -> None:
     assert signals.persons("handed over to Ines Varga by Tomas Ruiz") == [
         "Ines Varga",
         "Tomas Ruiz",
+    ]
+    # A month, *per* or *sun* opens first names too.
+    assert signals.persons("met May Chen, Per Olsen and Sun Yang") == [
+        "May Chen",
+        "Per Olsen",
+        "Sun Yang",
     ]

@@ -84,27 +84,25 @@ def _rank(line: str, first: bool) -> float:
 
 #: A comment line of a config, a script or a query (``# never as root``, ``// pinned``,
 #: ``-- only this tenant``): it says what the line after it is for.
-_COMMENT = re.compile(r"^\s*(?:#(?!#)|//|--\s|;|<!--)")
+_COMMENT = re.compile(r"^\s*(?:#(?![#!])|//|--\s|;|<!--)")
 
 
 def _annotated(lines: list[str], ranks: list[float]) -> list[float]:
     """``ranks`` with each line a comment annotates (the next line that is neither blank nor a
     comment) raised just above the comment: *never as root* above ``User=svc-x`` is half a
-    fact, and the half a reader cannot rebuild is the value under it."""
+    fact, and the half a reader cannot rebuild is the value under it. The first line lends its
+    own rank, not its bonus (``_FIRST_LINE_BONUS``): being first says nothing of the next."""
     out = list(ranks)
-    for i, line in enumerate(lines):
-        if not _COMMENT.match(line) or ranks[i] <= 0:
+    annotated: int | None = None  # the next line neither blank nor a comment (one pass back)
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        if not _COMMENT.match(line):
+            if line.strip():
+                annotated = i
             continue
-        j = next(
-            (
-                k
-                for k in range(i + 1, len(lines))
-                if lines[k].strip() and not _COMMENT.match(lines[k])
-            ),
-            None,
-        )
-        if j is not None and out[j] >= 0:
-            out[j] = max(out[j], ranks[i] + _ANNOTATED_EDGE)
+        own = ranks[i] - (_FIRST_LINE_BONUS if i == 0 else 0.0)
+        if own > 0 and annotated is not None and out[annotated] >= 0:
+            out[annotated] = max(out[annotated], own + _ANNOTATED_EDGE)
     return out
 
 
@@ -128,12 +126,18 @@ def _pick_order(lines: list[str], ranks: tuple[float, ...]) -> list[int]:
     line is a label (it binds nothing: a file's name, a command, a table's header), the body's
     best line goes before it. A label says what the paste is and the body what it states; where
     only one fits, the statement (which mostly names its subject too) is the one to keep. A
-    first line that binds (*Please fix ...*, *Never ...*) is the request itself: it stays first."""
+    first line that binds or asks (*Please fix ...*, *Never ...*, *Why does this fail?*) is the
+    request itself: it stays first."""
     order = sorted(range(len(lines)), key=lambda j: (-ranks[j], j))
-    if len(order) < 2 or order[0] != 0 or modality(lines[0]) > 0:
+    if len(order) < 2 or order[0] != 0 or _asks(lines[0]):
         return order
     body = order[1]
-    return [body, 0, *(j for j in order[2:])] if ranks[body] > 0 else order
+    return [body, 0, *order[2:]] if ranks[body] >= _STATES else order
+
+
+def _asks(line: str) -> bool:
+    """Whether a first line is a request: it binds (*Please fix ...*, *Never ...*) or asks."""
+    return modality(line) > 0 or line.rstrip().endswith("?")
 
 
 def _weight(line: str) -> int:
@@ -169,13 +173,16 @@ def _select(
     lines: list[str],
     ranks: tuple[float, ...],
     max_tokens: int,
-    size: Callable[[str], int],
+    sizes: list[int],
+    *,
+    marker_cost: int,
     gathered: bool,
 ) -> list[int]:
-    """The lines kept within ``max_tokens``, ascending (see ``clip_to_lines``)."""
-    marker_cost = size(lines_marker(len(lines)))
+    """The lines kept within ``max_tokens``, ascending (see ``clip_to_lines``); ``sizes`` are
+    the lines' and ``marker_cost`` a marker's."""
     kept: list[int] = []
     used = marker_cost  # all dropped: one marker
+
     # Best first (``_pick_order``); a line that does not fit is skipped (a shorter one after it
     # may fit). In place, a line kept inside a run of dropped lines splits its marker in two,
     # at its edge keeps one, and filling the run removes it: an estimate by parts, checked on
@@ -189,7 +196,7 @@ def _select(
             before = kept[at - 1] if at else -1
             after = kept[at] if at < len(kept) else len(lines)
             markers = (i - before > 1) + (after - i > 1) - 1
-        cost = size(lines[i]) + 1 + markers * marker_cost
+        cost = sizes[i] + 1 + markers * marker_cost
         if used + cost <= max_tokens:
             kept.insert(at, i)
             used += cost
@@ -224,8 +231,10 @@ def clip_to_lines(text: str, max_tokens: int, size: Callable[[str], int]) -> str
     ranks = _ranks(text)
     # Each run of dropped lines is marked in its place; at a size where those markers would
     # crowd out a line that states something, the dropped lines are counted at the end instead.
-    kept = _select(lines, ranks, max_tokens, size, gathered=False)
-    gathered_kept = _select(lines, ranks, max_tokens, size, gathered=True)
+    sizes = [size(line) if rank >= 0 else 0 for line, rank in zip(lines, ranks, strict=True)]
+    marker_cost = size(lines_marker(len(lines)))
+    kept = _select(lines, ranks, max_tokens, sizes, marker_cost=marker_cost, gathered=False)
+    gathered_kept = _select(lines, ranks, max_tokens, sizes, marker_cost=marker_cost, gathered=True)
     gathered = _stated(gathered_kept, ranks) > _stated(kept, ranks)
     if gathered:
         kept = gathered_kept

@@ -64,7 +64,8 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ticket", re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")),
     ("ticket", re.compile(r"(?<![\w&])#\d{2,}\b")),
     # a record number with its letters and no hyphen (``INC552043``, ``CHG0012345``)
-    ("ticket", re.compile(r"\b[A-Z]{2,6}\d{4,}\b")),
+    # (six digits or more: ``ISO8601``, ``ES2017``, ``RFC7231`` name standards, not records)
+    ("ticket", re.compile(r"\b[A-Z]{2,6}\d{6,}\b")),
     # a log line's prefix (``[RELEASE]``), not its level
     (
         "tag",
@@ -222,17 +223,28 @@ SETTINGS_NOTATIONS = frozenset(
     | {"conf", "cfg", "config", "hcl", "tfvars", "xml", "nginx", "systemd", "editorconfig"}
 )
 #: A file named right before a fence, as its caption (``tox.ini:``, ``from `deploy/a.toml```).
-_CAPTION_FILE = re.compile(r"[\w./-]*\.([A-Za-z0-9]+)`?\s*:?\s*$")
+_CAPTION_FILE = re.compile(r"\.([A-Za-z0-9]+)`?\s*:?\s*$")
+#: How much of the text before a fence is read for its caption.
+_CAPTION_CHARS = 200
+#: A quoted block of settings is a snippet; a longer one is a file being written (code).
+SETTINGS_BLOCK_LINES = 12
+#: A JSON object that calls a tool (``{"action": ...}``, ``{"name": ..., "arguments": ...}``):
+#: an action in a text protocol, not settings.
+_JSON_ACTION = re.compile(r'^\s*\{\s*"(?:action|tool|arguments|function|tool_name)"', re.MULTILINE)
 
 
 def _settings_block(block: re.Match[str], text: str) -> bool:
-    """Whether the fenced ``block`` of ``text`` shows settings: its notation says so, or the
-    line before it names a file in one (``tox.ini:``)."""
-    info = block.group().split("\n", 1)[0][3:].strip().lower()
+    """Whether the fenced ``block`` of ``text`` shows settings: a short block (at most
+    ``SETTINGS_BLOCK_LINES`` lines, no tool call) whose notation says so, or under a line that
+    names a file in one (``tox.ini:``)."""
+    head, _, body = block.group().partition("\n")
+    if body.count("\n") > SETTINGS_BLOCK_LINES or _JSON_ACTION.search(body):
+        return False
+    info = head[3:].strip().lower()
     if info:
         return info.split()[0] in SETTINGS_NOTATIONS
-    before = text[: block.start()].rstrip().rsplit("\n", 1)[-1]
-    caption = _CAPTION_FILE.search(before)
+    window = text[max(0, block.start() - _CAPTION_CHARS) : block.start()].rstrip()
+    caption = _CAPTION_FILE.search(window[window.rfind("\n") + 1 :])
     return caption is not None and caption.group(1).lower() in SETTINGS_NOTATIONS
 
 
@@ -346,6 +358,7 @@ def setting_file(value: str, kind: str) -> bool:
 
 __all__ = [
     "REFERENCES_PER_MESSAGE",
+    "SETTINGS_BLOCK_LINES",
     "SETTINGS_NOTATIONS",
     "SOURCE_EXTENSIONS",
     "STRONG_KINDS",

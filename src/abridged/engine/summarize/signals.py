@@ -97,17 +97,24 @@ _OPENER_WORDS = (
     "sunday january february march april may june july august september october november "
     "december ok okay yes hi hello thanks update fyi heads todo fixme warning error info "
     "important summary result status done for from with after before since until per via "
-    "on in at by to of mon tue wed thu fri sat sun"
+    "on in at by to of"
 )
 _OPENERS = frozenset(_OPENER_WORDS.split())
 
 
+#: Words a name inside a text does not open with: prepositions and weekdays (*On Mon*, *In
+#: Progress*, *To Do*). Months and the like are first names too (*June Carter*, *May Chen*).
+_NOT_FIRST_NAMES = frozenset(
+    ["on", "in", "at", "by", "to", "of", "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri"]
+)
+
+
 def _without_openers(name: str) -> str | None:
-    """``name`` without the common words it opens with (*On Mon*, *In Progress*, *Ask Ann
-    Lee*: a preposition, a weekday, a verb), ``None`` when less than two words are left."""
+    """``name`` without the prepositions and weekdays it opens with (``_NOT_FIRST_NAMES``),
+    ``None`` when less than two words are left."""
     words = re.split(r"[ -]", name)
     drop = 0
-    while drop < len(words) and words[drop].lower() in _OPENERS:
+    while drop < len(words) and words[drop].lower() in _NOT_FIRST_NAMES:
         drop += 1
     if len(words) - drop < 2:
         return None
