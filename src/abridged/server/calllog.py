@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from abridged.core.model import Message
 from abridged.runtime.conversation import CallRecord, Conversation
 from abridged.store import CallEntry
-from abridged.store.calls import SentRef, summary_digest
+from abridged.store.calls import SentRef, reference
 
 __all__ = [
     "CallMark",
@@ -253,27 +253,15 @@ def sent_refs(
 
 def _ref(message: Message, count: int, cached: bool, *, before_summary: bool) -> SentRef:
     """The reference of one message sent (``sent_refs``'s rules)."""
-    meta = message.meta
-    summary = meta.get("kind") == "summary"
-    pruned = bool(meta.get("pruned"))
     if message.role == "system":
         section = "system"
-    elif summary:
+    elif message.is_summary:
         section = "summary"
-    elif pruned:
+    elif message.meta.get("pruned"):
         section = "pruned"
     else:
         section = "pinned" if before_summary else "kept"
-    if summary:
-        return SentRef(section, count, cached, summary=summary_digest(message))
-    if (
-        message.role == "system"
-        or not message.id
-        or "clipped" in meta
-        or meta.get("kind") == "damaged"
-    ):
-        return SentRef(section, count, cached, copy=message)
-    return SentRef(section, count, cached, message_id=message.id, pruned=pruned)
+    return reference(message, section=section, tokens=count, cached=cached)
 
 
 def turn_calls(convo: Conversation, mark: CallMark) -> list[CallEntry]:
