@@ -102,6 +102,18 @@ PROXY = {"proxy": {"source": "fingerprint"}}
 
 
 @contextmanager
+def _listening(store: Store, name: str, note: Callable[..., None]) -> Iterator[None]:
+    """``note`` listens to the event ``name`` of the store's engines meanwhile."""
+    for engine in store.sync_engines:
+        event.listen(engine, name, note)
+    try:
+        yield
+    finally:
+        for engine in store.sync_engines:
+            event.remove(engine, name, note)
+
+
+@contextmanager
 def statements(store: Store) -> Iterator[list[str]]:
     """The queries the store runs meanwhile (a transaction's BEGIN is not one)."""
     seen: list[str] = []
@@ -110,13 +122,8 @@ def statements(store: Store) -> Iterator[list[str]]:
         if statement.split(None, 1)[0].upper() not in ("BEGIN", "COMMIT", "ROLLBACK"):
             seen.append(statement)
 
-    for engine in store.sync_engines:
-        event.listen(engine, "before_cursor_execute", note)
-    try:
+    with _listening(store, "before_cursor_execute", note):
         yield seen
-    finally:
-        for engine in store.sync_engines:
-            event.remove(engine, "before_cursor_execute", note)
 
 
 @contextmanager
@@ -127,13 +134,8 @@ def transactions(store: Store) -> Iterator[list[str]]:
     def note(conn: Any) -> None:
         seen.append("COMMIT")
 
-    for engine in store.sync_engines:
-        event.listen(engine, "commit", note)
-    try:
+    with _listening(store, "commit", note):
         yield seen
-    finally:
-        for engine in store.sync_engines:
-            event.remove(engine, "commit", note)
 
 
 async def proxy_conversations(

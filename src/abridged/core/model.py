@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -341,6 +342,18 @@ class Message:
         }
         values.update(changes)
         return Message(**values)
+
+
+def starts_with_same(messages: Sequence[Message], prefix: Sequence[Message]) -> bool:
+    """Whether ``messages`` start with the very objects of ``prefix`` (by identity, at C
+    speed): a call's context between prunes and compactions extends the last one so, and what
+    was computed for the last one holds for that part (a changed message is another object).
+
+    >>> a, b = Message.user("a"), Message.user("b")
+    >>> starts_with_same([a, b], [a]), starts_with_same([a, b], [Message.user("a")])
+    (True, False)
+    """
+    return len(prefix) <= len(messages) and all(map(operator.is_, prefix, messages))
 
 
 def assign_ids(messages: Sequence[Message], *, prefix: str = "m") -> list[Message]:

@@ -218,15 +218,8 @@ def plan_compaction(
     next_step = recent_step_tokens(messages, count_tokens, settings.headroom_steps)
     trigger: Trigger | None = "manual"
     if not prune_only:
-        trigger = choose_trigger(
-            size,
-            count,
-            budget,
-            settings,
-            backoff=state.backoff,
-            calls=state.calls,
-            manual=manual,
-            next_step_tokens=next_step,
+        trigger = _trigger(
+            size, count, next_step, budget=budget, settings=settings, state=state, manual=manual
         )
     if trigger is None:
         return None
@@ -258,14 +251,32 @@ def call_trigger(
     """The trigger ``plan_compaction`` would plan for with ``context_tokens`` (not manual, not
     prune only), without the plan: ``None`` when it would return ``None``. O(head + the last
     steps), so a caller can check on its event loop before it plans in a worker thread."""
+    next_step = recent_step_tokens(messages, count_tokens, settings.headroom_steps)
+    count = context_length(messages, state)
+    return _trigger(context_tokens, count, next_step, budget=budget, settings=settings, state=state)
+
+
+def _trigger(
+    size: int,
+    count: int,
+    next_step: int,
+    *,
+    budget: Budget,
+    settings: CompactionSettings,
+    state: CompactionState,
+    manual: bool = False,
+) -> Trigger | None:
+    """``choose_trigger`` with the state's backoff and calls: the one check of both
+    ``plan_compaction`` and ``call_trigger``."""
     return choose_trigger(
-        context_tokens,
-        context_length(messages, state),
+        size,
+        count,
         budget,
         settings,
         backoff=state.backoff,
         calls=state.calls,
-        next_step_tokens=recent_step_tokens(messages, count_tokens, settings.headroom_steps),
+        manual=manual,
+        next_step_tokens=next_step,
     )
 
 

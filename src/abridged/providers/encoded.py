@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import operator
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from abridged.core.model import Message
+from abridged.core.model import Message, starts_with_same
 
 #: Messages whose encoding a model keeps: a few hundred conversations of a few hundred messages
 #: (a worker's open conversations share one model of each model string).
@@ -63,11 +62,9 @@ class EncodedMessages:
         start, head = 0, b""
         if run is not None:
             sent, joined = run
-            n = len(sent)
-            # the same objects, compared at C speed (a changed or pruned message is another)
-            if n <= len(messages) and all(map(operator.is_, sent, messages)):
-                start, head = n, joined
-                self.reused += n
+            if starts_with_same(messages, sent):  # (a changed or pruned message is another)
+                start, head = len(sent), joined
+                self.reused += len(sent)
         tail = self._join(messages, start)
         body = head + b"," + tail if head and tail else head or tail
         self._keep(key, list(messages), body, run)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import operator
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -25,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from abridged.core.budget import Budget
-from abridged.core.model import Message, ToolResult, Usage
+from abridged.core.model import Message, ToolResult, Usage, starts_with_same
 from abridged.core.protocols import (
     ChatModel,
     ReasoningDelta,
@@ -365,7 +364,7 @@ class ConversationCore:
         start, total = 0, 0
         if last is not None and last[0] is counter:
             counted, sum_counted = last[1], last[2]
-            if len(counted) <= len(messages) and all(map(operator.is_, counted, messages)):
+            if starts_with_same(messages, counted):
                 start, total = len(counted), sum_counted
         tokens = counter.message_tokens
         total += sum(tokens(messages[i]) for i in range(start, len(messages)))

@@ -6,18 +6,18 @@ from __future__ import annotations
 import bisect
 import itertools
 import logging
-import operator
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from abridged.core.model import Message
+from abridged.core.model import Message, starts_with_same
 from abridged.runtime.conversation import CallRecord, Conversation
 from abridged.store import CallEntry
 from abridged.store.calls import SentRef, reference
 
 __all__ = [
     "CallMark",
+    "LastSentKept",
     "calls_not_kept",
     "entries",
     "mark_calls",
@@ -69,19 +69,39 @@ class LastSent:
     zero: int  # the first message that counts no token (none cached from it on)
 
 
-_LAST: OrderedDict[str, tuple[Conversation, LastSent]] = OrderedDict()
+class LastSentKept:
+    """The last call's references (``LastSent``) of the ``max_kept`` conversations that called
+    most recently: what a worker's runner keeps between turns (``turn_calls``)."""
+
+    def __init__(self, max_kept: int = MAX_KEPT) -> None:
+        self.max_kept = max_kept
+        self._kept: OrderedDict[str, tuple[Conversation, LastSent]] = OrderedDict()
+
+    def get(self, convo: Conversation) -> LastSent | None:
+        """``convo``'s last call's references (``None`` for another object of its id)."""
+        kept = self._kept.get(convo.id)
+        return kept[1] if kept is not None and kept[0] is convo else None
+
+    def put(self, convo: Conversation, last: LastSent) -> None:
+        """Keep ``last`` for ``convo``, the least recent conversation dropped beyond the bound."""
+        self._kept[convo.id] = (convo, last)
+        self._kept.move_to_end(convo.id)
+        while len(self._kept) > self.max_kept:
+            self._kept.popitem(last=False)
 
 
-def entries(convo: Conversation, records: list[CallRecord]) -> list[CallEntry]:
+def entries(
+    convo: Conversation, records: list[CallRecord], kept: LastSentKept | None = None
+) -> list[CallEntry]:
     """What the store keeps of ``records``: ``call_entry(inspect_call(...))`` of each (tokens
     by the conversation's calibrated estimate, as the turn counted them), built without the
     inspection's objects of every message (``sent_refs``): each call's references extend the
-    conversation's last call's (``extend_refs``), so a call costs its new messages."""
+    conversation's last call's (``extend_refs``, kept in ``kept`` between turns), so a call
+    costs its new messages."""
     count = convo.counter
     factor = count.calibration.factor  # what ``Calibration.apply`` multiplies by
     tools = convo.budget().tools_tokens
-    kept = _LAST.get(convo.id)
-    last = kept[1] if kept is not None and kept[0] is convo else None
+    last = kept.get(convo) if kept is not None else None
     out = []
     for r in records:
         last, sent = extend_refs(
@@ -102,11 +122,8 @@ def entries(convo: Conversation, records: list[CallRecord]) -> list[CallEntry]:
                 sent=sent,
             )
         )
-    if last is not None:
-        _LAST[convo.id] = (convo, last)
-        _LAST.move_to_end(convo.id)
-        while len(_LAST) > MAX_KEPT:
-            _LAST.popitem(last=False)
+    if kept is not None and last is not None:
+        kept.put(convo, last)
     return out
 
 
@@ -126,9 +143,8 @@ def extend_refs(
     p = len(last.messages) if last is not None else 0
     if (
         last is None
-        or p > len(messages)
-        or not all(map(operator.is_, last.messages, messages))
-        or any(_is_summary(m) for m in messages[p:])
+        or not starts_with_same(messages, last.messages)
+        or any(m.is_summary for m in messages[p:])
     ):
         kept = _refs_whole(messages, tokens, cache_read, factor)
         return kept, tuple(kept.refs)
@@ -171,14 +187,14 @@ def _refs_whole(
     messages: Sequence[Message], tokens: Callable[[Message], int], cache_read: int, factor: float
 ) -> LastSent:
     """Every message's reference, in one pass (``sent_refs``'s rules), and their sums."""
-    summary = any(_is_summary(m) for m in messages)
+    summary = any(m.is_summary for m in messages)
     before_summary = summary
     counts: list[int] = []
     sums = [0]
     refs: list[SentRef] = []
     total, cached, zero = 0, -1, -1
     for i, message in enumerate(messages):
-        if before_summary and _is_summary(message):
+        if before_summary and message.is_summary:
             before_summary = False
         count = tokens(message)
         if count <= 0 and zero < 0:
@@ -206,10 +222,6 @@ def _remade(ref: SentRef, tokens: int, cached: bool) -> SentRef:
     """``ref`` with other tokens and cached flag (positional: ``dataclasses.replace`` reads
     the fields' definitions at every call)."""
     return SentRef(ref.section, tokens, cached, ref.message_id, ref.pruned, ref.summary, ref.copy)
-
-
-def _is_summary(message: Message) -> bool:
-    return message.meta.get("kind") == "summary"
 
 
 def sent_refs(
@@ -264,11 +276,12 @@ def _ref(message: Message, count: int, cached: bool, *, before_summary: bool) ->
     return reference(message, section=section, tokens=count, cached=cached)
 
 
-def turn_calls(convo: Conversation, mark: CallMark) -> list[CallEntry]:
+def turn_calls(convo: Conversation, mark: CallMark, kept: LastSentKept) -> list[CallEntry]:
     """What the store keeps of the calls ``convo`` made since ``mark`` (kept with the turn's
-    release of its lease, ``Store.finish_turn``)."""
+    release of its lease, ``Store.finish_turn``), each call's references extended from those
+    ``kept`` of the last."""
     records = _since(convo, mark)
-    return entries(convo, records) if records else []
+    return entries(convo, records, kept) if records else []
 
 
 def calls_not_kept(conversation_id: str, exc: BaseException) -> None:

@@ -49,7 +49,13 @@ from abridged.runtime.conversation import Conversation, ConversationSettings
 from abridged.runtime.overview import context_overview
 from abridged.runtime.state import new_id
 from abridged.runtime.tools import ToolRegistry
-from abridged.server.calllog import CallMark, calls_not_kept, mark_calls, turn_calls
+from abridged.server.calllog import (
+    CallMark,
+    LastSentKept,
+    calls_not_kept,
+    mark_calls,
+    turn_calls,
+)
 from abridged.server.config import ServiceConfig
 from abridged.server.lease import LeaseRenewal, TurnBusyError, new_holder, take_turn
 from abridged.server.metrics import ServiceMetrics
@@ -417,6 +423,7 @@ class TurnRunner:
         self.worker = f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._tasks: set[asyncio.Task[Any]] = set()
         self._running: dict[str, str] = {}  # conversation id -> lease holder of this worker
+        self._last_sent = LastSentKept()  # each conversation's last call, for the call log
 
     def running_here(self, conversation_id: str) -> bool:
         """Whether a turn of this conversation runs in this worker."""
@@ -771,7 +778,11 @@ class TurnRunner:
         finally:
             # kept with the lease's release, in its transaction: under the lease still, one
             # worker at a time numbers the conversation's calls
-            kept = turn_calls(convo, calls) if convo is not None and calls is not False else []
+            kept = (
+                turn_calls(convo, calls, self._last_sent)
+                if convo is not None and calls is not False
+                else []
+            )
             if convo is not None and convo.lease_holder == holder:
                 convo.lease_holder = None
             if renew is not None:

@@ -12,9 +12,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
+from abridged.core.model import Message
 from abridged.errors import LeaseLostError, StoreError
 from abridged.store import codec, fast, queries
-from abridged.store.records import NewMessage
+from abridged.store.records import NewMessage, StoredMessage
 from abridged.store.schema import conversations, messages
 
 Rows = list[dict[str, Any]]
@@ -92,6 +93,23 @@ def encode(entries: Sequence[NewMessage], conversation_id: str, stamp: datetime)
         )
         rows.append(row)
     return rows
+
+
+def stored_row(pk: int, row: Mapping[str, Any], message: Message) -> StoredMessage:
+    """The ``StoredMessage`` of ``row`` (from ``encode``, placed) just inserted as ``pk``."""
+    return StoredMessage(
+        pk=pk,
+        conversation_id=row["conversation_id"],
+        session_id=row["session_id"],
+        seq=row["seq"],
+        version=0,
+        message=message,
+        status=row["status"],
+        model=row["model"],
+        ttft_ms=row["ttft_ms"],
+        total_ms=row["total_ms"],
+        created_at=row["created_at"],
+    )
 
 
 def place(rows: Rows, head: Mapping[Any, Any], delivered: int) -> None:

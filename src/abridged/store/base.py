@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from abridged.core.protocols import Embedder
 from abridged.errors import ConflictError, ContentionError
 from abridged.store import codec, queries
+from abridged.store.appender import KeyStoredError, Rows, optimistic
 from abridged.store.connect import (
     Mode,
     check_lock_timeout,
@@ -196,6 +197,23 @@ class StoreBase:
             return await self._runner.run(body, mode=mode, operation=operation)
         async with transaction(self._engine, mode, operation=operation) as conn:
             return await conn.run_sync(body)
+
+    async def _write_keyed(
+        self,
+        body: Callable[[bool], TransactionBody[T]],
+        rows: Rows,
+        *,
+        operation: str,
+    ) -> T:
+        """``body(look_up)`` in a write transaction that appends ``rows``: optimistic first
+        (``look_up=False``) when it may be (``appender.optimistic``), again with the look-up of
+        keys stored already when one was (the first rolled back: a retried send)."""
+        if optimistic(rows):
+            try:
+                return await self._run_sync(body(False), mode="write", operation=operation)
+            except KeyStoredError:
+                pass
+        return await self._run_sync(body(True), mode="write", operation=operation)
 
     async def _vector(self, text: str) -> tuple[list[float] | None, str | None]:
         """The embedding of a summary (computed outside any transaction)."""

@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection
 from abridged.core.model import Message
 from abridged.errors import SettingError
 from abridged.store import codec, fast, queries
-from abridged.store.appender import KeyStoredError, Rows, append_rows, encode, optimistic
+from abridged.store.appender import Rows, append_rows, encode, stored_row
 from abridged.store.base import StoreBase
 from abridged.store.calls import CallEntry, call_rows, insert_calls
 from abridged.store.records import ConversationInfo, NewMessage, StoredMessage
@@ -166,20 +166,7 @@ def _queued(
     (placed,) = append_rows(conn, conversation_id, owner, rows, look_up=look_up)
     if not isinstance(placed, int):  # its id was stored already: the row as it is
         return codec.stored_message(placed)
-    row = rows[0]
-    return StoredMessage(
-        pk=placed,
-        conversation_id=conversation_id,
-        session_id=row["session_id"],
-        seq=row["seq"],
-        version=0,
-        message=message,
-        status="queued",
-        model=None,
-        ttft_ms=None,
-        total_ms=None,
-        created_at=row["created_at"],
-    )
+    return stored_row(placed, rows[0], message)
 
 
 def _check_lease(holder: str, ttl: float) -> None:
@@ -253,12 +240,7 @@ class LeaseOps(StoreBase):
 
             return body
 
-        if optimistic(rows):
-            try:
-                return await self._run_sync(queue(False), mode="write", operation="queue_turn")
-            except KeyStoredError:
-                pass  # rolled back: a retried send; the look-up gives back the stored row
-        return await self._run_sync(queue(True), mode="write", operation="queue_turn")
+        return await self._write_keyed(queue, rows, operation="queue_turn")
 
     async def renew_turn(
         self, conversation_id: str, holder: str, *, ttl: float = 30.0

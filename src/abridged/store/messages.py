@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from abridged.core.model import Message
 from abridged.errors import CorruptRowError, NotFoundError, StoreError
 from abridged.store import codec, damaged, fast, lineage, queries
-from abridged.store.appender import KeyStoredError, Rows, append_rows, encode, optimistic, reserve
+from abridged.store.appender import Rows, append_rows, encode, reserve, stored_row
 from abridged.store.base import log
 from abridged.store.connect import transaction
 from abridged.store.conversations import ConversationOps
@@ -109,42 +109,20 @@ class MessageOps(ConversationOps):
             if not isinstance(pk, int):  # stored already: the row as it is
                 out.append(codec.stored_message(pk))
                 continue
-            out.append(
-                StoredMessage(
-                    pk=pk,
-                    conversation_id=conversation_id,
-                    session_id=row["session_id"],
-                    seq=row["seq"],
-                    version=0,
-                    message=entry.message,
-                    status=entry.status,
-                    model=entry.model,
-                    ttft_ms=entry.ttft_ms,
-                    total_ms=entry.total_ms,
-                    created_at=stamp,
-                )
-            )
+            out.append(stored_row(pk, row, entry.message))
         return out
 
     async def _append_rows(
         self, conversation_id: str, owner: str | None, rows: Rows, holder: str | None
     ) -> list[int | dict[str, Any]]:
-        """``append_rows`` in a write transaction: optimistic first when it may be (see
-        ``appender.optimistic``), with the look-up when a key was found stored."""
-        if optimistic(rows):
-            try:
-                return await self._run_sync(
-                    lambda conn: append_rows(
-                        conn, conversation_id, owner, rows, holder=holder, look_up=False
-                    ),
-                    mode="write",
-                    operation="append_many",
+        """``append_rows`` in a write transaction (``_write_keyed``)."""
+        return await self._write_keyed(
+            lambda look_up: (
+                lambda conn: append_rows(
+                    conn, conversation_id, owner, rows, holder=holder, look_up=look_up
                 )
-            except KeyStoredError:
-                pass  # rolled back: a retried send; the look-up returns the stored row
-        return await self._run_sync(
-            lambda conn: append_rows(conn, conversation_id, owner, rows, holder=holder),
-            mode="write",
+            ),
+            rows,
             operation="append_many",
         )
 

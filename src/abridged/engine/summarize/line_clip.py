@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from abridged.engine.summarize.ledger import kebab_names
 from abridged.engine.summarize.references import reference_kinds
@@ -100,10 +100,15 @@ def _annotated(lines: list[str], ranks: list[float]) -> list[float]:
             if line.strip():
                 annotated = i
             continue
-        own = ranks[i] - (_FIRST_LINE_BONUS if i == 0 else 0.0)
+        own = _own_rank(ranks, i)
         if own > 0 and annotated is not None and out[annotated] >= 0:
             out[annotated] = max(out[annotated], own + _ANNOTATED_EDGE)
     return out
+
+
+def _own_rank(ranks: Sequence[float], i: int) -> float:
+    """Line ``i``'s rank without the first line's bonus: what the line itself holds."""
+    return ranks[i] - (_FIRST_LINE_BONUS if i == 0 else 0.0)
 
 
 #: How far an annotated line ranks above its comment (kept first when only one fits).
@@ -112,7 +117,7 @@ _ANNOTATED_EDGE = 0.01
 
 @functools.lru_cache(maxsize=8)  # the summary's fitter clips one entry at several sizes
 def _ranks(text: str) -> tuple[float, ...]:
-    """Each line's rank (``_rank``, a binding comment's line raised by ``_annotated``); a
+    """Each line's rank (``_rank``, a commented line raised by ``_annotated``); a
     marker's below every line (never kept)."""
     lines = text.split("\n")
     ranks = [
@@ -205,7 +210,7 @@ def _select(
 
 def _stated(kept: list[int], ranks: tuple[float, ...]) -> float:
     """The rank of the kept lines that state something (the first line's bonus aside)."""
-    own = [ranks[j] - (_FIRST_LINE_BONUS if j == 0 else 0.0) for j in kept]
+    own = [_own_rank(ranks, j) for j in kept]
     return sum(r for r in own if r >= _STATES)
 
 
