@@ -406,6 +406,8 @@ def test_a_later_value_for_the_same_slot_always_supersedes(
     st.sampled_from(PLACEMENTS),
 )
 @settings(deadline=None, max_examples=60)
+# a value that opens with a word that declares a drop (``OFF-1000``) declares nothing
+@example(["aaaa", "aaab", "aaba", "aabb"], ["AA-1000", "OFF-1000"], 0, 0, "user")
 def test_unrelated_facts_never_supersede_each_other(
     words: list[str],
     values: list[str],

@@ -1710,6 +1710,8 @@ _DROPS_AFTER = (
     r"(?:(?:is|are|was|has been|got)\s+)?(?:dead|cancell?ed|gone|obsolete|retired|out|off|"
     r"wrong|void|withdrawn|replaced|dropped|scrapped|ditched|abandoned|history|no longer\b|"
     r"superseded|closed|reverted|rolled back|deprecated)"
+    # a whole word: ``OFF-1000`` and ``output`` declare nothing
+    r"(?![\w-])"
 )
 
 
