@@ -131,13 +131,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "append-many-split",
         "store/messages.py",
-        "        if optimistic(rows):\n",
+        "        return await self._write_keyed(\n",
         "        if len(rows) > 1:\n"
         "            split: list[int | dict[str, Any]] = []\n"
         "            for one in rows:\n"
         "                split += await self._append_rows(conversation_id, owner, [one], holder)\n"
         "            return split\n"
-        "        if optimistic(rows):\n",
+        "        return await self._write_keyed(\n",
         STORE_TESTS,
         "append_many commits one transaction per message",
     ),
