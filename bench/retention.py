@@ -467,6 +467,34 @@ def wire_text(message: Message) -> str:
 
 REPLACED_MARK = "[superseded"
 _WAS = re.compile(r"\(was [^()\n]*\)")
+_WAS_VALUE = re.compile(r"\(was ([^()\n]*)\)")
+
+
+def own_text_marks(summary: str, canaries: Sequence[Canary]) -> tuple[int, int]:
+    """How many ``(was X)`` marks ``summary`` puts on the session's own text: those whose ``X``
+    holds no keep string of the session's ``canaries`` and is no part of a canary's text. The
+    recorded sessions correct almost nothing of their own, so nearly every such mark calls a
+    thing the agent works on replaced (*if `x` is `(was None)`*). Counted apart: a mark inside
+    a line (it changes what the line says), and one at a line's end (a fact's *was* note).
+
+    >>> c = Canary("c1", "update", 0.5, "Use branch v1.", ("v1",))
+    >>> own_text_marks("if x is (was None) here\\nport 5433 (was 5432)\\nb (was v1)", [c])
+    (1, 1)
+    """
+    keep = [s for c in canaries for s in c.keep if s]
+    texts = [c.text for c in canaries]
+    inline = suffix = 0
+    for line in summary.split("\n"):
+        end = len(line.rstrip().rstrip(".`")) - 1
+        for m in _WAS_VALUE.finditer(line):
+            value = m.group(1).strip()
+            if any(k in value for k in keep) or any(value in t for t in texts):
+                continue
+            if m.end() - 1 >= end:
+                suffix += 1
+            else:
+                inline += 1
+    return inline, suffix
 
 
 def strip_replaced(text: str) -> str:
@@ -516,6 +544,14 @@ class KeepIndex:
         if found is None:
             text = wire_text(message)
             hits = {s for s in self.strings if s in text}
+            # which of them stand outside a replaced-marker (``current:``): a fact shown only
+            # as ``(was X)`` is presented as no longer current
+            current = (
+                strip_replaced(text)
+                if hits and ("(was " in text or REPLACED_MARK in text)
+                else text
+            )
+            hits |= {f"current:{s}" for s in list(hits) if s in current}
             for old_id, old_keep, new_keep, correction in self.stale:
                 # the correction itself may name the value it replaces ("use B instead of
                 # A"): quoted whole, that does not present A as current
@@ -543,6 +579,8 @@ class Score:
     canary: Canary
     status: str
     stale: bool = False
+    # kept, but every place holding one of its keep strings marks it replaced (``(was X)``)
+    as_replaced: bool = False
 
 
 def score_context(
@@ -570,7 +608,8 @@ def score_context(
             out.append(Score(c, "superseded", stale=f"stale:{c.id}" in present))
             continue
         kept = all(s in present for s in c.keep)
-        out.append(Score(c, "kept" if kept else "lost"))
+        as_replaced = kept and not all(f"current:{s}" in present for s in c.keep)
+        out.append(Score(c, "kept" if kept else "lost", as_replaced=as_replaced))
     return out
 
 
@@ -640,6 +679,8 @@ class Cycle:
     cut: int
     files_modified: int = 0
     files_missing: list[str] = field(default_factory=list)
+    # ``(was X)`` marks on the session's own text (``own_text_marks``): in place, at a line's end
+    own_marks: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -923,6 +964,7 @@ def run_session(
             modified = extract_file_ops(messages[: step.state.cut]).modified
             cycle.files_modified = len(modified)
             cycle.files_missing = sorted(p for p in modified if p not in summary)
+            cycle.own_marks = own_text_marks(summary, canaries)
             cycles.append(cycle)
     return SessionResult(
         id=transcript_id,
@@ -992,6 +1034,7 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
     }
     after_5 = {m: Tally() for m in METHODS}
     after_5_strict = {m: Tally() for m in METHODS}
+    kept_as_replaced = dict.fromkeys(METHODS, 0)
     superseded = {m: Counter[str]() for m in METHODS}
     every_call = {m: Tally() for m in METHODS}
     after_first = {m: Tally() for m in METHODS}
@@ -1049,6 +1092,8 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
                     by_kind[m]["all"][column].add(kept)
                     if cycle.number == CYCLES:
                         after_5[m].add(kept)
+                        # kept only as ``(was X)``: in the survival figure, shown as replaced
+                        kept_as_replaced[m] += s.as_replaced
                         kind_5[m][s.canary.kind].add(kept)
                         if s.canary.style is not None:
                             style_5[m][s.canary.style].add(kept)
@@ -1085,6 +1130,7 @@ def aggregate(results: Sequence[SessionResult], canaries: Sequence[Canary]) -> d
         methods[m] = {
             "survival_after_5": after_5[m].share,
             "survival_after_5_n": after_5[m].total,
+            "kept_only_as_replaced_after_5": kept_as_replaced[m],
             "survival_after_5_strict": after_5_strict[m].share,
             "survival_by_kind": share_table(by_kind[m]),
             "retention_every_call": every_call[m].share,
@@ -1145,6 +1191,18 @@ def _over(s: SummaryRecord) -> bool:
     return s.text_tokens is not None and s.ceiling is not None and s.text_tokens > s.ceiling
 
 
+def _own_marks(cycles: Sequence[Cycle]) -> dict[str, Any]:
+    """The ``(was X)`` marks on the session's own text over ``cycles`` (``own_text_marks``):
+    the share of summaries with one inside a line, and the marks per summary."""
+    return {
+        "summaries": len(cycles),
+        "with_inline": sum(1 for c in cycles if c.own_marks[0]),
+        "with_inline_share": _share(sum(1 for c in cycles if c.own_marks[0]), len(cycles)),
+        "inline_per_summary": _share(sum(c.own_marks[0] for c in cycles), len(cycles)),
+        "suffix_per_summary": _share(sum(c.own_marks[1] for c in cycles), len(cycles)),
+    }
+
+
 def engine_figures(results: Sequence[SessionResult]) -> dict[str, Any]:
     """abridged's own figures over ``results``: summaries above the target, emergency
     recoveries (and those excused by one message above the target), summary sizes, and how
@@ -1194,6 +1252,7 @@ def engine_figures(results: Sequence[SessionResult]) -> dict[str, Any]:
             ),
             default=None,
         ),
+        "own_text_marks": _own_marks([c for r in results for c in r.cycles]),
         "summaries_over_ceiling": sum(1 for s in measured if _over(s)),
         "summaries_over_ceiling_unflagged": sum(
             1 for s in measured if _over(s) and not s.truncated
@@ -1323,6 +1382,7 @@ def render(result: dict[str, Any]) -> str:
     first = passes[placements[0]]
     budget = a["input_budget"]
     eng = a["engine"]
+    own = eng["own_text_marks"]
     lines = [
         SECTION,
         "",
@@ -1391,8 +1451,15 @@ def render(result: dict[str, Any]) -> str:
         for p in placements
     )
     stages = ", ".join(f"{k} {v}" for k, v in eng["recoveries_by_stage"].items()) or "none"
+    as_replaced = ", ".join(
+        f"{p} {mine[p]['kept_only_as_replaced_after_5']} of {mine[p]['survival_after_5_n']}"
+        for p in placements
+    )
     lines += [
         "",
+        f"- kept only as replaced (abridged): facts no correction replaced, counted as kept after "
+        f"5 compactions, whose every keep string stands inside a `(was ...)` or a `[superseded` "
+        f"line (shown to the reader as no longer current): {as_replaced}.",
         f"- stale (abridged): a superseded value still presented as current after its correction "
         f"(a keep string of the old canary in the context outside a `(was ...)` parenthetical "
         f"and outside lines marked `[superseded`): {stale} "
@@ -1430,6 +1497,11 @@ def render(result: dict[str, Any]) -> str:
         f"{_pct(eng['summary_text_max_ratio'])}, {eng['summaries_over_ceiling']} of "
         f"{eng['summary_compactions']} summaries over their ceiling "
         f"({eng['summaries_over_ceiling_unflagged']} of them not flagged truncated).",
+        f"- marks on the session's own text (`own_text_marks`: a `(was X)` whose X is no canary's; "
+        f"the recorded sessions correct almost nothing of their own): "
+        f"{_of(own['with_inline'], own['summaries'])} summaries with one inside a line "
+        f"({own['inline_per_summary'] or 0:.2f} a summary), "
+        f"{own['suffix_per_summary'] or 0:.2f} a summary at a line's end.",
         "- canaries that went to another step (theirs had no observation / no assistant "
         "message): "
         + ", ".join(f"{p} {passes[p]['engine']['fallbacks']}" for p in placements if p != "user")
@@ -1633,6 +1705,7 @@ def json_figures(result: dict[str, Any]) -> dict[str, Any]:
             "superseded_excluded": mine["superseded_excluded"],
             "superseded_stale_in_context": mine["superseded_stale_in_context"],
             "stale_share": mine["stale_share"],
+            "kept_only_as_replaced_after_5": mine["kept_only_as_replaced_after_5"],
             **p["engine"],
             "methods": {
                 key: {k: v for k, v in row.items() if k != "survival_by_kind"}
@@ -1682,6 +1755,7 @@ def json_figures(result: dict[str, Any]) -> dict[str, Any]:
         "summary_text_max_ratio": eng["summary_text_max_ratio"],
         "summaries_over_ceiling": eng["summaries_over_ceiling"],
         "summaries_over_ceiling_unflagged": eng["summaries_over_ceiling_unflagged"],
+        "own_text_marks": eng["own_text_marks"],
         "placement_fallbacks": {p: e["fallbacks"] for p, e in a["engine_by_placement"].items()},
         "sessions": a["sessions"],
         "sessions_with_5": min(p["sessions_with_5"] for p in passes.values()),

@@ -208,10 +208,31 @@ def test_benchmark_runs_and_reports(swebench_path: Path, tmp_path: Path) -> None
         assert 0.0 <= row["survival_after_5"] <= 1.0
         assert row["contexts"] == out["calls"]
     assert out["files_missing_from_summary"] <= out["files_modified_before_cut"]
+    own = out["own_text_marks"]  # one figure per compaction of the three passes
+    assert own["summaries"] == out["compactions"] and 0 <= own["with_inline"] <= own["summaries"]
     section = results.read_text(encoding="utf-8")
+    assert "marks on the session's own text" in section
     assert section.count("## retention") == 1 and "trim_messages" in section
     assert "| method | user | tool | assistant | min |" in section
     assert "| abridged (extractive summary) | assistant |" in section
+
+
+def test_own_text_marks_count_marks_on_what_no_canary_said() -> None:
+    canaries = [
+        R.Canary(
+            "a", "update", 0.5, "Deploy from release/7.3, not release/7.2.", ("release/7.3",), "b"
+        )
+    ]
+    summary = "\n".join(
+        [
+            "- If `obj` is `(was None)` we skip it.",  # in place, the session's own
+            "- branch: release/7.3 (was release/7.2)",  # a canary's value: not counted
+            "- checks_class = AdminChecks (was BaseChecks)",  # at a line's end
+            "- 618 pattern_name = x (was delete_view).",
+        ]
+    )
+    assert R.own_text_marks(summary, canaries) == (1, 2)
+    assert R.own_text_marks("no marks at all", canaries) == (0, 0)
 
 
 @pytest.mark.parametrize("limit", ["0", "x"])

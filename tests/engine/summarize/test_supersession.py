@@ -18,6 +18,8 @@ from abridged.core.protocols import SummaryRequest
 from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.ledger import (
     SUPERSEDED_MARK,
+    Fact,
+    _old_value,
     build_ledger,
     setting_file,
     strongly_corrects,
@@ -441,3 +443,86 @@ def test_a_reference_holding_a_replaced_value_leaves_the_references() -> None:
     references = text.split("## Exact references", 1)[-1]
     assert "6.13.845" not in current(references)
     assert "7.01.220" in text
+
+
+# -- what a code session names is no value a correction replaces ------------------------------
+# Found reading summaries of the recorded sessions with no canary in them: 70 of 113 carried a
+# ``(was X)`` inside a line of the agent's or the user's own words (*If `super_method` is
+# `(was None)` (not found), we skip*; the user's task with *(was get_default_columns)*).
+
+
+def _summary(messages: list[Message]) -> str:
+    return SUMMARIZER.build(SummaryRequest(messages=tuple(messages))).text
+
+
+def _handler_session(mentions: int) -> list[Message]:
+    """``handler = FooHandler`` read, ``FooHandler`` named by ``mentions`` more messages, then
+    ``handler = BarHandler`` read."""
+    named = [
+        Message.assistant("FooHandler is where the requests go, so I will read it first."),
+        *_bash("c2", "grep -rn 'class FooHandler' src", "src/app/h.py:12:class FooHandler:\n"),
+        Message.assistant("FooHandler has no retry; that explains the lost writes."),
+    ][:mentions]
+    return [
+        Message.user("Find why writes get lost in the handler."),
+        *_bash("c1", "cat app.ini", "handler = FooHandler\n"),
+        *named,
+        *_bash("c3", "cat app.ini", "handler = BarHandler\n"),
+    ]
+
+
+def test_a_thing_many_messages_name_is_not_shown_replaced_in_their_words() -> None:
+    # The agent turns from one class to another: the class it leaves stays a class.
+    messages = [
+        Message.user("Inline admins are editable by a user with view permission only."),
+        Message.assistant("They must be in `ModelAdmin` or `BaseModelAdmin`."),
+        *_bash("c1", "grep -n 'class ModelAdmin' a.py", "538:class ModelAdmin(BaseModelAdmin):\n"),
+        Message.assistant("`ModelAdmin` defines `has_change_permission` near line 602."),
+        Message.assistant(
+            "Actually the check lives in `InlineModelAdmin`, which calls `BaseModelAdmin`."
+        ),
+        Message.user("So is `ModelAdmin` fine as it is?"),
+    ]
+    assert not {"ModelAdmin", "BaseModelAdmin"} & build_ledger(messages).replaced_values
+    text = _summary(messages)
+    assert "(was" not in text, [line for line in text.split("\n") if "(was" in line]
+    assert "So is `ModelAdmin` fine as it is?" in text
+
+
+def test_a_value_named_once_beside_its_setting_is_shown_replaced() -> None:
+    # the other way: a setting's value that nothing else names is one value, replaced
+    messages = _handler_session(mentions=0)
+    assert "FooHandler" in build_ledger(messages).replaced_values
+
+
+def test_a_literal_is_never_marked_replaced_outside_its_own_fact() -> None:
+    messages = [
+        Message.user("Make the cache optional."),
+        *_bash("c1", "cat cache.ini", "cache_backend = None\n"),
+        Message.assistant("If `backend` is None the lookup is skipped, which is what we want."),
+        *_bash("c2", "cat cache.ini", "cache_backend = redis-primary-7\n"),
+    ]
+    assert "None" not in build_ledger(messages).replaced_values
+    assert "(was None)" not in _summary([*messages, Message.user("Is it None when unset?")])
+
+
+def test_two_numbered_lines_of_a_listing_are_two_places() -> None:
+    messages = [
+        Message.user("Why can a view-only user edit inlines?"),
+        *_bash("c1", "nl -ba options.py | sed -n 118p", "   118\t    checks_class = BaseChecks\n"),
+        *_bash("c2", "nl -ba options.py | sed -n 572p", "   572\t    checks_class = AdminChecks\n"),
+    ]
+    facts = [f.render() for f in build_ledger(messages).facts]
+    assert not any("(was" in f for f in facts), facts
+    assert "BaseChecks" not in build_ledger(messages).replaced_values
+
+
+def test_the_agent_thinking_aloud_gets_no_was_note() -> None:
+    # *`obj` is None* after *`obj` is the parent instance*: two cases the agent weighs, keyed
+    # alike; no value of the old one to show (a tool printing a setting again has one).
+    old = Fact("`obj` is the parent instance", "obj", "assistant", "decision", 1.0, 0)
+    new = Fact("`obj` is None at this point", "obj", "assistant", "decision", 1.0, 1)
+    assert _old_value(new, old) is None
+    printed_old = Fact("mode: the parent instance", "mode", "tool", "decision", 1.0, 0)
+    printed_new = Fact("mode: eager", "mode", "tool", "decision", 1.0, 1)
+    assert _old_value(printed_new, printed_old) == "the parent instance"

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Final, Literal, TypeAlias, cast
@@ -1441,10 +1441,8 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
     its value is a variant of the old one (a shared prefix). Keys that differ otherwise are two
     subjects (*the auth service host*, *the payment service host*), whatever the words.
     """
-    if old.source == "user" and new.source != "user":
-        return False  # what the user said is replaced only by the user
-    if new.message == old.message and new.message != -1 and not _diff_pair(old, new):
-        return False  # one message lists things side by side (two services, two hosts)
+    if not _may_replace(new, old):
+        return False
     if new.text == old.text:
         return True
     if _other_entities(new, old, entities):
@@ -1490,14 +1488,62 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
     return len(shared) >= 2 and overlap >= 0.6 and not _another_named_thing(new, old, changed)
 
 
+#: A numbered line of printed output (``nl``, ``grep -n``, a listing): ``118 checks_class = X``.
+_NUMBERED = re.compile(r"^\s*(\d{1,7})(?:[:\t]|\s+(?=\S))")
+
+
+def _listing_places(new: Fact, old: Fact) -> bool:
+    """Whether ``new`` and ``old`` are two numbered lines of printed output with different
+    numbers: two places of a file, never one setting corrected (the same number read again
+    after an edit is one place).
+
+    >>> a = Fact("118 checks_class = A", "checks_class", "tool", "decision", 1.0, 0)
+    >>> _listing_places(replace(a, text="572 checks_class = B"), a)
+    True
+    """
+    if new.source not in _PRINTED_SOURCES or old.source not in _PRINTED_SOURCES:
+        return False
+    a, b = _NUMBERED.match(new.text), _NUMBERED.match(old.text)
+    return a is not None and b is not None and a.group(1) != b.group(1)
+
+
+_PRINTED_SOURCES = frozenset({"tool", "carried"})
+
+
+def _slot_pair(new: Fact, old: Fact) -> bool:
+    """Whether ``new`` replaced ``old`` by a named slot (keys with the same words, or a key the
+    other states whole), or by naming the old value dropped: then what the old one held is
+    the old value of that slot (``was``). Two statements that only talk about the same things
+    give no old value to show."""
+    if set(_dropped(new)) & set(old.values):
+        return True
+    if new.key is None or old.key is None:
+        return False
+    return _same_key(new.key, old.key) or _named_in(new.key, old) or _named_in(old.key, new)
+
+
 def _another_named_thing(new: Fact, old: Fact, changed: Sequence[tuple[str, str]]) -> bool:
     """Whether ``new`` says of another named thing what ``old`` said of its own: the name it is
     about changed (a value that is one of its ``names``) and so did more of its text
     (``aaaa_aaaa tops out at 4711``, ``nnnn_nnnn tops out at 9123``). A rename changes the name
-    alone; a correction that says so is caught before (``_corrects``)."""
+    alone; a correction that says so is caught before (``_corrects``). The name need not be
+    a value (``aaaa-aaaa tops out at 11``, ``nnnn-nnnn tops out at 12``): each names one
+    thing the other does not.
+
+    >>> a = Fact("aaaa-aaaa tops out at 11", None, "tool", "decision", 1.0, 0, values=("11",),
+    ...          names=frozenset({"aaaa-aaaa"}))
+    >>> b = replace(a, text="nnnn-nnnn tops out at 12", values=("12",),
+    ...             names=frozenset({"nnnn-nnnn"}))
+    >>> _another_named_thing(b, a, [("12", "11")])
+    True
+    """
     for fresh, former in changed:
         if former.lower() in old.names and fresh.lower() in new.names:
             return old.text.replace(former, fresh) != new.text
+    only_old, only_new = old.names - new.names, new.names - old.names
+    if changed and len(only_old) == 1 and len(only_new) == 1:
+        (former,), (fresh,) = only_old, only_new
+        return old.text.lower().replace(former, fresh) != new.text.lower()
     return False
 
 
@@ -2179,11 +2225,13 @@ SLOT_FANOUT = 3
 
 
 def _may_replace(new: Fact, old: Fact) -> bool:
-    """What no subject overrides: the user is replaced only by the user, and one message's
-    facts stand side by side."""
+    """What no subject overrides: the user is replaced only by the user, one message's facts
+    stand side by side, and so do two numbered lines of a listing (``_listing_places``)."""
     if old.source == "user" and new.source != "user":
-        return False
-    return not (new.message == old.message and new.message != -1 and not _diff_pair(old, new))
+        return False  # what the user said is replaced only by the user
+    if new.message == old.message and new.message != -1 and not _diff_pair(old, new):
+        return False  # one message lists things side by side (two services, two hosts)
+    return not _listing_places(new, old)
 
 
 def _subject_stems(fact: Fact) -> frozenset[str]:
@@ -2229,13 +2277,29 @@ def strongly_corrects(text: str) -> bool:
     return any(m.group().lower() not in _WEAK_CORRECTION for m in _CORRECTION.finditer(text))
 
 
-def _old_value(new: Fact, old: Fact) -> str | None:
+def _old_value(
+    new: Fact, old: Fact, worked_on: Callable[[str], bool] = lambda _value: False
+) -> str | None:
     """What ``old`` said that ``new`` does not: its values missing from ``new``, else the right
-    side of its key; ``None`` when they say the same."""
+    side of its key; ``None`` when they say the same, or when what differs is only things the
+    conversation works on (``_worked_on``: a class, ``None``), or when neither has a key to
+    say the rest of the old text was its value.
+
+    >>> old = Fact("retry_limit = 3", "retry_limit", "tool", "decision", 1.0, 0, values=("3",))
+    >>> _old_value(replace(old, text="retry_limit = 5", values=("5",)), old)
+    '3'
+    """
     changed = [b for b in old.values if any(_variants(a, b) for a in new.values)]
     # (a diff's removed line shows its own values replaced: ``-mode = "(was eager)"``)
     marked = [m.group(1) for m in _WAS_INLINE.finditer(old.text)]
     missing = changed or [v for v in old.values if v not in new.values] or marked
+    if missing and all(worked_on(v) for v in missing):
+        return None
+    missing = [v for v in missing if not worked_on(v)]
+    if not missing and (new.key is None or old.key is None or new.source == "assistant"):
+        # Two statements without a slot, or the agent thinking aloud (*`obj` is None* after
+        # *`obj` is the parent instance*: two cases, not a correction): no value to show.
+        return None
     assign = _ASSIGN.match(old.text)
     copula = _COPULA.search(old.text)
     label = _LABEL.match(old.text)
@@ -2274,9 +2338,12 @@ def resolve(facts: Sequence[Fact]) -> Resolved:
     return Resolved([_fact(row) for row in current], users, values)
 
 
-def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], frozenset[str]]:
+def _resolve_rows(
+    facts: Iterable[Fact], mentions: Callable[[str], int] = lambda _value: 0
+) -> tuple[list[_Row], frozenset[int], frozenset[str]]:
     """``resolve``, its current facts as ``_Row`` (oldest first); ``facts`` may be a generator:
-    each is resolved as it comes and only the current ones are kept."""
+    each is resolved as it comes and only the current ones are kept. ``mentions`` says how
+    many messages name a value anywhere in their text (``message_mentions``)."""
     index = _Index()
     replaced_users: dict[int, int] = {}
     keyed_users: dict[int, int] = {}
@@ -2297,6 +2364,8 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
 
     def replaced(values: Iterable[str], number: int, certain: bool = True) -> None:
         for value in values:
+            if worked_on(value):
+                continue
             for form in _pinned_forms(value):
                 replaced_at[form] = number
                 if certain:
@@ -2305,6 +2374,15 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
     # The message that first stated each value: a later message naming it is naming an earlier
     # value (``superseded_in_line``).
     stated: dict[str, int] = {}
+    # How many messages hold each value, and the last one: what many messages name is a thing
+    # the conversation works on (``_worked_on``), never shown replaced outside the fact that
+    # replaced it.
+    naming: dict[str, int] = {}
+    last_naming: dict[str, int] = {}
+
+    def worked_on(value: str) -> bool:
+        held = naming.get(value, 0)
+        return _worked_on(value, held if held >= WORKED_ON_MESSAGES else max(held, mentions(value)))
 
     for number, given in enumerate(facts):
         if given.source == "user":
@@ -2312,9 +2390,13 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
         earlier = {v for v in given.values if stated.get(v, given.message) != given.message}
         for value in given.values:
             stated.setdefault(value, given.message)
+            if last_naming.get(value) != given.message or given.message == -1:
+                naming[value] = naming.get(value, 0) + 1
+                last_naming[value] = given.message
         fact = given
         if earlier:
-            fact = _with_superseded(given, superseded_in_line(given.text, given.values, earlier))
+            shown = superseded_in_line(given.text, given.values, earlier)
+            fact = _with_superseded(given, [v for v in shown if not worked_on(v)])
         was = fact.was
         newest = fact
         marked = [m.group(1) for m in _WAS_INLINE.finditer(fact.text)]
@@ -2337,7 +2419,9 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             replaced((v for v in old.values if v not in fact.values), number, len(old.values) == 1)
             # An old value the new fact still names beside its new one (``2026-05-01 is
             # cancelled, ship 2026-05-08``) is shown replaced where it stands.
-            named = {b for _a, b in _changed(newest, old) if b in newest.values}
+            named = {
+                b for _a, b in _changed(newest, old) if b in newest.values and not worked_on(b)
+            }
             if named and _corrects(newest.text):
                 text = newest.text
                 for value in sorted(named, key=len, reverse=True):
@@ -2345,8 +2429,8 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
                 replaced(named, number)
                 values = tuple(v for v in newest.values if v not in named)
                 newest = replace(newest, text=text, values=values)
-            if was is None:
-                was = _old_value(newest, old) or old.was
+            if was is None and _slot_pair(newest, old):
+                was = _old_value(newest, old, worked_on) or old.was
             # The new value of a fact worth keeping is worth keeping: it takes the old one's
             # weight, and its place in the list, when it had less.
             newest = replace(
@@ -2357,6 +2441,10 @@ def _resolve_rows(facts: Iterable[Fact]) -> tuple[list[_Row], frozenset[int], fr
             index.remove(other)
         index.add(number, replace(newest, was=was))
     users = frozenset(m for m, n in replaced_users.items() if n >= keyed_users.get(m, 0))
+    # (a value named by more messages after it was replaced is a thing all the same)
+    for value in [v for v in replaced_at if worked_on(v)]:
+        del replaced_at[value]
+        certain_at.pop(value, None)
     current = [_restale(n, index.facts[n], certain_at, declared) for n in sorted(index.facts)]
     # A value stated again after it was replaced is current again.
     for number, row in zip(sorted(index.facts), current, strict=True):
@@ -2419,6 +2507,24 @@ def _restale(
 
 _TOKEN = re.compile(r"[\w./@#+-]+")
 
+#: How many messages may name a value before it is a thing the conversation works on (a class
+#: the agent keeps reading, a file, a function) rather than one setting's value: a correction
+#: names its old value once, beside the statement it corrects.
+WORKED_ON_MESSAGES = 3
+
+
+def _worked_on(value: str, messages: int) -> bool:
+    """Whether ``value``, held by facts of ``messages`` messages, is a thing the conversation
+    works on rather than a value one fact replaces: named by many messages (a class, a file),
+    or a literal (``None``, ``true``) that means something only beside its own key. Its fact
+    may still be replaced; the value is never marked ``(was ...)`` in any text: marked in every
+    line that named it, it turned *if `x` is `None`* into *if `x` is `(was None)`*.
+
+    >>> _worked_on("ModelAdmin", 5), _worked_on("None", 1), _worked_on("eu-west-3", 2)
+    (True, True, False)
+    """
+    return messages >= WORKED_ON_MESSAGES or value.lower() in _LITERALS
+
 
 def _replaced_after(replaced_at: Mapping[str, int], value: str) -> int:
     """When ``value`` was replaced (-1: never), also when it was named capitalised, as a
@@ -2470,12 +2576,15 @@ def build_ledger(
             continue
         for fact in extract_facts([Message.user(entry)], per_message=per_message, weights=weights):
             said.append(replace(fact, message=-2 - i, order=len(said)))
+    previous_entries = list(previous)
     carried = [
-        replace(f, order=len(said) + f.order) for f in parse_facts(previous, weights=weights)
+        replace(f, order=len(said) + f.order)
+        for f in parse_facts(previous_entries, weights=weights)
     ]
     carried = [*said, *carried]
     current, superseded, replaced_values = _resolve_rows(
-        _candidates(carried, messages, later, per_message=per_message, weights=weights)
+        _candidates(carried, messages, later, per_message=per_message, weights=weights),
+        message_mentions([*messages, *later], [*previous_entries, *users]),
     )
     # Ranked as rows: only the ``max_facts`` best become ``Fact`` objects (see ``_Row``).
     shown = [
@@ -2490,6 +2599,37 @@ def build_ledger(
     best = sorted(shown, key=rank, reverse=True)[:max_facts]
     shown_replaced = frozenset(v for v in replaced_values if _names_one_thing(v))
     return Ledger(tuple(_fact(row) for row in best), superseded, shown_replaced)
+
+
+def message_mentions(
+    messages: Sequence[Message], entries: Sequence[str] = ()
+) -> Callable[[str], int]:
+    """How many of ``messages`` (text, tool calls' arguments, results; up to ``MAX_SCAN_CHARS``
+    of each) and carried summary ``entries`` name a value, up to ``WORKED_ON_MESSAGES``: asked
+    only of values a fact replaced, each once.
+
+    >>> count = message_mentions([Message.user("use ModelAdmin"), Message.user("ModelAdmin?")])
+    >>> count("ModelAdmin"), count("eu-west-3")
+    (2, 0)
+    """
+    texts = [
+        "\n".join(
+            [m.text, *(c.arguments for c in m.tool_calls), *(r.text for r in m.tool_results)]
+        )[:MAX_SCAN_CHARS]
+        for m in messages
+    ]
+    texts.extend(entries)
+
+    @functools.cache
+    def count(value: str) -> int:
+        found = 0
+        for text in texts:
+            found += value in text
+            if found >= WORKED_ON_MESSAGES:
+                break  # enough to call it a thing the conversation works on
+        return found
+
+    return count
 
 
 def _names_one_thing(value: str) -> bool:
