@@ -526,3 +526,18 @@ def test_the_agent_thinking_aloud_gets_no_was_note() -> None:
     printed_old = Fact("mode: the parent instance", "mode", "tool", "decision", 1.0, 0)
     printed_new = Fact("mode: eager", "mode", "tool", "decision", 1.0, 1)
     assert _old_value(printed_new, printed_old) == "the parent instance"
+
+
+@pytest.mark.parametrize("field", ["setting", "key", "name", "option"])
+def test_json_records_naming_two_settings_are_two_subjects(field: str) -> None:
+    # Each record names its setting in a field (``"setting": "log_prefix"``): read as that
+    # setting, not as one setting called *setting* that every later record replaced (the
+    # user's earlier records were marked superseded).
+    def record(name: str, value: str) -> Message:
+        return Message.user(json.dumps({field: name, "value": value, "source": "ops"}))
+
+    two = [record("log_prefix", "[TUFIR]"), Message.assistant("ok")]
+    two += [record("scratch_dir", "/srv/scratch/ra-9946"), Message.assistant("ok")]
+    assert build_ledger(two).superseded_users == frozenset()
+    again = [*two, record("scratch_dir", "/srv/scratch/zed-1"), Message.assistant("ok")]
+    assert build_ledger(again).superseded_users == frozenset({2})

@@ -107,7 +107,21 @@ _HTML = frozenset(
     ]
 )
 _VALUE_ATTRIBUTES = ("value", "val", "content", "default")
-_KEY_ATTRIBUTES = ("key", "name", "property", "id")
+#: The fields of a record that name the setting it holds (``{"setting": "log_prefix", "value":
+#: "[X]"}``), first found first: the ledger reads a one-line JSON record by the same list.
+KEY_ATTRIBUTES = (
+    "key",
+    "name",
+    "setting",
+    "field",
+    "param",
+    "parameter",
+    "option",
+    "variable",
+    "var",
+    "property",
+    "id",
+)
 _LOGFMT = re.compile(r'(?<!\S)([A-Za-z_][\w.\-]{0,40})=("(?:[^"\\]|\\.)*"|[^\s"]+)')
 _LOGFMT_START = re.compile(r"^\s*[A-Za-z_][\w.\-]{0,40}=")
 #: A log line's fields that say when and how loud, not what.
@@ -353,7 +367,7 @@ def _owned(fields: Mapping[str, Scalar]) -> tuple[str | None, dict[str, Scalar]]
     record naming one setting and its value (``{"name": "RETRY", "value": "3 s"}``, an env
     list's shape) is that setting: ``(None, {"RETRY": "3 s", ...})``."""
     lowered = {k.lower(): k for k in fields}
-    named = next((lowered[k] for k in _KEY_ATTRIBUTES if k in lowered), None)
+    named = next((lowered[k] for k in KEY_ATTRIBUTES if k in lowered), None)
     valued = next((lowered[k] for k in _VALUE_ATTRIBUTES if k in lowered), None)
     if named is not None and valued is not None and isinstance(fields[named], str):
         rest = {k: v for k, v in fields.items() if k not in (named, valued)}
@@ -414,13 +428,13 @@ def _xml(line: str, owners: list[tuple[str, str | None]]) -> str:
     closed = tag.group(3) == "/" or tag.group(4) is not None
     owner = next((name for _tag, name in reversed(owners) if name), None)
     if not closed:
-        name = next((attributes.pop(k) for k in _KEY_ATTRIBUTES if k in attributes), None)
+        name = next((attributes.pop(k) for k in KEY_ATTRIBUTES if k in attributes), None)
         owners.append((tag.group(1), name))
         if not attributes:
             return line
         # (its own settings, beside what it holds: ``<RollingFile name="audit" fileName=..>``)
         return f"{_indent(line)}{_render(name or owner or tag.group(1), attributes)}"
-    key = next((attributes.pop(k) for k in _KEY_ATTRIBUTES if k in attributes), None)
+    key = next((attributes.pop(k) for k in KEY_ATTRIBUTES if k in attributes), None)
     value = next((attributes.pop(k) for k in _VALUE_ATTRIBUTES if k in attributes), None)
     if tag.group(4) is not None and tag.group(4).strip():
         value, key = tag.group(4).strip(), key or tag.group(1)

@@ -59,7 +59,7 @@ from abridged.engine.summarize.anchors import (
 )
 from abridged.engine.summarize.diffs import patches_code, removed_lines
 from abridged.engine.summarize.fileops import shell_command
-from abridged.engine.summarize.inline_records import rewrite_records
+from abridged.engine.summarize.inline_records import KEY_ATTRIBUTES, rewrite_records
 from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
     STRONG_KINDS,
@@ -210,9 +210,7 @@ _EMBEDDED_ASSIGN = re.compile(
 _LINE_MARK = re.compile(r"^\s*(?:[-+*>•]\s*|#+\s+|//+\s*|--\s+|;+\s*)+")
 #: A JSON record naming its field (``{"name": "FOO", "value": "bar"}``, as env lists and
 #: settings dumps write them).
-_JSON_NAMED = re.compile(
-    r'"(?:name|key|setting|field|param(?:eter)?|option|variable|var)"\s*:\s*"([^"]{1,60})"'
-)
+_JSON_NAMED = re.compile(rf'"(?:{"|".join(KEY_ATTRIBUTES)})"\s*:\s*"([^"]{{1,60}})"')
 _JSON_MEMBER = re.compile(r'^"([A-Za-z_][\w.\-/]{0,60})"\s*:\s*("[^"]{1,120}"|[^\s"{}\[\],]+),?$')
 _JSON_VALUE = re.compile(r'"value"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
 _JSON_PAIR = re.compile(r'"([A-Za-z_][\w.\-]{0,60})"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
