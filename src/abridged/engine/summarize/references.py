@@ -9,11 +9,13 @@ tool said, and ``strip_code`` the prose of an assistant message.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
 from abridged.core.model import File, Image, Message, ToolResult
 from abridged.core.turns import is_user_message
+from abridged.engine.summarize.redact import CACHED_CHARS
 
 _UNITS = (
     r"ms|s|sec|secs|seconds?|µs|us|microseconds?|ns|nanoseconds?|milliseconds?|minutes?|mins?|"
@@ -129,6 +131,17 @@ def reference_kinds(text: str) -> list[tuple[str, str]]:
     >>> reference_kinds("Ticket OPS-481 ships in 7.14.2; see kv/infra/db and src/a.py.")
     [('OPS-481', 'ticket'), ('7.14.2', 'version'), ('kv/infra/db', 'path'), ('src/a.py', 'file')]
     """
+    if len(text) > CACHED_CHARS:
+        return list(_reference_kinds(text))
+    return list(_cached_reference_kinds(text))
+
+
+@functools.lru_cache(maxsize=16_384)
+def _cached_reference_kinds(text: str) -> tuple[tuple[str, str], ...]:
+    return _reference_kinds(text)
+
+
+def _reference_kinds(text: str) -> tuple[tuple[str, str], ...]:
     # A run of 200+ characters without a space (a token, a base64 blob, a minified line) is no
     # reference, and the patterns would backtrack on it for seconds: blank it, keeping offsets.
     text = _LONG_RUN.sub(lambda m: " " * len(m.group()), text)
@@ -156,7 +169,7 @@ def reference_kinds(text: str) -> list[tuple[str, str]]:
         elif kind == "identifier" and "-" in value and _IDENTIFIER_NEEDS.search(value):
             kind = "name"  # noqa: PLW2901 - a host, a job, an advisory: not a code name
         out.append((value, kind))
-    return out
+    return tuple(out)
 
 
 _SOURCE_FILE = re.compile(r"\.[A-Za-z]{1,5}$")
