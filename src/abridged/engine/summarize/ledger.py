@@ -217,6 +217,7 @@ _JSON_PAIR = re.compile(r'"([A-Za-z_][\w.\-]{0,60})"\s*:\s*("[^"]{0,120}"|[^,}\s
 _TABLE_ROW = re.compile(r"^\s*\|([^|]{1,60})\|([^|]{1,120})\|")
 
 
+@functools.lru_cache(maxsize=16_384)  # the verbatim tail is read again at every compaction
 def structured(line: str) -> tuple[str, str] | None:
     """``(key, value)`` of a line whose shape names both: ``key = value``, ``key: value``
     (YAML, a header, an env file; after a diff, list or comment mark), a JSON field or a JSON
@@ -509,6 +510,7 @@ def _is_prose(text: str) -> bool:
     return letters / max(1, len(text.strip())) >= 0.45
 
 
+@functools.lru_cache(maxsize=16_384)  # the verbatim tail is read again at every compaction
 def key_of(text: str) -> str | None:
     """What a fact is about, when its shape says: the left side of ``key = value`` or
     ``key: value``, the subject of ``the key is value`` or ``the key changed``; ``None``
