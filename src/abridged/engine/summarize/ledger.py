@@ -2612,16 +2612,22 @@ def message_mentions(
     >>> count("ModelAdmin"), count("eu-west-3")
     (2, 0)
     """
-    texts = [
-        "\n".join(
-            [m.text, *(c.arguments for c in m.tool_calls), *(r.text for r in m.tool_results)]
-        )[:MAX_SCAN_CHARS]
-        for m in messages
-    ]
-    texts.extend(entries)
+    texts: list[str] = []  # joined on the first question: most summaries replace nothing
 
     @functools.cache
     def count(value: str) -> int:
+        if not texts:
+            texts.extend(
+                "\n".join(
+                    [
+                        m.text,
+                        *(c.arguments for c in m.tool_calls),
+                        *(r.text for r in m.tool_results),
+                    ]
+                )[:MAX_SCAN_CHARS]
+                for m in messages
+            )
+            texts.extend(entries)
         found = 0
         for text in texts:
             found += value in text
