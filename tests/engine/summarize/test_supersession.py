@@ -19,8 +19,10 @@ from abridged.engine.summarize.extractive import ExtractiveSummarizer
 from abridged.engine.summarize.ledger import (
     SUPERSEDED_MARK,
     Fact,
+    MessageTexts,
     _old_value,
     build_ledger,
+    extract_facts,
     setting_file,
     strongly_corrects,
     superseded_in_line,
@@ -541,3 +543,196 @@ def test_json_records_naming_two_settings_are_two_subjects(field: str) -> None:
     assert build_ledger(two).superseded_users == frozenset()
     again = [*two, record("scratch_dir", "/srv/scratch/zed-1"), Message.assistant("ok")]
     assert build_ledger(again).superseded_users == frozenset({2})
+
+
+# -- a message that names the earlier value beside the new one -----------------------------------
+
+#: (earlier, later, earlier value): a later message naming the earlier value beside a new one of
+#: its form, with no word that says it corrects; it ends on the new one and weighs it more.
+ENDS_ON_NEW = [
+    # two candidates, the new one named again last
+    (
+        "The nightly export keeps 14 GiB of scratch space.",
+        "Sizing options:\n| size | source |\n|---|---|\n| 14 GiB | first estimate |\n"
+        "| 22 GiB | measured on the replica |\n\nFinal: 22 GiB.",
+        "14 GiB",
+    ),
+    # a record's old and new value under one key and a part of it
+    (
+        "The primary zone is eu-north-4b for the ledger database.",
+        "zone_change {\n  previous_value: eu-north-4b\n  value: eu-south-2a\n  by: ops\n}",
+        "eu-north-4b",
+    ),
+    # a record's places (*Original*, *Updated*) that name nothing the statement named
+    (
+        "The audit review is due 2027-09-11.",
+        "AUD-311 history\n  Original: 2027-09-11\n  Updated: 2027-12-21",
+        "2027-09-11",
+    ),
+    # one line, markup between: a strike-through, a word diff, two sides of one setting
+    ("Keep the error budget at 6.89% a month.", "**Error budget:** ~~6.89%~~ 4.20%", "6.89%"),
+    (
+        "The scratch space is 14 GiB.",
+        '$ git diff --word-diff\nscratch = [-"14 GiB"-]{+"22 GiB"+}',
+        "14 GiB",
+    ),
+    (
+        "Uploads are stored under /srv/kelp/drum-41.",
+        'Before and after:\ndir = "/srv/kelp/drum-41"        |  dir = "/srv/vale/mosk-07"',
+        "/srv/kelp/drum-41",
+    ),
+]
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("case", ENDS_ON_NEW)
+def test_a_message_naming_the_earlier_value_beside_a_new_one_replaces_it(
+    case: tuple[str, str, str], placement: str
+) -> None:
+    first, second, old = case
+    assert not _stale(first, second, old, placement)
+    text = summary_of(first, second, placement)
+    assert old in text  # shown, as replaced
+
+
+#: (earlier, later, earlier value): later messages naming the earlier value beside another of
+#: its form that both hold, or that end on the earlier one.
+BESIDE_ACROSS_LINES = [
+    # two things side by side in one line
+    (
+        "The API is served at http://localhost:8000.",
+        "The API is at http://localhost:8000 and the docs at http://localhost:9000; open "
+        "http://localhost:9000 for the reference.",
+        "http://localhost:8000",
+    ),
+    (
+        "Installed numpy 1.26.4 in the venv.",
+        "numpy 1.26.4 works with pandas 2.2.1, and pandas 2.2.1 is the newest release.",
+        "1.26.4",
+    ),
+    (
+        "The worker memory limit is 512 MiB.",
+        "The worker has 512 MiB; the node has 4096 MiB in total, and 4096 MiB is shared.",
+        "512 MiB",
+    ),
+    (
+        "The audit review is due 2027-09-11.",
+        "The audit is due 2027-09-11 and the renewal is due 2027-12-21; the renewal on "
+        "2027-12-21 needs sign-off.",
+        "2027-09-11",
+    ),
+    # two things under their own keys, two keys of one file, a key within another
+    (
+        "Auth listens on http://localhost:8443.",
+        "auth: http://localhost:8443\nbilling: http://localhost:9443",
+        "http://localhost:8443",
+    ),
+    (
+        "Uploads are stored under /srv/uploads.",
+        '[storage]\npath = "/srv/uploads"\nlog_path = "/srv/logs"',
+        "/srv/uploads",
+    ),
+    ("The client timeout is 30s.", "client.yaml:\n  timeout: 30s\n  read_timeout: 5s", "30s"),
+    # two candidates, the message ends on the earlier one
+    (
+        "The nightly export keeps 14 GiB of scratch space.",
+        "| size | source |\n|---|---|\n| 22 GiB | a guess |\n| 14 GiB | measured |\n"
+        "We keep 14 GiB.",
+        "14 GiB",
+    ),
+    # a list, an aside, a comparison, two arguments: the values stand side by side
+    ("The crash is tracked as RQ-40711.", "Open: RQ-40711, RQ-40958", "RQ-40711"),
+    (
+        "The crash is tracked as RQ-40711.",
+        "Tickets for auth and billing: RQ-40711 and RQ-40958",
+        "RQ-40711",
+    ),
+    (
+        "The proxy is at http://localhost:8443.",
+        "The proxy is at http://localhost:8443 (http://localhost:9443 behind the balancer).",
+        "http://localhost:8443",
+    ),
+    ("Installed numpy 1.26.4 in the venv.", "| metric | numpy 1.26.4 | numpy 2.0.1 |", "1.26.4"),
+    (
+        "Uploads are stored under /srv/uploads.",
+        'cp -r "/srv/uploads" "/srv/backups"',
+        "/srv/uploads",
+    ),
+    # a value inside another (4 GiB in 14 GiB) is not named
+    (
+        "The nightly export keeps 14 GiB of scratch space.",
+        "Each worker gets 4 GiB and the coordinator 8 GiB; the coordinator needs 8 GiB.",
+        "14 GiB",
+    ),
+]
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("case", BESIDE_ACROSS_LINES)
+def test_a_message_naming_the_earlier_value_beside_one_that_also_holds_keeps_it(
+    case: tuple[str, str, str], placement: str
+) -> None:
+    first, second, old = case
+    text = summary_of(first, second, placement)
+    assert "(was" not in text, text
+    # (a user message the later one restates beside another value is marked superseded, the
+    # value kept in the later one: an older rule, not this one's; a short line a tool printed
+    # may rank below the summary's cut)
+    if placement == "assistant":
+        assert old in current(text)
+
+
+@pytest.mark.parametrize(
+    ("command", "output"),
+    [
+        ("curl -s http://localhost:8000/config", "upstream: http://localhost:8000\nlisten: "
+         "http://localhost:9000\n"),
+        ("jira view RQ-40711", "Key: RQ-40711\nStatus: Open\nBlocks: RQ-40958\n"),
+    ],
+)  # fmt: skip
+def test_the_command_a_tool_ran_is_no_earlier_statement_of_its_values(
+    command: str, output: str
+) -> None:
+    messages = [Message.user("Check the config."), *_bash("c1", command, output)]
+    assert build_ledger(messages).replaced_values == frozenset()
+    assert "(was" not in _summary(messages)
+
+
+def test_code_named_beside_other_code_replaces_nothing() -> None:
+    # an agent moving from one class, file or function to the next replaces none of them
+    messages = [
+        Message.user("Why are writes lost?"),
+        Message.assistant("FooHandler queues the writes."),
+        *_bash("c1", "grep -n Handler app.py", "12:class FooHandler:\n40:class BarHandler:\n"),
+        Message.assistant("FooHandler hands off to BarHandler, and BarHandler drops retries."),
+        Message.assistant("Reading app/io_queue.py next, after app/io_flush.py."),
+    ]
+    assert build_ledger(messages).replaced_values == frozenset()
+
+
+def test_an_earlier_value_is_one_an_earlier_message_names_in_any_line() -> None:
+    # The earlier message names the path only in a line of code (no fact is drawn from it): the
+    # path is earlier all the same, and the later line replacing it in place is read so.
+    code = 'def prepare():\n    os.makedirs("/srv/kelp/drum-41", exist_ok=True)\n'
+    earlier = _bash("c1", "cat prepare.py", code)
+    assert not any("/srv/kelp/drum-41" in f.values for f in extract_facts(earlier))
+    second = 'dir = "/srv/kelp/drum-41"        |  dir = "/srv/vale/mosk-07"'
+    messages = [Message.user("Move the uploads."), *earlier, Message.user(second)]
+    assert "/srv/kelp/drum-41" in build_ledger(messages).replaced_values
+    texts = MessageTexts(messages)
+    assert (texts.first("/srv/kelp/drum-41"), texts.first("/srv/vale/mosk-07")) == (2, 3)
+    assert texts.first("/srv/kelp/drum-4") is None  # a part of a value is not the value
+    assert texts.first("cat prepare.py") is None  # a command is not a statement
+
+
+def test_a_carried_dotted_key_is_replaced_by_prose_naming_its_slot() -> None:
+    # A previous summary carried the setting without the description beside it: the prose that
+    # names the key's last part (*primary zone*) is about it, however deep the key sits.
+    entry = '- [tool: bash `cat api.yaml`] x-settings.placement.primary_zone.default: "eu-kelvo-4b"'
+    later = Message.user("The zone the primary database must stay in: eu-drami-2a, from today.")
+    ledger = build_ledger([later, Message.assistant("ok")], previous=[entry])
+    assert "eu-kelvo-4b" in ledger.replaced_values
+    # a key's one-word last part is its thing's: another thing's port stays its own
+    entry = "- [tool: bash `cat services.ini`] services.kelvo.port: 48871-tcp"
+    other = Message.user("The port for drami is 39325-tcp.")
+    assert "48871-tcp" not in build_ledger([other], previous=[entry]).replaced_values

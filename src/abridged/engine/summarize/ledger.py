@@ -1174,7 +1174,9 @@ def _iter_facts(
                         and bool(anchors(line) or anchors(context))
                         and bool(slots(line))
                     )
-                    if not ((settles and keyed) or named):
+                    # Two values of one form in a line may show one replaced in place
+                    # (``~~6.89%~~ 4.20%``, ``[-"14 GiB"-]{+"22 GiB"+}``), prose or not.
+                    if not ((settles and keyed) or named or _two_of_a_form(line)):
                         continue
                     # Not worth listing, but a later value of its key must still replace an
                     # earlier one (``timeout: 5s`` after ``timeout: 30 seconds``).
@@ -1661,7 +1663,31 @@ def _named_in(key: str | None, other: Fact) -> bool:
         return False
     section = _SECTIONED.match(key)
     rest = [w for w in _key_words(key[section.end() :]) if w not in _KEY_FILLER] if section else []
-    return len(rest) >= 2 and all(_has_word(stems, w) for w in rest)
+    if len(rest) >= 2 and all(_has_word(stems, w) for w in rest):
+        return True
+    slot = _slot_words(key)
+    return len(slot) >= 2 and all(_has_word(stems, w) for w in slot)
+
+
+def _slot_words(key: str) -> list[str]:
+    """The words of the slot a dotted key ends on: its last part that names something
+    (``x-settings.placement.primary_zone.default``: *primary zone*), with the part before it
+    when it is one word (``services.geisexkrem.port``: *geisexkrem port*, whose thing is named).
+
+    >>> _slot_words("x-settings.placement.primary_zone.default")
+    ['primary', 'zon']
+    >>> _slot_words("services.geisexkrem.port")
+    ['geisexkrem', 'port']
+    """
+    parts = [p for p in re.split(r"[./]", key) if p]
+    while parts and all(w in _GENERIC_SUBJECTS for w in _key_words(parts[-1])):
+        parts.pop()
+    if not parts:
+        return []
+    words = [w for w in _key_words(parts[-1]) if w not in _KEY_FILLER]
+    if len(words) < 2 and len(parts) > 1:
+        words = [*_key_words(parts[-2]), *words]
+    return words
 
 
 _SECTIONED = re.compile(r"^[a-z][a-z0-9-]*\.(?=[a-z])")
@@ -1902,6 +1928,14 @@ _DENIED = re.compile(r"\b(?:not|n't|never|nothing|nobody|none)\W+(?:\w+\W+){0,2}
 #: read as *old, new* (a field history's cells, ``old | new``, ``old => new``): cell spacing or a
 #: separator, never a word that lists (*X and Y*, *X, Y*).
 _CELL_GAP = re.compile(r"[\s|:;=>→-]*")
+#: Markup that may stand between an old value and its new one in one line, besides cell spacing
+#: (``_CELL_GAP``): a strike-through, a word diff's brackets, quotes; at least one of the marks
+#: (``_GAP_MARK``): quotes and spaces alone separate two arguments (``cp "X" "Y"``).
+_MARKUP_GAP = re.compile(r"[\s|:;=>→~*_`'\"\[\]{}+-]*")
+_GAP_MARK = re.compile(r"[|=>→~\[\]{}]")
+#: The key a value follows in a line (``dir = "``, ``path: ``): the key it may repeat before the
+#: new value (``dir = "X" | dir = "Y"``).
+_KEY_BEFORE = re.compile(r"([A-Za-z_][\w.-]*)\s*[:=]\s*[\"'`]?$")
 
 
 def superseded_in_line(text: str, values: Sequence[str], earlier: Collection[str]) -> list[str]:
@@ -1944,12 +1978,30 @@ def _voids(text: str) -> bool:
 
 
 def _follows_in_cells(text: str, old: str, new: str) -> bool:
-    """Whether ``new`` comes right after ``old`` in ``text``, only cell spacing between."""
+    """Whether ``new`` comes right after ``old`` in ``text``, only cell spacing, markup or the
+    key ``old`` stands under between: a cell, an arrow, a strike-through (``~~X~~ Y``), a word
+    diff (``[-"X"-]{+"Y"+}``), a substitution (``s|X|Y|``), two sides of one setting
+    (``dir = "X" | dir = "Y"``). A comma, a word of its own, a bracket or quotes alone (*X, Y*;
+    *X and Y*; *X (Y)*; ``cp "X" "Y"``) say the two stand side by side.
+
+    >>> _follows_in_cells('dir = "/srv/a"  |  dir = "/srv/b"', "/srv/a", "/srv/b")
+    True
+    >>> _follows_in_cells("ports /srv/a and /srv/b", "/srv/a", "/srv/b")
+    False
+    """
     at = text.find(old)
     if at == -1:
         return False
     later = text.find(new, at + len(old))
-    return later != -1 and _CELL_GAP.fullmatch(text, at + len(old), later) is not None
+    if later == -1:
+        return False
+    gap = text[at + len(old) : later]
+    if _CELL_GAP.fullmatch(gap) is not None:
+        return True
+    key = _KEY_BEFORE.search(text, 0, at)
+    if key is not None:  # the key said again before the new value: two sides of one setting
+        gap = re.sub(rf"(?<![\w.-]){re.escape(key.group(1))}\s*[:=]", "=", gap, count=1)
+    return _MARKUP_GAP.fullmatch(gap) is not None and _GAP_MARK.search(gap) is not None
 
 
 def mark_values(text: str, values: Iterable[str]) -> str:
@@ -2295,6 +2347,8 @@ def _old_value(
     missing = changed or [v for v in old.values if v not in new.values] or marked
     if missing and all(worked_on(v) for v in missing):
         return None
+    if not missing and old.values:
+        return None  # it states every value the old one held: the same, said again
     missing = [v for v in missing if not worked_on(v)]
     if not missing and (new.key is None or old.key is None or new.source == "assistant"):
         # Two statements without a slot, or the agent thinking aloud (*`obj` is None* after
@@ -2339,11 +2393,13 @@ def resolve(facts: Sequence[Fact]) -> Resolved:
 
 
 def _resolve_rows(
-    facts: Iterable[Fact], mentions: Callable[[str], int] = lambda _value: 0
+    facts: Iterable[Fact], texts: MessageTexts | None = None
 ) -> tuple[list[_Row], frozenset[int], frozenset[str]]:
     """``resolve``, its current facts as ``_Row`` (oldest first); ``facts`` may be a generator:
-    each is resolved as it comes and only the current ones are kept. ``mentions`` says how
-    many messages name a value anywhere in their text (``message_mentions``)."""
+    each is resolved as it comes and only the current ones are kept. ``texts`` are the
+    messages' whole texts: how many name a value, and which named it first (a value an
+    earlier message names in a line no fact was drawn from is an earlier value all the same)."""
+    texts = texts if texts is not None else MessageTexts(())
     index = _Index()
     replaced_users: dict[int, int] = {}
     keyed_users: dict[int, int] = {}
@@ -2382,12 +2438,46 @@ def _resolve_rows(
 
     def worked_on(value: str) -> bool:
         held = naming.get(value, 0)
-        return _worked_on(value, held if held >= WORKED_ON_MESSAGES else max(held, mentions(value)))
+        return _worked_on(
+            value, held if held >= WORKED_ON_MESSAGES else max(held, texts.mentions(value))
+        )
+
+    def is_earlier(value: str, message: int) -> bool:
+        """Whether a message before ``message`` named ``value``: a fact of it, or its text (a
+        line no fact was drawn from), when the value may be a setting's (asked only of
+        values beside another of their form: the text is read from the start)."""
+        if stated.get(value, message) != message:
+            return True
+        if _setting_form(value) is None:
+            return False
+        first = texts.first(value)
+        return first is not None and first < message
+
+    # The facts of the message read last, with their numbers: a message naming an earlier value
+    # beside a new one of its form ends on the current one (``ended_on``). Carried facts (-1)
+    # come from many messages: they end nothing.
+    this_message: list[tuple[int, Fact]] = []
+
+    def message_ends() -> None:
+        message = this_message[-1][1].message
+        for value, number in ended_on(this_message, lambda v: is_earlier(v, message)):
+            replaced([value], number)
+        this_message.clear()
 
     for number, given in enumerate(facts):
+        if this_message and this_message[-1][1].message != given.message:
+            message_ends()
         if given.source == "user":
             keyed_users[given.message] = keyed_users.get(given.message, 0) + 1
-        earlier = {v for v in given.values if stated.get(v, given.message) != given.message}
+        paired = _paired_forms(given.values)
+        earlier = {
+            v
+            for v in given.values
+            if stated.get(v, given.message) != given.message
+            or (_setting_form(v) in paired and is_earlier(v, given.message))
+        }
+        if given.message != -1:
+            this_message.append((number, given))
         for value in given.values:
             stated.setdefault(value, given.message)
             if last_naming.get(value) != given.message or given.message == -1:
@@ -2440,6 +2530,8 @@ def _resolve_rows(
             )
             index.remove(other)
         index.add(number, replace(newest, was=was))
+    if this_message:
+        message_ends()
     users = frozenset(m for m, n in replaced_users.items() if n >= keyed_users.get(m, 0))
     # (a value named by more messages after it was replaced is a thing all the same)
     for value in [v for v in replaced_at if worked_on(v)]:
@@ -2452,6 +2544,131 @@ def _resolve_rows(
             if replaced_at.get(value, number) < number:
                 del replaced_at[value]
     return current, users, frozenset(replaced_at)
+
+
+#: Value kinds of the code a session works on (a function or variable, a file): an agent names
+#: an earlier one beside a new one all the time, and that replaces nothing. So does a class
+#: (a ``name`` in CamelCase); a kebab-case name (``eu-north-4b``) may be a setting's.
+_CODE_KINDS = frozenset({"identifier", "file"})
+
+
+def _setting_form(value: str) -> str | None:
+    """The form of ``value`` (``value_form``) when it may be a setting's: not code's
+    (``_CODE_KINDS``, a class).
+
+    >>> _setting_form("eu-north-4b"), _setting_form("FooHandler"), _setting_form("app/io.py")
+    ('name:a-a-9a', None, None)
+    """
+    form = value_form(value)
+    if form is None:
+        return None
+    kind = form.split(":", 1)[0]
+    if kind in _CODE_KINDS or (kind == "name" and not value.islower()):
+        return None
+    return form
+
+
+def _two_of_a_form(line: str) -> bool:
+    """Whether ``line`` names two values of one setting form (``_paired_forms``); read only in
+    lines with two runs of digits, where such pairs stand."""
+    if len(_DIGITS.findall(line)) < 2:
+        return False
+    return bool(_paired_forms(_values(line, reference_kinds(line))))
+
+
+def _paired_forms(values: Iterable[str]) -> set[str]:
+    """The setting forms (``_setting_form``) two or more of ``values`` share."""
+    forms = [f for f in map(_setting_form, values) if f is not None]
+    return {f for f in forms if forms.count(f) > 1}
+
+
+def ended_on(
+    facts: Sequence[tuple[int, Fact]], earlier: Callable[[str], bool]
+) -> list[tuple[str, int]]:
+    """The earlier values one message shows replaced by how it ends, with its last fact's
+    number. Of each value form (``_setting_form``): the one earlier value ``X`` the message
+    names beside values of that form no earlier message named, when the last of them it names
+    is a new one, ``Y``, and the message sets ``Y`` over ``X`` by its layout:
+
+    - a closing line that names ``Y`` alone of the form, after lines naming ``X`` and ``Y``
+      (two candidates in a table, then *Final: 22 GiB*; a poll, then its result);
+    - ``X`` and ``Y`` under the keys of one field's history (*previous_value: X* then *value:
+      Y*; *Original: X* then *Updated: Y*; ``_history_pair``).
+
+    No word that says it corrects is asked for. A message naming two earlier values of one
+    form, or ending on the old one, replaces nothing; nor does one naming things side by side
+    (*numpy 1.26.4 works with pandas 2.2.1, and pandas 2.2.1 is the newest*: one line; ``auth:
+    X`` and ``billing: Y``: two keys); nor one naming code. ``facts`` are the message's facts
+    with their numbers; ``earlier`` says whether an earlier message named a value.
+
+    >>> old = Fact("previous_value: s3://kelp-07", "previous_value", "tool", "decision", 1.0, 1,
+    ...            values=("s3://kelp-07",))
+    >>> new = replace(old, text="value: s3://kelp-12", key="value", order=2,
+    ...               values=("s3://kelp-12",))
+    >>> ended_on([(1, old), (2, new)], lambda value: value == "s3://kelp-07")
+    [('s3://kelp-07', 2)]
+    """
+    # each form's values where the message names them: (fact's place, value, fact)
+    seen: dict[str, list[tuple[int, str, Fact]]] = {}
+    for place, (_number, fact) in enumerate(facts):
+        for value in fact.values:
+            form = _setting_form(value)
+            if form is not None:
+                seen.setdefault(form, []).append((place, value, fact))
+    out: list[tuple[str, int]] = []
+    for named in seen.values():
+        if len({value for _place, value, _fact in named}) < 2:
+            continue  # one value: nothing beside it (most forms of most messages)
+        olds = [n for n in named if earlier(n[1])]
+        if len({value for _place, value, _fact in olds}) != 1:
+            continue
+        last, new, new_fact = max(named, key=lambda n: n[0])
+        if earlier(new):
+            continue
+        first_old, old, old_fact = min(olds, key=lambda n: n[0])
+        closing = (
+            all(value == new for place, value, _fact in named if place == last)
+            and any(value == new for place, value, _fact in named if place < last)
+            and first_old < last
+        )
+        if closing or (
+            new_fact is not old_fact and _history_pair(_label(old_fact), _label(new_fact))
+        ):
+            out.append((old, facts[-1][0]))
+    return out
+
+
+#: Words a field's history labels its old and new value with (*previous_value*, *Original*,
+#: *Updated*, *From*, *To*), stemmed: two keys that differ by these alone are one field.
+_HISTORY_WORDS = frozenset(
+    map(
+        _word_stem,
+        _words("previous prev old original orig before from was new updated after to now current"),
+    )
+)
+
+
+def _label(fact: Fact) -> str | None:
+    """``fact``'s key, or the label its line opens with (``New:``, which keys nothing)."""
+    if fact.key is not None:
+        return fact.key
+    label = _LABEL.match(fact.text)
+    return label.group(1) if label is not None else None
+
+
+def _history_pair(old: str | None, new: str | None) -> bool:
+    """Whether keys ``old`` and ``new`` label one field's old and new value: their words other
+    than history words (``_HISTORY_WORDS``) are the same, and one of them has one.
+
+    >>> _history_pair("previous_value", "value"), _history_pair("Original", "Updated")
+    (True, True)
+    >>> _history_pair("path", "log_path"), _history_pair("auth", "billing")
+    (False, False)
+    """
+    if not old or not new:
+        return False
+    a, b = set(_key_words(old.lower())), set(_key_words(new.lower()))
+    return a - _HISTORY_WORDS == b - _HISTORY_WORDS and bool((a | b) & _HISTORY_WORDS)
 
 
 def _with_superseded(fact: Fact, values: Sequence[str]) -> Fact:
@@ -2584,7 +2801,7 @@ def build_ledger(
     carried = [*said, *carried]
     current, superseded, replaced_values = _resolve_rows(
         _candidates(carried, messages, later, per_message=per_message, weights=weights),
-        message_mentions([*messages, *later], [*previous_entries, *users]),
+        MessageTexts([*messages, *later], [*previous_entries, *users]),
     )
     # Ranked as rows: only the ``max_facts`` best become ``Fact`` objects (see ``_Row``).
     shown = [
@@ -2601,41 +2818,70 @@ def build_ledger(
     return Ledger(tuple(_fact(row) for row in best), superseded, shown_replaced)
 
 
-def message_mentions(
-    messages: Sequence[Message], entries: Sequence[str] = ()
-) -> Callable[[str], int]:
-    """How many of ``messages`` (text, tool calls' arguments, results; up to ``MAX_SCAN_CHARS``
-    of each) and carried summary ``entries`` name a value, up to ``WORKED_ON_MESSAGES``: asked
-    only of values a fact replaced, each once.
+class MessageTexts:
+    """What ``messages`` say (text and tool results, up to ``MAX_SCAN_CHARS`` of each), after
+    carried summary ``entries`` (each a text of its own): how many name a value, counting tool
+    calls' arguments too (``mentions``, up to ``WORKED_ON_MESSAGES``), and which message first
+    names it as a whole token, not counting commands (``first``: a command names what it is
+    about to read, which is no earlier statement of it). Read on the first question, each answer
+    kept.
 
-    >>> count = message_mentions([Message.user("use ModelAdmin"), Message.user("ModelAdmin?")])
-    >>> count("ModelAdmin"), count("eu-west-3")
-    (2, 0)
+    >>> texts = MessageTexts([Message.user("use ModelAdmin"), Message.user("ModelAdmin?")])
+    >>> texts.mentions("ModelAdmin"), texts.mentions("eu-west-3"), texts.first("ModelAdmin")
+    (2, 0, 0)
+    >>> MessageTexts([Message.user("keep 14 GiB")]).first("4 GiB") is None
+    True
     """
-    texts: list[str] = []  # joined on the first question: most summaries replace nothing
 
-    @functools.cache
-    def count(value: str) -> int:
-        if not texts:
-            texts.extend(
-                "\n".join(
-                    [
-                        m.text,
-                        *(c.arguments for c in m.tool_calls),
-                        *(r.text for r in m.tool_results),
-                    ]
-                )[:MAX_SCAN_CHARS]
-                for m in messages
+    def __init__(self, messages: Sequence[Message], entries: Sequence[str] = ()) -> None:
+        self._messages = messages
+        self._entries = entries
+        self._said: list[str] = []  # the entries, then each message's text and results
+        self._calls: list[str] = []  # each text's tool calls' arguments
+        self._mentions: dict[str, int] = {}
+        self._first: dict[str, int | None] = {}
+
+    def _read(self) -> None:
+        if self._said or not (self._entries or self._messages):
+            return
+        self._said.extend(self._entries)
+        self._calls.extend("" for _ in self._entries)
+        for m in self._messages:
+            self._said.append(
+                "\n".join([m.text, *(r.text for r in m.tool_results)])[:MAX_SCAN_CHARS]
             )
-            texts.extend(entries)
-        found = 0
-        for text in texts:
-            found += value in text
-            if found >= WORKED_ON_MESSAGES:
-                break  # enough to call it a thing the conversation works on
+            self._calls.append("\n".join(c.arguments for c in m.tool_calls)[:MAX_SCAN_CHARS])
+
+    def mentions(self, value: str) -> int:
+        """How many texts name ``value`` (their tool calls too), up to ``WORKED_ON_MESSAGES``."""
+        found = self._mentions.get(value)
+        if found is None:
+            self._read()
+            found = 0
+            for said, calls in zip(self._said, self._calls, strict=True):
+                found += value in said or value in calls
+                if found >= WORKED_ON_MESSAGES:
+                    break  # enough to call it a thing the conversation works on
+            self._mentions[value] = found
         return found
 
-    return count
+    def first(self, value: str) -> int | None:
+        """The index of the first message whose text names ``value`` as a whole token (-1: the
+        carried entries, which come before every message and every carried user entry), or
+        ``None``."""
+        if value not in self._first:
+            self._read()
+            whole = re.compile(rf"(?<![\w.@/-]){re.escape(value)}(?![\w@/-]|\.\w)")
+            carried = len(self._entries)
+            self._first[value] = next(
+                (
+                    max(-1, k - carried)
+                    for k, said in enumerate(self._said)
+                    if value in said and whole.search(said) is not None
+                ),
+                None,
+            )
+        return self._first[value]
 
 
 def _names_one_thing(value: str) -> bool:
