@@ -6,9 +6,12 @@ transactions, commits, pings of pooled connections), on SQLite and PostgreSQL.
                                                 [--json] [--no-results] [--results PATH]
 
 Counts, not time: the same script gives the same counts on any machine, so a test pins them
-(``tests/bench/test_store_round_trips.py``). Listeners on every engine of the store
-(``Store.sync_engines``) count what the store sends: ``before_cursor_execute`` (statements;
-SQLite's ``BEGIN`` and ``PRAGMA`` are counted as transaction control, not as statements),
+(``tests/bench/test_store_round_trips.py``); two columns of time beside them (a counted turn's
+median wall time, and the part inside statements: ``after_cursor_execute`` minus
+``before_cursor_execute``) say what the counts cost on this machine. Listeners on every engine
+of the store (``Store.sync_engines``) count what the store sends: ``before_cursor_execute``
+(statements; SQLite's ``BEGIN`` and ``PRAGMA`` are counted as transaction control, not as
+statements),
 ``begin``, ``commit`` and ``rollback``, and the pool's ``checkout`` that pinged (on PostgreSQL
 a connection that rested in the pool is pinged when taken out: ``abridged.store.connect.
 ping_when_idle``). A PostgreSQL round trip is a statement, a ``BEGIN``, a ``COMMIT`` /
@@ -45,6 +48,7 @@ import contextlib
 import json
 import shutil
 import socket
+import statistics
 import sys
 import tempfile
 import time
@@ -77,6 +81,10 @@ class Counts:
     rollbacks: int = 0
     pings: int = 0
     sql: list[str] = field(default_factory=list)
+    # time, not counts (this machine's): the span's wall time, and the part of it spent inside
+    # statements (from sending one to its result read: the round trip and the server's work)
+    seconds: float = 0.0
+    in_statements: float = 0.0
 
     @property
     def round_trips(self) -> int:
@@ -104,8 +112,10 @@ class StatementCounter:
         self.counts = Counts()
         self._pinged = pinged
         self._engines = list(store.sync_engines)
+        self._sent: dict[int, float] = {}  # connection -> when its statement was sent
         self._hooks: list[tuple[Any, str, Any]] = [
             ("before_cursor_execute", self._statement),
+            ("after_cursor_execute", self._answered),
             ("begin", self._begin),
             ("commit", self._commit),
             ("rollback", self._rollback),
@@ -125,11 +135,17 @@ class StatementCounter:
             event.remove(engine.pool, "checkout", self._checkout)
 
     def _statement(self, conn: Any, cursor: Any, sql: str, *args: Any) -> None:
+        self._sent[id(conn)] = time.perf_counter()
         head = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else ""
         if head in _CONTROL:
             return
         self.counts.statements += 1
         self.counts.sql.append(" ".join(sql.split())[:160])
+
+    def _answered(self, conn: Any, cursor: Any, sql: str, *args: Any) -> None:
+        sent = self._sent.pop(id(conn), None)
+        if sent is not None:
+            self.counts.in_statements += time.perf_counter() - sent
 
     def _begin(self, conn: Any) -> None:
         self.counts.transactions += 1
@@ -152,9 +168,11 @@ class StatementCounter:
 
     @contextlib.contextmanager
     def span(self) -> Iterator[Counts]:
-        """Count into a fresh ``Counts`` for the block."""
+        """Count into a fresh ``Counts`` for the block (and time it)."""
         self.counts = Counts()
+        started = time.perf_counter()
         yield self.counts
+        self.counts.seconds = time.perf_counter() - started
         self.counts = Counts()
 
 
@@ -171,6 +189,13 @@ class PathResult:
         """Each count's mean over the counted turns."""
         keys = self.turns[0].figures().keys()
         return {k: sum(t.figures()[k] for t in self.turns) / len(self.turns) for k in keys}
+
+    def median_ms(self) -> tuple[float, float]:
+        """The median wall time of a counted turn and of its time inside statements (ms)."""
+        return (
+            statistics.median(t.seconds for t in self.turns) * 1e3,
+            statistics.median(t.in_statements for t in self.turns) * 1e3,
+        )
 
     def worst(self) -> dict[str, int]:
         """Each count's largest value over the counted turns."""
@@ -468,23 +493,31 @@ def render(results: list[PathResult], command: str, seconds: float) -> str:
     lines = [
         SECTION,
         "",
-        f"`{command}` ({seconds:.0f} s; counts, not time: the same on any machine)",
+        f"`{command}` ({seconds:.0f} s; the counts are the same on any machine, the times not)",
         "",
         "What the store sends its database per turn (per request for the proxy) at a history of "
         f"{results[0].history} turns (proxy: steps), the mean of the counted ones; statements "
         "without transaction control; round trips = statements + BEGINs + COMMITs / ROLLBACKs "
         "+ pings (PostgreSQL's ping of a connection that rested 0.5 s or more in the pool; the "
         "SQLite runner keeps its connection). A lease "
-        "renewal (every 10 s of a turn) is one write transaction more.",
+        "renewal (every 10 s of a turn) is one write transaction more. The two time columns are "
+        "this machine's, not counts: the median wall time of a counted turn (client, server and "
+        "provider stand-in on one event loop, the model answering at once) and the part of it "
+        "inside statements (sent to answered: the round trip and the server's work; not shown "
+        "on SQLite, whose prebuilt statements run on its own cursor, `store/fast.py`, which tells "
+        "listeners only that one is sent).",
         "",
-        "| backend | path | statements | transactions | commits | pings | round trips |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| backend | path | statements | transactions | commits | pings | round trips | "
+        "wall a turn | in statements |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
         m = r.per_turn()
+        wall, inside = r.median_ms()
         lines.append(
             f"| {r.backend} | {r.path} | {_n(m['statements'])} | {_n(m['transactions'])} | "
-            f"{_n(m['commits'])} | {_n(m['pings'])} | {_n(m['round_trips'])} |"
+            f"{_n(m['commits'])} | {_n(m['pings'])} | {_n(m['round_trips'])} | "
+            f"{wall:.1f} ms | {f'{inside:.1f} ms' if r.backend != 'sqlite' else '-'} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -528,6 +561,8 @@ def main(argv: list[str] | None = None) -> list[PathResult]:
                 "path": r.path,
                 "history": r.history,
                 "per_turn": r.per_turn(),
+                "median_turn_ms": round(r.median_ms()[0], 2),
+                "median_in_statements_ms": round(r.median_ms()[1], 2),
                 "worst": r.worst(),
                 "turns": [t.figures() for t in r.turns],
             }
