@@ -548,22 +548,23 @@ def test_json_records_naming_two_settings_are_two_subjects(field: str) -> None:
 # -- a message that names the earlier value beside the new one -----------------------------------
 
 #: (earlier, later, earlier value): a later message naming the earlier value beside a new one of
-#: its form, with no word that says it corrects; it ends on the new one and weighs it more.
+#: its form, with no word that says it corrects; it ends on the new one, set over the old by its
+#: layout.
 ENDS_ON_NEW = [
-    # two candidates, the new one named again last
+    # two candidates, then a closing line naming the pick alone
     (
         "The nightly export keeps 14 GiB of scratch space.",
         "Sizing options:\n| size | source |\n|---|---|\n| 14 GiB | first estimate |\n"
         "| 22 GiB | measured on the replica |\n\nFinal: 22 GiB.",
         "14 GiB",
     ),
-    # a record's old and new value under one key and a part of it
+    # a field's history labels: previous_value, value
     (
         "The primary zone is eu-north-4b for the ledger database.",
         "zone_change {\n  previous_value: eu-north-4b\n  value: eu-south-2a\n  by: ops\n}",
         "eu-north-4b",
     ),
-    # a record's places (*Original*, *Updated*) that name nothing the statement named
+    # a field's history labels: Original, Updated
     (
         "The audit review is due 2027-09-11.",
         "AUD-311 history\n  Original: 2027-09-11\n  Updated: 2027-12-21",
