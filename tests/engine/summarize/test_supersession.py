@@ -675,11 +675,8 @@ def test_a_message_naming_the_earlier_value_beside_one_that_also_holds_keeps_it(
 ) -> None:
     first, second, old = case
     text = summary_of(first, second, placement)
-    assert "(was" not in text, text
-    # (a user message the later one restates beside another value is marked superseded, the
-    # value kept in the later one: an older rule, not this one's; a short line a tool printed
-    # may rank below the summary's cut)
-    if placement == "assistant":
+    assert "(was" not in text and SUPERSEDED_MARK not in text, text
+    if placement != "tool":  # (a short line a tool printed may rank below the summary's cut)
         assert old in current(text)
 
 

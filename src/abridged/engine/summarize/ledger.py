@@ -2503,7 +2503,10 @@ def _resolve_rows(
             olds = [slot] if slot is not None else []
         for other in olds:
             old = index.get(other)
-            if old.source == "user" and old.message != -1:
+            # (a later message that states every value the user's did, beside others, restates
+            # it: the user's words stay current, *the API is at X* after *served at X*)
+            restated = bool(old.values) and set(old.values) <= set(fact.values)
+            if old.source == "user" and old.message != -1 and not restated:
                 replaced_users[old.message] = replaced_users.get(old.message, 0) + 1
             # Of an old fact with several values, which one changed is not certain.
             replaced((v for v in old.values if v not in fact.values), number, len(old.values) == 1)
