@@ -2555,6 +2555,7 @@ def _resolve_rows(
 _CODE_KINDS = frozenset({"identifier", "file"})
 
 
+@functools.lru_cache(maxsize=16_384)  # asked of every value of every fact, most of them often
 def _setting_form(value: str) -> str | None:
     """The form of ``value`` (``value_form``) when it may be a setting's: not code's
     (``_CODE_KINDS``, a class).
