@@ -23,6 +23,7 @@ from abridged.engine.summarize.ledger import (
     _old_value,
     build_ledger,
     extract_facts,
+    passed_through,
     setting_file,
     strongly_corrects,
     superseded_in_line,
@@ -114,6 +115,31 @@ SAME_SLOT = [
         "fyi the ui theme -> NightHarbor now",
         "SolarGlow",
     ),
+    # a dotted key's slot of a thing, stated in prose naming that thing
+    (
+        "services.kelvo.port = 48871",
+        "The kelvo service listens on port 39325.",
+        "48871",
+    ),
+    # a name that is the value, each in its own framing (an answer, a recap)
+    (
+        "Q: the dythhu residency rule? A (accepted, 40 votes): Dythhu data has to stay in "
+        "me-gaxplable-9. It is on the team page too.",
+        "Where things stand for dythhu: dythhu data has to stay in me-revkro-4.",
+        "me-gaxplable-9",
+    ),
+    # a clause read as ``X is Y`` holds the value it changes: no key, the same words
+    (
+        "Nobody pushes to hotfix/mixtreiv.42 while husum is in freeze.",
+        "hm no, sorry: nobody pushes to hotfix/buxkux.61 while husum is in freeze",
+        "hotfix/mixtreiv.42",
+    ),
+    # one package of a requirements file, pinned again
+    (
+        "# requirements/base.txt\nmasural==9.11.579   # pinned: later versions drop the client",
+        "# requirements/base.txt\nmasural==9.12.004   # pinned: the sync client is back",
+        "9.11.579",
+    ),
 ]
 
 
@@ -175,6 +201,20 @@ TWO_SLOTS = [
     ),
     # two files of one directory in a listing are no correction
     ("Config for billing: config/billing/main.yaml", "Config for search: config/search/main.yaml"),
+    # a name that is the value and another name beside it: another thing's
+    (
+        'I\'ll commit this as "read credential reference of wolfram-exporter explicitly"; the '
+        "value stays WOLFRAM_API_TOKEN_REF.",
+        'I\'ll commit this as "read credential reference of juniper-collector explicitly"; the '
+        "value stays JUNIPER_WEBHOOK_SECRET_REF.",
+    ),
+    # a dotted key's slot of one thing, the same slot of another thing in prose
+    ("services.kelvo.port = 48871", "The drami service listens on port 39325."),
+    # two packages one requirements file pins, each its own version
+    (
+        "# requirements/base.txt\nmasural==9.11.579   # pinned: later versions drop the client",
+        "# requirements/base.txt\nfizafus==6.76.306   # pinned: the migrations need this one",
+    ),
 ]
 
 
@@ -582,7 +622,39 @@ ENDS_ON_NEW = [
         'Before and after:\ndir = "/srv/kelp/drum-41"        |  dir = "/srv/vale/mosk-07"',
         "/srv/kelp/drum-41",
     ),
+    # a field's history of arrows, newest first: the old value is the newer line's source
+    (
+        "The incident is tracked in PPRH-14581.",
+        "Field history: the incident ticket\n"
+        "2026-11-03 jonah  tracking.incident_ticket: PPRH-14581 -> KND-43196\n"
+        "2026-04-10 femi  tracking.incident_ticket: (empty) -> PPRH-14581",
+        "PPRH-14581",
+    ),
+    # the same, oldest first
+    (
+        "The incident is tracked in PPRH-14581.",
+        "Field history: the incident ticket\n"
+        "2026-04-10 femi  tracking.incident_ticket: (empty) -> PPRH-14581\n"
+        "2026-11-03 jonah  tracking.incident_ticket: PPRH-14581 -> KND-43196",
+        "PPRH-14581",
+    ),
 ]
+
+
+def test_values_a_field_passed_through_in_one_message_are_replaced() -> None:
+    # No earlier message: the history alone says which value the field passed through.
+    history = (
+        "audit trail of scratch_size\n"
+        "  2027-01-09 (empty) => 14 GiB\n  2027-02-11 14 GiB => 22 GiB\n"
+    )
+    ledger = build_ledger([Message.user("go"), Message.assistant(history)])
+    assert "14 GiB" in ledger.replaced_values and "22 GiB" not in ledger.replaced_values
+    # an arrow between code names (a lambda, a pointer) is code, never a history
+    code = [
+        Fact(line, None, "tool", "value", 1.0, 1, values=tuple(names))
+        for line, names in [("f = a_1 => b_2", ["a_1", "b_2"]), ("g = b_2 => c_3", ["b_2", "c_3"])]
+    ]
+    assert passed_through(code) == []
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)

@@ -20,9 +20,11 @@ value of the same shape replaces the earlier one, however it is worded: the subj
 is / moved to Y*) compared by its words, or, without keys, the words the two facts share.
 Correction words (*instead*, *cancelled*, *no longer*, *actually*, a decision) lower the evidence
 needed; their absence blocks nothing. Two keys naming two things of one kind (*the auth service
-host*, *the payment service host*) are two subjects. The replacement shows the old value once,
-``(was X)``; a fact that names the old value itself (*forget X*, *X is cancelled*, *X -> Y*)
-shows it replaced where it stands. A user message is only ever replaced by a later user message;
+host*, *the payment service host*), one slot of two things (``services.kelvo.port``, *the drami
+service listens on port ...*) and two keys one file lists (``masural==9.1``, ``fizafus==6.7``)
+are two subjects. The replacement shows the old value once, ``(was X)``; a fact that names the
+old value itself (*forget X*, *X is cancelled*, *X -> Y*) shows it replaced where it stands, and
+so does a field's history of arrows in any order (``passed_through``). A user message is only ever replaced by a later user message;
 what it said is then marked, never dropped (``superseded_users``).
 
 ``build_ledger`` keeps at most ``per_message`` facts from one message and ``max_facts`` in all;
@@ -1454,6 +1456,13 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
     if set(_dropped(new)) & set(old.values):
         return True  # it names the old value and declares it dropped (``declared_old``)
     changed = _changed(new, old)
+    # A clause read as a key (``X is Y``) that holds the value it changes (*nobody pushes to
+    # hotfix/a.42 while husum is in freeze*) names no subject: the two are compared by what
+    # they talk about.
+    if _clause_key(new.key, [a for a, _b in changed]):
+        new = replace(new, key=None)
+    if _clause_key(old.key, [b for _a, b in changed]):
+        old = replace(old, key=None)
     if not changed:
         # The same value restated under the same subject (``- archiver.port: 8019`` after
         # *the port of archiver = 8019*): one fact, the newer statement of it.
@@ -1478,6 +1487,8 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
         # A correction whose key holds the thing the other key names first (*the backport
         # target*, ``backport_line``); not two things of one kind (*auth* and *payment host*).
         return marked and (a[0] in b or b[0] in a)
+    if not marked and (_thing_unnamed(new.key, old) or _thing_unnamed(old.key, new)):
+        return False  # the same slot of another thing (*the drami service ... port*)
     new_topic, old_topic = _stems(_topic(new)), _stems(_topic(old))
     shared = new_topic & old_topic
     if not shared:
@@ -1492,6 +1503,13 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
 
 #: A numbered line of printed output (``nl``, ``grep -n``, a listing): ``118 checks_class = X``.
 _NUMBERED = re.compile(r"^\s*(\d{1,7})(?:[:\t]|\s+(?=\S))")
+
+
+def _clause_key(key: str | None, values: Sequence[str]) -> bool:
+    """Whether ``key`` is a clause of three words or more that holds one of ``values``."""
+    if key is None or key.count(" ") < 2:
+        return False
+    return any(v.lower() in key.lower() for v in values)
 
 
 def _listing_places(new: Fact, old: Fact) -> bool:
@@ -1541,12 +1559,35 @@ def _another_named_thing(new: Fact, old: Fact, changed: Sequence[tuple[str, str]
     """
     for fresh, former in changed:
         if former.lower() in old.names and fresh.lower() in new.names:
-            return old.text.replace(former, fresh) != new.text
+            others_old = old.names - {former.lower()}
+            others_new = new.names - {fresh.lower()}
+            if len(changed) > 1 or (others_old - others_new and others_new - others_old):
+                return True  # the name and another value or name: another thing's
+            # (what frames the clause, *A (accepted):* or *where things stand:*, is no thing)
+            said = _clause(old.text, former).replace(former.lower(), fresh.lower())
+            return said != _clause(new.text, fresh)
     only_old, only_new = old.names - new.names, new.names - old.names
     if changed and len(only_old) == 1 and len(only_new) == 1:
         (former,), (fresh,) = only_old, only_new
         return old.text.lower().replace(former, fresh) != new.text.lower()
     return False
+
+
+#: Where a clause ends: a sentence's end, a label's colon, a cell's or a field's separator.
+_CLAUSE_END = re.compile(r"(?<=[.!?])\s+|:\s+|\s+\|\s+|;\s+")
+
+
+def _clause(text: str, value: str) -> str:
+    """The clause of ``text`` that names ``value``, lower case, without its closing
+    punctuation (the whole text when no one clause names it).
+
+    >>> _clause("A (accepted): Data has to stay in eu-9. On the page too.", "eu-9")
+    'data has to stay in eu-9'
+    """
+    for part in _CLAUSE_END.split(text):
+        if value in part:
+            return part.strip().rstrip(".!?;,").lower()
+    return text.lower()
 
 
 #: Where a text names what a setting belongs to: ``for X``, ``X's``, ``(X)``, a section
@@ -1688,6 +1729,30 @@ def _slot_words(key: str) -> list[str]:
     if len(words) < 2 and len(parts) > 1:
         words = [*_key_words(parts[-2]), *words]
     return words
+
+
+def _thing_unnamed(key: str | None, other: Fact) -> bool:
+    """Whether ``key`` is a dotted key naming its thing before a one-word slot
+    (``services.kelvo.port``: the port of *kelvo*) and ``other`` does not name that thing: a
+    statement of the same slot about another thing (*the drami service listens on port
+    39325*), both hold.
+
+    >>> a = Fact("The drami service listens on port 39325", None, "user", "value", 1.0, 0)
+    >>> _thing_unnamed("services.kelvo.port", a), _thing_unnamed("services.drami.port", a)
+    (True, False)
+    """
+    if key is None:
+        return False
+    parts = [p for p in re.split(r"[./]", key) if p]
+    while parts and all(w in _GENERIC_SUBJECTS for w in _key_words(parts[-1])):
+        parts.pop()
+    if len(parts) < 2 or len([w for w in _key_words(parts[-1]) if w not in _KEY_FILLER]) != 1:
+        return False
+    thing = [w for w in _key_words(parts[-2]) if w not in _KEY_FILLER]
+    if not thing or all(w in _GENERIC_SUBJECTS for w in thing):
+        return False
+    stems = _text_stems(other)
+    return not all(_has_word(stems, w) for w in thing)
 
 
 _SECTIONED = re.compile(r"^[a-z][a-z0-9-]*\.(?=[a-z])")
@@ -2244,6 +2309,8 @@ def _anchored_slot(
         old = index.get(number)
         if not _may_replace(fact, old) or _other_entities(fact, old, entities):
             continue
+        if _keyed_in_one_file(fact, old, rare):
+            continue  # two things one file lists (``masural==9.1``, ``fizafus==6.7``)
         theirs = slots(old.text)
         if not changes_value(fact.names, mine, old.names, theirs, rare):
             continue
@@ -2256,6 +2323,16 @@ def _anchored_slot(
             continue
         return number
     return None
+
+
+def _keyed_in_one_file(new: Fact, old: Fact, rare: Collection[str]) -> bool:
+    """Whether the only names ``new`` and ``old`` share are files, and each has its own key
+    (``masural==9.11.579``, ``fizafus==6.76.306`` under ``# requirements/base.txt``): two
+    settings one file holds, each with its own value, never one corrected."""
+    if new.key is None or old.key is None or _same_key(new.key, old.key):
+        return False
+    shared = [name for name in rare if name in old.names]
+    return bool(shared) and all(value_kind(name) == "file" for name in shared)
 
 
 def _without_choice(found: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:
@@ -2462,6 +2539,13 @@ def _resolve_rows(
         message = this_message[-1][1].message
         for value, number in ended_on(this_message, lambda v: is_earlier(v, message)):
             replaced([value], number)
+        last, fact = this_message[-1]
+        passed = [v for v in passed_through(f for _n, f in this_message) if not worked_on(v)]
+        if passed:
+            replaced(passed, last)
+            if last in index.facts:  # (its last line too: *(empty) -> X* under *X -> Y*)
+                index.remove(last)
+                index.add(last, _with_superseded(fact, [v for v in passed if v in fact.values]))
         this_message.clear()
 
     for number, given in enumerate(facts):
@@ -2640,6 +2724,37 @@ def ended_on(
         ):
             out.append((old, facts[-1][0]))
     return out
+
+
+#: An arrow right before a value (``-> X``, ``=> "X"``, ``→ X``) and right after one.
+_ARROW_BEFORE = re.compile(r"(?:-+>|=>|→)\s*[\"'`]?$")
+_ARROW_AFTER = re.compile(r"^\)?[\"'`]?\s*(?:-+>|=>|→)")
+
+
+def passed_through(facts: Iterable[Fact]) -> list[str]:
+    """The values one message shows changed to and changed from, each by an arrow (``A -> B``
+    and ``(empty) -> A``, a field's history in any order): a value the field passed through,
+    no longer current whichever line comes last. Only values that may be a setting's
+    (``_setting_form``: an arrow between code names is code).
+
+    >>> a = Fact("x: OPS-12 -> OPS-34", "x", "tool", "value", 1.0, 1, values=("OPS-12", "OPS-34"))
+    >>> b = replace(a, text="x: (empty) -> OPS-12", values=("OPS-12",))
+    >>> passed_through([a, b]), passed_through([a])
+    (['OPS-12'], [])
+    """
+    sources: set[str] = set()
+    targets: set[str] = set()
+    for fact in facts:
+        # (an arrow's old side may be marked already: ``(was A) -> B``)
+        for value in dict.fromkeys([*fact.values, *_dropped(fact)]):
+            if _setting_form(value) is None:
+                continue
+            for m in re.finditer(re.escape(value), fact.text):
+                if _ARROW_BEFORE.search(fact.text, 0, m.start()):
+                    targets.add(value)
+                if _ARROW_AFTER.match(fact.text[m.end() :]):
+                    sources.add(value)
+    return sorted(sources & targets)
 
 
 #: Words a field's history labels its old and new value with (*previous_value*, *Original*,
