@@ -115,6 +115,12 @@ SAME_SLOT = [
         "fyi the ui theme -> NightHarbor now",
         "SolarGlow",
     ),
+    # a rate is one value with its unit (not a path): the key names the slot
+    (
+        "policy: the skindei burst limit is 396 req/min",
+        "skindei_burst_limit = 7435 req/min",
+        "396 req/min",
+    ),
     # a dotted key's slot of a thing, stated in prose naming that thing
     (
         "services.kelvo.port = 48871",
@@ -208,6 +214,9 @@ TWO_SLOTS = [
         'I\'ll commit this as "read credential reference of juniper-collector explicitly"; the '
         "value stays JUNIPER_WEBHOOK_SECRET_REF.",
     ),
+    # two limits of two things in one unit (the unit names nothing)
+    ("The rauskkrau throttle is 6579 req/min.", "Dafyr is throttled at 2400 req/min."),
+    ("scope\tlimit\nper user (vakamaz)\t251 req/min", "X-Mupasom-Org-Limit: 8463 req/min"),
     # a dotted key's slot of one thing, the same slot of another thing in prose
     ("services.kelvo.port = 48871", "The drami service listens on port 39325."),
     # two packages one requirements file pins, each its own version
@@ -629,6 +638,13 @@ ENDS_ON_NEW = [
         "2026-11-03 jonah  tracking.incident_ticket: PPRH-14581 -> KND-43196\n"
         "2026-04-10 femi  tracking.incident_ticket: (empty) -> PPRH-14581",
         "PPRH-14581",
+    ),
+    # a revert listed above the change it reverts (``git log``, newest first)
+    (
+        "/config/krynraux/sdk-version\n13.53.86-rc.4",
+        '$ git log --oneline -3\n808128c Revert "krynraux: bump sdk to 13.53.86-rc.4"\n'
+        "083cb0a krynraux: bump sdk to 13.53.86-rc.4\n76f7b21 krynraux: pin sdk 10.55.96-rc.3",
+        "13.53.86-rc.4",
     ),
     # the same, oldest first
     (

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 
+from abridged.engine.summarize.references import RATE_UNIT
+
 __all__ = ["anchors", "changes_value", "choices", "lookup_keys", "related", "slots"]
 
 #: A name with separators: ``gakar-scratch``, ``ingest/migrations/``, ``checkout-api.p99_ms``.
@@ -107,8 +109,14 @@ def anchors(text: str) -> frozenset[str]:
 
     >>> sorted(anchors("The gakar-scratch quota of Moklo 6.4 is 1070, see ingest/migrations/"))
     ['gakar-scratch', 'ingest/migrations', 'moklo 6.4']
+    >>> anchors("The rauskkrau throttle is 6579 req/min.")
+    frozenset()
     """
-    found = {m.group().rstrip("/").lower() for m in _SEPARATED.finditer(text)}
+    found = {
+        m.group().rstrip("/").lower()
+        for m in _SEPARATED.finditer(text)
+        if not RATE_UNIT.fullmatch(m.group())  # (``req/min`` is a unit: any limit's)
+    }
     found.update(" ".join(m.group().split()).lower() for m in _RELEASE.finditer(text))
     return frozenset(
         a for a in found if len(a) >= MIN_ANCHOR and any(c.isalpha() for c in a.split(" ")[0])

@@ -24,8 +24,9 @@ host*, *the payment service host*), one slot of two things (``services.kelvo.por
 service listens on port ...*) and two keys one file lists (``masural==9.1``, ``fizafus==6.7``)
 are two subjects. The replacement shows the old value once, ``(was X)``; a fact that names the
 old value itself (*forget X*, *X is cancelled*, *X -> Y*) shows it replaced where it stands, and
-so does a field's history of arrows in any order (``passed_through``). A user message is only ever replaced by a later user message;
-what it said is then marked, never dropped (``superseded_users``).
+so does a field's history of arrows in any order (``passed_through``), in every line of its
+message. A user message is only ever replaced by a later user message; what it said is then
+marked, never dropped (``superseded_users``).
 
 ``build_ledger`` keeps at most ``per_message`` facts from one message and ``max_facts`` in all;
 carried facts (the previous summary's entries, their attribution read back) compete on the same
@@ -2539,11 +2540,17 @@ def _resolve_rows(
         message = this_message[-1][1].message
         for value, number in ended_on(this_message, lambda v: is_earlier(v, message)):
             replaced([value], number)
-        last, fact = this_message[-1]
-        passed = [v for v in passed_through(f for _n, f in this_message) if not worked_on(v)]
+        last = this_message[-1][0]
+        # What the message passed through (a field's arrows), and what one of its lines
+        # declares dropped (*Revert "bump to X"*): no longer current in any of its lines,
+        # newest first as ``git log`` lists them (*bump to X* below the revert) or not.
+        said = [f for _n, f in this_message]
+        gone = [*passed_through(said), *(v for f in said for v in _dropped(f))]
+        passed = [v for v in dict.fromkeys(gone) if not worked_on(v)]
         if passed:
             replaced(passed, last)
             if last in index.facts:  # (its last line too: *(empty) -> X* under *X -> Y*)
+                fact = index.get(last)
                 index.remove(last)
                 index.add(last, _with_superseded(fact, [v for v in passed if v in fact.values]))
         this_message.clear()

@@ -17,8 +17,16 @@ from abridged.core.model import File, Image, Message, ToolResult
 from abridged.core.turns import is_user_message
 from abridged.engine.summarize.redact import CACHED_CHARS
 
+#: A rate: any unit per a unit of time (``req/min``, ``MB/s``, ``jobs/day``), not a path.
+_RATE = (
+    r"[A-Za-z]{1,12}/(?:s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|d|days?|wk|weeks?|"
+    r"mo|months?|yr|years?)"
+)
+#: A rate unit alone (``req/min``): a unit, never a name or a path.
+RATE_UNIT = re.compile(_RATE)
 _UNITS = (
-    r"ms|s|sec|secs|seconds?|µs|us|microseconds?|ns|nanoseconds?|milliseconds?|minutes?|mins?|"
+    _RATE
+    + r"|ms|s|sec|secs|seconds?|µs|us|microseconds?|ns|nanoseconds?|milliseconds?|minutes?|mins?|"
     r"hours?|hrs?|h|days?|weeks?|months?|years?|[kKMGTP]i?B|bytes?|[kKMG]|%|percent|tokens?|"
     r"elements?|items?|rows?|lines?|files?|requests?|req/s|rps|qps|users?|px|[kMG]?Hz|cores?|"
     r"CPUs?|GPUs?|workers?|threads?|retries|records?|calls?|steps?|x"
@@ -130,6 +138,8 @@ def reference_kinds(text: str) -> list[tuple[str, str]]:
 
     >>> reference_kinds("Ticket OPS-481 ships in 7.14.2; see kv/infra/db and src/a.py.")
     [('OPS-481', 'ticket'), ('7.14.2', 'version'), ('kv/infra/db', 'path'), ('src/a.py', 'file')]
+    >>> reference_kinds("capped at 396 req/min, 40 MB/s")
+    [('396 req/min', 'quantity'), ('40 MB/s', 'quantity')]
     """
     if len(text) > CACHED_CHARS:
         return list(_reference_kinds(text))
