@@ -646,6 +646,13 @@ ENDS_ON_NEW = [
         "083cb0a krynraux: bump sdk to 13.53.86-rc.4\n76f7b21 krynraux: pin sdk 10.55.96-rc.3",
         "13.53.86-rc.4",
     ),
+    # an arrow of another script (``⇒``) between the old value and the new
+    (
+        "The ingest endpoint accepts 10,796 req/min.",
+        "Follow-up applied: ingest_rate_limit 10,796 req/min ⇒ 67,035 req/min so the backlog "
+        "can drain.",
+        "10,796 req/min",
+    ),
     # the same, oldest first
     (
         "The incident is tracked in PPRH-14581.",

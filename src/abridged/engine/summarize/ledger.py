@@ -86,6 +86,10 @@ from abridged.engine.summarize.signals import (
 )
 from abridged.engine.summarize.transcript import truncate_tokens
 
+#: The arrows of one character a line may set a new value with (``X → Y``, ``X ⇒ Y``), besides
+#: ``->`` and ``=>``: every rule that reads an arrow reads these.
+_ARROWS = "→⇒➜➔⟶"
+
 
 def _words(text: str) -> frozenset[str]:
     """The words of ``text``, for word lists written as one string."""
@@ -201,7 +205,7 @@ _CORRECTION = re.compile(
     r"tak(?:es|ing|en) over|took over|reassigned|handed over|hands over|obsolete|void|"
     r"retired|withdrawn|revert(?:ed)?|superseded|overrides?|pushed|is off|is out|ignore|"
     r"disregard|earlier|previous(?:ly)?|wrong|mistaken?|typo|nvm|never mind|dead|gone|"
-    r"swap(?:ped)?)\b|->|→|=>",
+    r"swap(?:ped)?)\b|->|[" + _ARROWS + r"]|=>",
     re.IGNORECASE,
 )
 #: An assignment inside a line (``... now reads request_timeout_ms: 7000 ...``): a name that
@@ -313,7 +317,7 @@ _OWNER_FIELDS = _words(
 
 
 #: ``name of a few words -> value``: a mapping as chat and notes write it.
-_ARROW_PAIR = re.compile(r"^([A-Za-z][\w ]{0,60}?)\s+(?:->|→|=>)\s+(\S+)")
+_ARROW_PAIR = re.compile(r"^([A-Za-z][\w ]{0,60}?)\s+(?:->|[" + _ARROWS + r"]|=>)\s+(\S+)")
 
 
 #: ``name of two or three words: value`` (a header, a form, terse chat: ``gateway oncall: Ann``).
@@ -600,7 +604,7 @@ def _normal(text: str) -> str:
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])")
 _POSSESSIVE = re.compile(r"(?<=\w)'s\b")
 #: ``subject -> value``: what the left side of an arrow names.
-_MAPS_TO = re.compile(r"\s(?:->|→|=>|=)\s")
+_MAPS_TO = re.compile(r"\s(?:->|[" + _ARROWS + r"]|=>|=)\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -765,7 +769,9 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
 #: A bare number a statement gives its subject (*the value of X is 4362*, *X -> 6668*, *X at
 #: 9234*): the value of the statement, as the right side of ``X = 4362`` is.
 _STATED_NUMBER = re.compile(
-    r"(?:\b(?:is|are|was|now|becomes|equals|to|at)|->|→|=>)\s+(\d[\d_,]*(?:\.\d+)?)(?![\w./:@%-])",
+    r"(?:\b(?:is|are|was|now|becomes|equals|to|at)|->|["
+    + _ARROWS
+    + r"]|=>)\s+(\d[\d_,]*(?:\.\d+)?)(?![\w./:@%-])",
     re.IGNORECASE,
 )
 
@@ -1860,9 +1866,9 @@ _DROP_TAIL = re.compile(rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?\Z", re.IGNORECA
 _DROP_HEAD = re.compile(rf"[\s,;:)]*(?:{_DROPS_AFTER})", re.IGNORECASE)
 # ``X -> Y`` drops X only for a Y of X's shape: ``OPS-1 -> OPS-2`` replaces a ticket, while
 # ``the value of POOL_MAX -> 6668`` sets a key, which stays current.
-_ARROW_HEAD = re.compile(r"[\s,;:)]*(?:->|→|=>)\s*[\"'`]?([\w./@:+-]+)")
+_ARROW_HEAD = re.compile(r"[\s,;:)]*(?:->|[" + _ARROWS + r"]|=>)\s*[\"'`]?([\w./@:+-]+)")
 _FROM_TAIL = re.compile(r"\bfrom\s+\Z", re.IGNORECASE)  # *moved from X to Y*
-_TO_HEAD = re.compile(r"\s+(?:to|->|→)\s", re.IGNORECASE)
+_TO_HEAD = re.compile(r"\s+(?:to|->|[" + _ARROWS + r"])\s", re.IGNORECASE)
 _NOT_TAIL = re.compile(r"\bnot\s+(?:the\s+)?\Z", re.IGNORECASE)  # *is not X anymore*
 _ANYMORE_HEAD = re.compile(r"\s*,?\s*(?:anymore|any more|any longer)\b", re.IGNORECASE)
 _NO_MORE_TAIL = re.compile(r"\bno more\s+\Z", re.IGNORECASE)  # *no more X*
@@ -1993,12 +1999,12 @@ _DENIED = re.compile(r"\b(?:not|n't|never|nothing|nobody|none)\W+(?:\w+\W+){0,2}
 #: What may stand between an old value and the new one of its form in one line for the two to
 #: read as *old, new* (a field history's cells, ``old | new``, ``old => new``): cell spacing or a
 #: separator, never a word that lists (*X and Y*, *X, Y*).
-_CELL_GAP = re.compile(r"[\s|:;=>→-]*")
+_CELL_GAP = re.compile(r"[\s|:;=>" + _ARROWS + r"-]*")
 #: Markup that may stand between an old value and its new one in one line, besides cell spacing
 #: (``_CELL_GAP``): a strike-through, a word diff's brackets, quotes; at least one of the marks
 #: (``_GAP_MARK``): quotes and spaces alone separate two arguments (``cp "X" "Y"``).
-_MARKUP_GAP = re.compile(r"[\s|:;=>→~*_`'\"\[\]{}+-]*")
-_GAP_MARK = re.compile(r"[|=>→~\[\]{}]")
+_MARKUP_GAP = re.compile(r"[\s|:;=>" + _ARROWS + r"~*_`'\"\[\]{}+-]*")
+_GAP_MARK = re.compile(r"[|=>" + _ARROWS + r"~\[\]{}]")
 #: The key a value follows in a line (``dir = "``, ``path: ``): the key it may repeat before the
 #: new value (``dir = "X" | dir = "Y"``).
 _KEY_BEFORE = re.compile(r"([A-Za-z_][\w.-]*)\s*[:=]\s*[\"'`]?$")
@@ -2393,7 +2399,7 @@ def value_form(value: str) -> str | None:
 
 
 #: Correction words too common to say, alone, that a value was corrected.
-_WEAK_CORRECTION = _words("now new update updated rather typo -> → =>")
+_WEAK_CORRECTION = _words("now new update updated rather typo -> =>") | frozenset(_ARROWS)
 
 
 def strongly_corrects(text: str) -> bool:
@@ -2734,8 +2740,8 @@ def ended_on(
 
 
 #: An arrow right before a value (``-> X``, ``=> "X"``, ``→ X``) and right after one.
-_ARROW_BEFORE = re.compile(r"(?:-+>|=>|→)\s*[\"'`]?$")
-_ARROW_AFTER = re.compile(r"^\)?[\"'`]?\s*(?:-+>|=>|→)")
+_ARROW_BEFORE = re.compile(r"(?:-+>|=>|[" + _ARROWS + r"])\s*[\"'`]?$")
+_ARROW_AFTER = re.compile(r"^\)?[\"'`]?\s*(?:-+>|=>|[" + _ARROWS + r"])")
 
 
 def passed_through(facts: Iterable[Fact]) -> list[str]:
