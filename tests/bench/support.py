@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -82,6 +82,53 @@ def assert_keep_strings_apart(sessions: Iterable[Sequence[Mapping[str, Any]]]) -
             if other:
                 o = next(x for x in canaries if x["id"] == other)
                 assert c["keep"][0] not in o["keep"][0] and o["keep"][0] not in c["keep"][0]
+
+
+def assert_no_keep_string_recorded(
+    sessions: Iterable[Sequence[Mapping[str, Any]]], swebench_path: Path
+) -> None:
+    """No keep string of ``sessions``' canaries is in the recorded sessions (the real file):
+    a fact the session already holds would survive without the summary keeping it."""
+    recorded = swebench_path.read_text(encoding="utf-8")
+    assert len(recorded) > 1_000_000 and '"messages"' in recorded  # the real file
+    for canaries in sessions:
+        for c in canaries:
+            assert not any(k in recorded for k in c["keep"]), c["keep"]
+
+
+def assert_facts_land_in_each_placement(
+    generate: Callable[[int, int, int], Mapping[str, Any]],
+    cases: Iterable[tuple[int, int]],
+    swebench_path: Path,
+    tmp_path: Path,
+) -> None:
+    """Each canary ``generate(seed, 24, variant)`` makes for ``cases`` lands whole in the first
+    recorded session through ``bench/retention.py``'s own insertion, in each placement: in a
+    user message, in the recorded observation it grows, or in an assistant message; a
+    correction after the fact it corrects."""
+    retention = load_bench("retention")
+    one = tmp_path / "one.jsonl"
+    one.write_text(swebench_path.read_text(encoding="utf-8").split("\n", 1)[0] + "\n", "utf-8")
+    messages = retention.load_transcripts(one)[0].messages
+    for seed, variant in cases:
+        canaries = retention.canaries_from(generate(seed, 24, variant))
+        for placement in retention.PLACEMENTS:
+            seeded = retention.insert_canaries(messages, canaries, placement)
+            assert set(seeded.positions) == {c.id for c in canaries}
+            for c in canaries:
+                at = seeded.positions[c.id]
+                held = seeded.messages[at]
+                assert all(k in retention.wire_text(held) for k in c.keep), (placement, c.id)
+                assert c.text in retention.wire_text(held)  # the whole text, not cut anywhere
+                if placement == "user":
+                    assert seeded.grown[at] is None and held.role == "user"
+                elif placement == "assistant":
+                    assert held.role == "assistant"
+                else:  # the recorded observation, grown by the canary
+                    assert seeded.grown[at] is not None and held.role != "assistant"
+            for c in canaries:  # a correction lands after the fact it corrects
+                if c.supersedes:
+                    assert seeded.positions[c.supersedes] < seeded.positions[c.id], placement
 
 
 def bench_usage_error(name: str, args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> str:

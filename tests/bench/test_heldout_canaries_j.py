@@ -19,7 +19,9 @@ import pytest
 
 from tests.bench.support import (
     BENCH,
+    assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
+    assert_no_keep_string_recorded,
     generator_run,
     load_bench,
 )
@@ -337,36 +339,11 @@ def test_a_run_of_16_sessions_plants_every_template(seed: int) -> None:
 
 
 def test_no_keep_string_occurs_in_the_recorded_sessions(swebench_path: Path) -> None:
-    recorded = swebench_path.read_text(encoding="utf-8")
-    assert len(recorded) > 1_000_000 and '"messages"' in recorded  # the real file
-    for canaries in [*_sample(), *_sample(8)]:
-        for c in canaries:
-            assert not any(k in recorded for k in c["keep"]), c["keep"]
+    assert_no_keep_string_recorded([*_sample(), *_sample(8)], swebench_path)
 
 
 def test_every_fact_lands_in_each_placement(swebench_path: Path, tmp_path: Path) -> None:
-    one = tmp_path / "one.jsonl"
-    one.write_text(swebench_path.read_text(encoding="utf-8").split("\n", 1)[0] + "\n", "utf-8")
-    messages = R.load_transcripts(one)[0].messages
-    for seed, variant in ((9, 2), (6, 11)):
-        canaries = R.canaries_from(J.generate(seed, 24, variant))
-        for placement in R.PLACEMENTS:
-            seeded = R.insert_canaries(messages, canaries, placement)
-            assert set(seeded.positions) == {c.id for c in canaries}
-            for c in canaries:
-                at = seeded.positions[c.id]
-                held = seeded.messages[at]
-                assert all(k in R.wire_text(held) for k in c.keep), (placement, c.id)
-                assert c.text in R.wire_text(held)  # the whole text, not cut anywhere
-                if placement == "user":
-                    assert seeded.grown[at] is None and held.role == "user"
-                elif placement == "assistant":
-                    assert held.role == "assistant"
-                else:  # the recorded observation, grown by the canary
-                    assert seeded.grown[at] is not None and held.role != "assistant"
-            for c in canaries:  # a correction lands after the fact it corrects
-                if c.supersedes:
-                    assert seeded.positions[c.supersedes] < seeded.positions[c.id], placement
+    assert_facts_land_in_each_placement(J.generate, ((9, 2), (6, 11)), swebench_path, tmp_path)
 
 
 def test_a_tiny_retention_run_with_this_generator(
