@@ -12,7 +12,12 @@ from typing import Any
 
 import pytest
 
-from tests.bench.support import BENCH, generator_run, load_bench
+from tests.bench.support import (
+    BENCH,
+    assert_no_keep_string_recorded,
+    generator_run,
+    load_bench,
+)
 
 H = load_bench("heldout_canaries_f")
 R = load_bench("retention")
@@ -92,10 +97,7 @@ def test_a_run_of_16_sessions_plants_every_template(seed: int) -> None:
 
 
 def test_no_keep_string_occurs_in_the_recorded_sessions(swebench_path: Path) -> None:
-    recorded = swebench_path.read_text(encoding="utf-8")
-    for canaries in _sample():
-        for c in canaries:
-            assert not any(k in recorded for k in c["keep"]), c["keep"]
+    assert_no_keep_string_recorded(_sample(), swebench_path)
 
 
 def test_a_tiny_retention_run_with_this_generator(

@@ -18,7 +18,9 @@ import pytest
 
 from tests.bench.support import (
     BENCH,
+    assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
+    assert_no_keep_string_recorded,
     generator_run,
     load_bench,
 )
@@ -256,9 +258,7 @@ def test_no_keep_string_occurs_in_the_recorded_sessions(swebench_path: Path) -> 
     recorded = swebench_path.read_text(encoding="utf-8")
     first_line = recorded.split("\n", 1)[0]
     assert H.in_recorded(first_line[40:90])  # the generator searches that very file
-    for canaries in [*_sample(), *_sample(8)]:
-        for c in canaries:
-            assert not any(k in recorded for k in c["keep"]), c["keep"]
+    assert_no_keep_string_recorded([*_sample(), *_sample(8)], swebench_path)
 
 
 def test_the_canaries_do_not_depend_on_the_recorded_file(
@@ -271,31 +271,15 @@ def test_the_canaries_do_not_depend_on_the_recorded_file(
 
 
 def test_every_fact_lands_in_each_placement(swebench_path: Path, tmp_path: Path) -> None:
-    one = tmp_path / "one.jsonl"
-    one.write_text(swebench_path.read_text(encoding="utf-8").split("\n", 1)[0] + "\n", "utf-8")
-    messages = R.load_transcripts(one)[0].messages
+    assert_facts_land_in_each_placement(H.generate, ((7, 2), (8, 9)), swebench_path, tmp_path)
+    # the correction's own text does not make the value it replaces stale
     for seed, variant in ((7, 2), (8, 9)):
         canaries = R.canaries_from(H.generate(seed, 24, variant))
-        for placement in R.PLACEMENTS:
-            seeded = R.insert_canaries(messages, canaries, placement)
-            assert set(seeded.positions) == {c.id for c in canaries}
-            for c in canaries:
-                at = seeded.positions[c.id]
-                held = seeded.messages[at]
-                assert all(k in R.wire_text(held) for k in c.keep), (placement, c.id)
-                assert c.text in R.wire_text(held)  # the whole text, not cut anywhere
-                if placement == "user":
-                    assert seeded.grown[at] is None and held.role == "user"
-                elif placement == "assistant":
-                    assert held.role == "assistant"
-                else:  # the recorded observation, grown by the canary
-                    assert seeded.grown[at] is not None and held.role != "assistant"
-            # the correction's own text does not make the value it replaces stale
-            index = R.KeepIndex(canaries)
-            for c in canaries:
-                if c.supersedes:
-                    present = index.of(R.Message.user(c.text))
-                    assert f"stale:{c.supersedes}" not in present, c.text
+        index = R.KeepIndex(canaries)
+        for c in canaries:
+            if c.supersedes:
+                present = index.of(R.Message.user(c.text))
+                assert f"stale:{c.supersedes}" not in present, c.text
 
 
 def test_a_tiny_retention_run_with_this_generator(
