@@ -84,6 +84,17 @@ def assert_keep_strings_apart(sessions: Iterable[Sequence[Mapping[str, Any]]]) -
                 assert c["keep"][0] not in o["keep"][0] and o["keep"][0] not in c["keep"][0]
 
 
+def correction_pairs(
+    sessions: Iterable[Sequence[Mapping[str, Any]]],
+) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """Each correction of ``sessions``' canaries, with the canary it supersedes."""
+    out: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
+    for canaries in sessions:
+        by_id = {c["id"]: c for c in canaries}
+        out += [(c, by_id[c["supersedes"]]) for c in canaries if "supersedes" in c]
+    return out
+
+
 def assert_no_keep_string_recorded(
     sessions: Iterable[Sequence[Mapping[str, Any]]], swebench_path: Path
 ) -> None:

@@ -18,6 +18,7 @@ from tests.bench.support import (
     BENCH,
     assert_keep_strings_apart,
     assert_no_keep_string_recorded,
+    correction_pairs,
     generator_run,
     load_bench,
 )
@@ -41,15 +42,6 @@ def _canaries(seed: int, count: int, variant: int) -> list[dict[str, Any]]:
 @functools.cache
 def _sample(count: int = 24) -> tuple[tuple[dict[str, Any], ...], ...]:
     return tuple(tuple(_canaries(seed, count, v)) for seed in (0, 1, 97) for v in range(16))
-
-
-def _corrections() -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Each correction of the sample, with the canary it supersedes."""
-    out = []
-    for canaries in _sample():
-        by_id = {c["id"]: c for c in canaries}
-        out += [(c, by_id[c["supersedes"]]) for c in canaries if "supersedes" in c]
-    return out
 
 
 def test_a_seed_reproduces_its_canaries() -> None:
@@ -120,7 +112,7 @@ def test_the_breadth_it_promises() -> None:
 def test_corrections_are_written_many_ways() -> None:
     phrasings = {t.phrasing for t in H.TEMPLATES if t.shape == "correction"}
     assert phrasings == set(H.PHRASINGS) and len(phrasings) >= 14
-    pairs = _corrections()
+    pairs = correction_pairs(_sample())
     later = [c for c, _ in pairs]
     used = {H.BY_NAME[c["template"]].phrasing for c in later}
     assert used == set(H.PHRASINGS)

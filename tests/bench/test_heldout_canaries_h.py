@@ -21,6 +21,7 @@ from tests.bench.support import (
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
     assert_no_keep_string_recorded,
+    correction_pairs,
     generator_run,
     load_bench,
 )
@@ -47,15 +48,6 @@ def _canaries(seed: int, count: int, variant: int) -> list[dict[str, Any]]:
 @functools.cache
 def _sample(count: int = 24) -> tuple[tuple[dict[str, Any], ...], ...]:
     return tuple(tuple(_canaries(seed, count, v)) for seed in SEEDS for v in range(16))
-
-
-def _corrections() -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Each correction of the sample, with the canary it supersedes."""
-    out = []
-    for canaries in _sample():
-        by_id = {c["id"]: c for c in canaries}
-        out += [(c, by_id[c["supersedes"]]) for c in canaries if "supersedes" in c]
-    return out
 
 
 def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
@@ -191,7 +183,7 @@ def test_corrections_are_written_many_ways() -> None:
     phrasings = {t.phrasing for t in H.TEMPLATES if t.shape == "correction"}
     assert phrasings == set(H.PHRASINGS) and len(phrasings) >= 20
     assert all(H.PHRASINGS[p].style in H.STYLES for p in phrasings)
-    pairs = _corrections()
+    pairs = correction_pairs(_sample())
     later = [c for c, _ in pairs]
     assert len(later) > 150
     assert {c["phrasing"] for c in later} == set(H.PHRASINGS)
@@ -212,7 +204,7 @@ def test_corrections_are_written_many_ways() -> None:
 def test_a_file_shown_again_differs_in_its_one_field() -> None:
     again = {"config-shown-again", "csv-reexported"}
     seen = Counter[str]()
-    for c, old in _corrections():
+    for c, old in correction_pairs(_sample()):
         if c["phrasing"] in again:
             seen[c["phrasing"]] += 1
             assert old["style"] == c["style"]

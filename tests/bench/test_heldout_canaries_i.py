@@ -21,6 +21,7 @@ from tests.bench.support import (
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
     assert_no_keep_string_recorded,
+    correction_pairs,
     generator_run,
     load_bench,
 )
@@ -47,15 +48,6 @@ def _canaries(seed: int, count: int, variant: int) -> list[dict[str, Any]]:
 @functools.cache
 def _sample(count: int = 24) -> tuple[tuple[dict[str, Any], ...], ...]:
     return tuple(tuple(_canaries(seed, count, v)) for seed in SEEDS for v in range(16))
-
-
-def _corrections() -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Each correction of the sample, with the canary it supersedes."""
-    out = []
-    for canaries in _sample():
-        by_id = {c["id"]: c for c in canaries}
-        out += [(c, by_id[c["supersedes"]]) for c in canaries if "supersedes" in c]
-    return out
 
 
 def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
@@ -132,7 +124,7 @@ def test_every_canary_is_well_formed() -> None:
 
 
 def test_a_correction_supersedes_an_earlier_fact_of_its_subject() -> None:
-    pairs = _corrections()
+    pairs = correction_pairs(_sample())
     assert len(pairs) > 150
     for c, old in pairs:
         template = I.BY_NAME[c["template"]]
@@ -190,7 +182,7 @@ def test_the_two_values_of_a_pair_have_one_form() -> None:
 
 def test_raised_bumped_and_slipped_values_go_up() -> None:
     rising = 0
-    for c, old in _corrections():
+    for c, old in correction_pairs(_sample()):
         if I.BY_NAME[c["template"]].form in I._RISES:
             rising += 1
             assert I._order(c["keep"][0]) > I._order(old["keep"][0]), (old["keep"], c["keep"])
@@ -251,7 +243,7 @@ def test_corrections_are_written_many_ways() -> None:
     assert len([t for t in I.TEMPLATES if t.shape == "correction"]) == len(phrasings)
     assert all(I.PHRASINGS[p].style in I.STYLES for p in phrasings)
     assert {p.style for p in I.PHRASINGS.values()}.isdisjoint(I.GENERIC)
-    pairs = _corrections()
+    pairs = correction_pairs(_sample())
     later = [c for c, _ in pairs]
     assert {c["phrasing"] for c in later} == set(I.PHRASINGS)
     # some name the value they replace and some do not, neither kind dominant

@@ -1717,6 +1717,15 @@ def _named_in(key: str | None, other: Fact) -> bool:
     return len(slot) >= 2 and all(_has_word(stems, w) for w in slot)
 
 
+def _key_parts(key: str) -> list[str]:
+    """A dotted or slashed key's parts, without the generic ones it ends on (``.default``,
+    ``.value``): the last part left names the slot, the one before it the slot's thing."""
+    parts = [p for p in re.split(r"[./]", key) if p]
+    while parts and all(w in _GENERIC_SUBJECTS for w in _key_words(parts[-1])):
+        parts.pop()
+    return parts
+
+
 def _slot_words(key: str) -> list[str]:
     """The words of the slot a dotted key ends on: its last part that names something
     (``x-settings.placement.primary_zone.default``: *primary zone*), with the part before it
@@ -1727,9 +1736,7 @@ def _slot_words(key: str) -> list[str]:
     >>> _slot_words("services.geisexkrem.port")
     ['geisexkrem', 'port']
     """
-    parts = [p for p in re.split(r"[./]", key) if p]
-    while parts and all(w in _GENERIC_SUBJECTS for w in _key_words(parts[-1])):
-        parts.pop()
+    parts = _key_parts(key)
     if not parts:
         return []
     words = [w for w in _key_words(parts[-1]) if w not in _KEY_FILLER]
@@ -1750,9 +1757,7 @@ def _thing_unnamed(key: str | None, other: Fact) -> bool:
     """
     if key is None:
         return False
-    parts = [p for p in re.split(r"[./]", key) if p]
-    while parts and all(w in _GENERIC_SUBJECTS for w in _key_words(parts[-1])):
-        parts.pop()
+    parts = _key_parts(key)
     if len(parts) < 2 or len([w for w in _key_words(parts[-1]) if w not in _KEY_FILLER]) != 1:
         return False
     thing = [w for w in _key_words(parts[-2]) if w not in _KEY_FILLER]
@@ -2742,6 +2747,7 @@ def ended_on(
 #: An arrow right before a value (``-> X``, ``=> "X"``, ``→ X``) and right after one.
 _ARROW_BEFORE = re.compile(r"(?:-+>|=>|[" + _ARROWS + r"])\s*[\"'`]?$")
 _ARROW_AFTER = re.compile(r"^\)?[\"'`]?\s*(?:-+>|=>|[" + _ARROWS + r"])")
+_ANY_ARROW = re.compile(r"->|=>|[" + _ARROWS + r"]")
 
 
 def passed_through(facts: Iterable[Fact]) -> list[str]:
@@ -2758,6 +2764,8 @@ def passed_through(facts: Iterable[Fact]) -> list[str]:
     sources: set[str] = set()
     targets: set[str] = set()
     for fact in facts:
+        if _ANY_ARROW.search(fact.text) is None:
+            continue  # (most lines of most messages)
         # (an arrow's old side may be marked already: ``(was A) -> B``)
         for value in dict.fromkeys([*fact.values, *_dropped(fact)]):
             if _setting_form(value) is None:
