@@ -15,6 +15,7 @@ from abridged.engine.summarize.extractive import (
     ExtractiveSummarizer,
     harvest_references,
     is_constraint,
+    omitted_references_note,
     user_request_text,
 )
 from abridged.engine.summarize.prompts import SECTION_KEYS, find_headings, parse_sections
@@ -250,6 +251,45 @@ def test_middle_user_messages_are_clipped_before_the_first_and_newest() -> None:
     assert "omitted ...]" in summary.text
     # The exact identifiers of the clipped part are kept beside it.
     assert "END-ID-7731" in summary.text
+
+
+@given(
+    host=st.from_regex(r"[a-z]{5,9}\.[a-z]{4,8}\.dev/[a-z]{4,8}/v[0-9]", fullmatch=True),
+    others=st.integers(min_value=1, max_value=12),
+)
+@settings(max_examples=30)
+def test_references_of_a_clipped_part_are_listed_whole(host: str, others: int) -> None:
+    url = f"https://{host}"
+    names = [f"setting_{i}_name" for i in range(others)]
+    note = omitted_references_note([*names, url], 16)
+    # a cut URL or id is a wrong one: whole references, a URL before code names, the rest
+    # counted
+    assert url in note
+    listed = note.split(": ", 1)[1].rstrip(")").split("; ")[0].split(", ")
+    assert all(item in [*names, url] for item in listed)
+    left = len(names) + 1 - len(listed)
+    assert (f"; {left} more)" in note) == (left > 0)
+
+
+def test_pasted_commands_clipped_by_lines_keep_their_exact_references() -> None:
+    # Fences and a first line fit where the command does not: the clip must still name what
+    # the command held (it did not: each URL was lost with its line).
+    def paste(i: int) -> tuple[str, str]:
+        url = f"https://recv{i}.example.dev/hooks/v{i}"
+        command = (
+            f"jq '.webhook_receiver_{i} = \"{url}\"' config/settings.json > /tmp/settings.json"
+            " && mv /tmp/settings.json config/settings.json"
+        )
+        return url, f"Pointing the config at the receiver you named:\n\n```bash\n{command}\n```"
+
+    pastes = [paste(i) for i in range(8)]
+    texts = ["Task: migrate the schema carefully, then report.", *(p for _u, p in pastes)]
+    texts.append("Now also bump the version to 2.4.1.")
+    summary = _summarize([Message.user(t) for t in texts], max_tokens=600)
+    assert estimate_text_tokens(summary.text) <= 600
+    intent = parse_sections(summary.text)["intent"]
+    assert not any(p in intent for _u, p in pastes)  # each was clipped
+    assert all(u in intent for u, _p in pastes)  # beside its clip, not only at the end
 
 
 def test_a_previous_summary_in_another_format_is_carried() -> None:

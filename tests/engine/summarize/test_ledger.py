@@ -726,12 +726,33 @@ def test_an_answer_to_a_short_question_is_a_value_of_what_was_asked(voice: str) 
         ("[21:55] Kenji Ndiaye: the tls mode for elver-worker is strict", "tls mode elver-worker"),
         ("felix 10:29: retry_limit = 5", "retry_limit"),
         ("timeout: 5s", "timeout"),  # a key, not a speaker
+        # an acknowledgement is no label, a time's zone no key, gdb's ``$1`` no name
+        ("Noted: the security review slot is 4 May 2029 08:55 UTC.", "security review slot"),
+        ("No merges after 19 Jul 2028 09:55 UTC: that's the freeze.", None),
+        ('$1 = "17 Feb 2028 18:40 UTC"', None),
+        ("LOG_LEVEL: debug", "log_level"),
     ],
 )
-def test_a_chat_lines_speaker_is_not_its_key(line: str, key: str) -> None:
+def test_a_chat_lines_speaker_is_not_its_key(line: str, key: str | None) -> None:
     from abridged.engine.summarize.ledger import key_of
 
     assert key_of(line) == key
+
+
+def test_deadlines_of_three_things_in_one_date_form_do_not_replace_one_another() -> None:
+    # Keys read from ``Noted:``, a zone before a colon and gdb's ``$1`` tied the three into one
+    # slot: each date replaced the one before, the current one of each thing too.
+    texts = [
+        "NOTES\n   The security review is booked for 31 Mar 2029 08:45 UTC.",
+        "Noted: the security review slot is 4 May 2029 08:55 UTC. I'll plan around that.",
+        "┌ keep in mind ─┐\n│ No merges after 19 Jul 2028 09:55 UTC: that's the freeze. │",
+        '(gdb) p cfg->contract_renewal_due\n$1 = "17 Feb 2028 18:40 UTC"',
+    ]
+    messages = []
+    for text in texts:
+        messages += [Message.user(text), Message.assistant("Noted.")]
+    ledger = build_ledger(messages)
+    assert ledger.replaced_values == {"31 Mar 2029 08:45"}
 
 
 # (Two words in common are not enough, however exact the values: a rule that let them replace at

@@ -1,4 +1,5 @@
-"""Exact references: a rate (a unit per a unit of time) is one quantity, never a path or a name."""
+"""Exact references: a rate (a unit per a unit of time) is one quantity, never a path or a name;
+a date written with its month's name is one date; a dotted name is one name."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from abridged.engine.summarize.anchors import anchors
-from abridged.engine.summarize.references import reference_kinds
+from abridged.engine.summarize.anchors import anchors, slots
+from abridged.engine.summarize.references import harvest_references, reference_kinds
 
 units = st.text(alphabet=string.ascii_letters, min_size=1, max_size=8)
 per = st.sampled_from(["s", "sec", "second", "min", "minute", "h", "hour", "day", "week", "month"])
@@ -27,4 +28,54 @@ def test_a_path_is_still_a_path() -> None:
     assert reference_kinds("see 3 src/main and kv/infra/db") == [
         ("src/main", "path"),
         ("kv/infra/db", "path"),
+    ]
+
+
+MONTHS = ["Jan", "February", "Mar", "Apr", "May", "June", "Jul", "Aug", "Sept.", "Oct", "Nov"]
+
+
+@given(
+    day=st.integers(min_value=1, max_value=28),
+    month=st.sampled_from(MONTHS),
+    year=st.integers(min_value=1990, max_value=2099),
+    clock=st.sampled_from(["", " 08:55", " 17:10", ", 9:30 pm", " at 23:05"]),
+    day_first=st.booleans(),
+)
+def test_a_written_date_is_one_date_with_its_time(
+    day: int, month: str, year: int, clock: str, day_first: bool
+) -> None:
+    date = f"{day} {month} {year}" if day_first else f"{month} {day}, {year}"
+    written = date + clock
+    # one value, so a deadline that moves is one value replaced (not a time of day beside a
+    # date, nor a person called May)
+    assert reference_kinds(f"The review is booked for {written} UTC.") == [(written, "date")]
+    assert slots(f"The review is booked for {written}.") == {"date": frozenset({written})}
+    # the exact reference keeps the zone that follows a time
+    zoned = written + " UTC" if clock else written
+    assert harvest_references(f"The review is booked for {written} UTC.") == [zoned]
+
+
+def test_a_month_without_a_day_and_a_year_is_no_date() -> None:
+    assert reference_kinds("the May 2029 budget, and Mayfield 12") == []
+
+
+@given(
+    parts=st.lists(
+        st.from_regex(r"[a-z][a-z0-9]{1,7}", fullmatch=True), min_size=2, max_size=4
+    ).filter(lambda ps: any(any(c.isdigit() for c in p) for p in ps[1:])),
+)
+def test_a_dotted_name_is_one_reference(parts: list[str]) -> None:
+    name = ".".join(parts)
+    assert reference_kinds(f"jobs go to {name}.") == [(name, "identifier")]
+    # with an underscore instead of a digit too: a schema's table, a flag
+    assert reference_kinds("never truncate billing.ledger_entries") == [
+        ("billing.ledger_entries", "identifier")
+    ]
+
+
+def test_a_version_a_host_and_a_file_keep_their_shapes() -> None:
+    assert reference_kinds("v1.2.3 on db-2.eu.internal, see test_models.py") == [
+        ("v1.2.3", "version"),
+        ("db-2.eu.internal", "host"),
+        ("test_models.py", "file"),
     ]

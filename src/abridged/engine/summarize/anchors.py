@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 
-from abridged.engine.summarize.references import RATE_UNIT
+from abridged.engine.summarize.references import DATE, RATE_UNIT
 
 __all__ = ["anchors", "changes_value", "choices", "lookup_keys", "related", "slots"]
 
@@ -25,7 +25,6 @@ __all__ = ["anchors", "changes_value", "choices", "lookup_keys", "related", "slo
 _SEPARATED = re.compile(r"(?<![\w@#$%/.:-])[A-Za-z][A-Za-z0-9]*(?:[-_/.][A-Za-z0-9]+)+/?(?![\w-])")
 #: A capitalised name and its release number: ``Moklo 6.4``, ``Fenezun 2.1``.
 _RELEASE = re.compile(r"\b[A-Z][a-z]{2,}\s+v?\d+(?:\.\d+)+\b")
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 #: A bare number or one with a unit (``477``, ``1,250``, ``6500ms``, ``$18,800``, ``85.75%``).
 _NUMBER = re.compile(
     r"(?<![\w.,:/#@-])\$?((?>\d[\d,.]*\d|\d))"
@@ -135,8 +134,8 @@ def slots(text: str) -> dict[str, frozenset[str]]:
     rest = text
     for m in [*_SEPARATED.finditer(text), *_RELEASE.finditer(text)]:
         rest = rest.replace(m.group(), " ")
-    dates = frozenset(m.group() for m in _DATE.finditer(rest))
-    rest = _DATE.sub(" ", rest)
+    dates = frozenset(m.group() for m in DATE.finditer(rest))
+    rest = DATE.sub(" ", rest)
     versions = frozenset(m.group() for m in _VERSION.finditer(rest))
     rest = _VERSION.sub(" ", rest)
     out: dict[str, frozenset[str]] = {}

@@ -79,10 +79,13 @@ from abridged.engine.summarize.prompts import (
 from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
     REFERENCES_PER_MESSAGE,
+    STRONG_KINDS,
     harvest_references,
     is_plain_word,
+    reference_kinds,
     strip_code,
     user_request_text,
+    without_zone,
 )
 from abridged.engine.summarize.signals import SIGNALS, WEIGHTS
 from abridged.engine.summarize.transcript import clip_middle, leading_summaries, truncate_tokens
@@ -391,25 +394,57 @@ def superseded_entry(text: str) -> str:
 
 def _clip_entry(entry: str, limit: int) -> str:
     """``entry`` clipped to about ``limit`` tokens, the references of its clipped part kept
-    (none for a replaced message: its values are not current)."""
+    (none for a replaced message: its values are not current): by its most specific lines
+    when it has lines, else head and tail."""
     if _tokens(entry) <= limit:
         return entry
     if entry.startswith(SUPERSEDED_MARK):
         return truncate_tokens(entry, max(8, limit))
     by_lines = clip_to_lines(entry, limit, _tokens)
-    if by_lines is not None:
-        return by_lines
-    clipped = clip_middle(entry, limit)
-    kept = set(harvest_references(without_markers(clipped)))
-    lost = [
-        r for r in harvest_references(without_markers(entry)) if r not in kept and r not in clipped
-    ]
+    clipped = by_lines if by_lines is not None else clip_middle(entry, limit)
+    lost = _lost_references(entry, clipped)
     if not lost:
         return clipped
-    note = "(references in the omitted part: " + ", ".join(lost) + ")"
-    note = truncate_tokens(note, max(8, limit // 2))
-    room = max(8, limit - _tokens(note) - 1)
-    return clip_middle(entry, room) + "\n" + note
+    room = max(8, limit - _tokens(omitted_references_note(lost, max(8, limit // 2))) - 1)
+    shorter = clip_to_lines(entry, room, _tokens) if by_lines is not None else None
+    body = shorter if shorter is not None else clip_middle(entry, room)
+    lost = _lost_references(entry, body)
+    return body + "\n" + omitted_references_note(lost, max(8, limit // 2)) if lost else body
+
+
+def _lost_references(entry: str, clipped: str) -> list[str]:
+    """The exact references of ``entry`` that its clip ``clipped`` no longer holds."""
+    kept = set(harvest_references(without_markers(clipped)))
+    return [
+        r for r in harvest_references(without_markers(entry)) if r not in kept and r not in clipped
+    ]
+
+
+def omitted_references_note(references: Sequence[str], limit: int) -> str:
+    """The note that lists the exact references of a clipped part, within about ``limit``
+    tokens: whole references only (a cut URL or id is a wrong one), those of a strong shape
+    (``STRONG_KINDS``: URLs, dates, quantities, tickets, ...) first, then in order; at least
+    one; how many did not fit is said.
+
+    >>> omitted_references_note(["package_index_url", "https://pkg.example.dev/simple/v8"], 16)
+    '(references in the omitted part: https://pkg.example.dev/simple/v8; 1 more)'
+    """
+    kinds = dict(reference_kinds(" ".join(references)))
+    ranked = sorted(
+        range(len(references)), key=lambda i: (kinds.get(references[i]) not in STRONG_KINDS, i)
+    )
+
+    def note(chosen: Collection[int]) -> str:
+        listed = ", ".join(references[i] for i in sorted(chosen))
+        left = len(references) - len(chosen)
+        return f"(references in the omitted part: {listed}" + (f"; {left} more)" if left else ")")
+
+    chosen: list[int] = []
+    for i in ranked:
+        if chosen and _tokens(note([*chosen, i])) > limit:
+            continue
+        chosen.append(i)
+    return note(chosen)
 
 
 _UserSection: TypeAlias = Literal["intent", "constraints"]
@@ -781,7 +816,9 @@ class ExtractiveSummarizer:
         # reference that holds it (``Forget 6.13.845``).
         gone = frozenset(replaced)
         items = _dedupe(
-            r for r in refs if r and "\n" not in r and r not in gone and not gone & set(r.split())
+            r
+            for r in refs
+            if r and "\n" not in r and without_zone(r) not in gone and not gone & set(r.split())
         )
         items = items[: self.max_references]
         return _Section("references", [_Group(None, items, drop="back")])

@@ -211,7 +211,8 @@ _CORRECTION = re.compile(
 #: An assignment inside a line (``... now reads request_timeout_ms: 7000 ...``): a name that
 #: looks like a setting (an underscore, a dot or upper case), then ``:`` or ``=`` and a value.
 _EMBEDDED_ASSIGN = re.compile(
-    r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*[\w\"'/.-]"
+    r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|(?<!\d\s)[A-Z][A-Z0-9_]{2,})\s*(?:=|:)"
+    r"\s*[\w\"'/.-]"
 )
 #: What marks a line of a diff, a list, a quote or a comment before its content.
 _LINE_MARK = re.compile(r"^\s*(?:[-+*>•]\s*|#+\s+|//+\s*|--\s+|;+\s*)+")
@@ -357,7 +358,8 @@ _LITERALS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none"
 
 
 _EMBEDDED_KEY_VALUE = re.compile(
-    r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*"
+    # (a capitalised word right after a number is its unit or zone, ``09:55 UTC: ...``)
+    r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|(?<!\d\s)[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*"
     r"([\w\"'/.@-][^\s,;]*)"
     # or a log line's ``key=value`` (no spaces around the sign)
     r"|(?<=\s)([a-z][a-z0-9]{2,})=([\w\"'/.@-][^\s,;]*)"
@@ -376,7 +378,8 @@ _GENERIC_LABELS = _words(
     "note notes rule rules warning important correction update decision info error fatal "
     "todo fixme tip hint reminder also ps nb summary result output thought answer reason "
     "because example usage agreed decided done fyi context background status plan fix "
-    "confirmed found heads btw psa change changes actually forget ignore nvm timeline recap tldr"
+    "confirmed found heads btw psa change changes actually forget ignore nvm timeline recap tldr "
+    "noted ok okay sure thanks understood"
 )
 #: A chat line's speaker: an emphasised name (``*mateo*``, ``**ops**``), a name after a clock
 #: (``[21:55] Kenji Ndiaye``), a handle before one (``felix 10:29``); a quote mark before it.
@@ -553,7 +556,10 @@ def key_of(text: str) -> str | None:
         words = name.split()
         clause = any(w in _NOT_A_NAME for w in words)
         generic = len(words) == 1 and words[0] in _GENERIC_SUBJECTS
-        if words and len(words) <= 5 and words[0] not in _PRONOUNS and not clause and not generic:
+        # (a subject without a letter, gdb's ``$1 =``, names nothing)
+        named = any(c.isalpha() for c in name)
+        short = bool(words) and len(words) <= 5 and words[0] not in _PRONOUNS
+        if short and named and not clause and not generic:
             return name
     return None
 

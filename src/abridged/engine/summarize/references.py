@@ -32,6 +32,23 @@ _UNITS = (
     r"CPUs?|GPUs?|workers?|threads?|retries|records?|calls?|steps?|x"
 )
 
+#: A time of day and its half of the day (``08:55``, ``8:45 pm``).
+_CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?\b)?"
+_ZONE = r"(?:\s?(?:UTC|GMT|CET|CEST|EST|EDT|PST|PDT)\b)?"
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b\.?"
+)
+#: A date, ISO or written with its month's name and a year (``2029-05-04``, ``4 May 2029``,
+#: ``May 4th, 2029``), with the time of day when one follows (``4 May 2029 08:55``): one value,
+#: so a deadline that moves is one value replaced, not a time of day beside a date. (Not its
+#: zone: a correction often names the old time without it.)
+DATE = re.compile(
+    r"\b(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?"
+    r"|(?:\d{1,2}(?:st|nd|rd|th)?\s" + _MONTH + r"|" + _MONTH + r"\s\d{1,2}(?:st|nd|rd|th)?)"
+    r",?\s\d{4}\b(?:,?\s(?:at\s)?" + _CLOCK + r")?)"
+)
+
 #: Each reference shape: its name and pattern (a group, when present, is the value).
 _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
@@ -84,21 +101,16 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("channel", re.compile(r"(?<![\w&#/])#[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+\b")),
-    ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b")),
-    (
-        "time",
-        re.compile(
-            r"\b(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\s+)?\d{1,2}:\d{2}(?::\d{2})?"
-            r"(?:\s?(?:UTC|GMT|CET|CEST|EST|EDT|PST|PDT|[AaPp]\.?[Mm]\.?)\b)?"
-        ),
-    ),
+    ("date", DATE),
+    ("time", re.compile(r"\b(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\s+)?" + _CLOCK + _ZONE)),
     ("quantity", re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])")),
     ("quantity", re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b")),
     ("hex", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),
     # (not the digits of a word: ``INC552043`` is one reference, ``a12345`` none)
     ("number", re.compile(r"(?<![\w.,])\d{5,}(?![\d]|[.,]\d)")),
-    # (a private name may open with underscores: ``_parse_row``)
-    ("identifier", re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b(?<=\w)")),
+    # (a private name may open with underscores: ``_parse_row``; a dotted one is one name:
+    # ``billing.ledger_entries``, ``queues.q2``)
+    ("identifier", re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+\b(?<=\w)")),
 )
 _IDENTIFIER_NEEDS = re.compile(r"\d|_")
 _LONG_RUN = re.compile(r"\S{200,}")
@@ -197,11 +209,37 @@ def harvest_references(text: str) -> list[str]:
     >>> harvest_references("Deploy from release/7.2-hotfix (was release/7.2).")
     ['release/7.2-hotfix']
     """
+    text = _REPLACED.sub(" ", text)
     return [
-        value
-        for value, kind in reference_kinds(_REPLACED.sub(" ", text))
+        _with_zone(value, text) if kind == "date" else value
+        for value, kind in reference_kinds(text)
         if not (kind == "code" and is_plain_word(value))
     ]
+
+
+_ZONE_NAMED = re.compile(r"\s?(?:UTC|GMT|CET|CEST|EST|EDT|PST|PDT)\b")
+
+
+def without_zone(reference: str) -> str:
+    """``reference`` without the time zone ``harvest_references`` gave it: the value a ledger
+    compares (``reference_kinds``).
+
+    >>> without_zone("4 May 2029 08:55 UTC"), without_zone("OPS-12")
+    ('4 May 2029 08:55', 'OPS-12')
+    """
+    zone = _ZONE_NAMED.search(reference)
+    if zone is None or zone.end() != len(reference):
+        return reference
+    return reference[: zone.start()]
+
+
+def _with_zone(date: str, text: str) -> str:
+    """``date`` with the time zone that follows it in ``text``: the exact reference is the
+    whole of ``4 May 2029 08:55 UTC``, while the value a correction names is often without it
+    (``reference_kinds``)."""
+    at = text.find(date)
+    zone = _ZONE_NAMED.match(text, at + len(date)) if at != -1 and ":" in date else None
+    return date + zone.group() if zone is not None else date
 
 
 _REPLACED = re.compile(r"\(was [^()\n]*\)")
@@ -380,6 +418,8 @@ def setting_file(value: str, kind: str) -> bool:
 
 
 __all__ = [
+    "DATE",
+    "RATE_UNIT",
     "REFERENCES_PER_MESSAGE",
     "SETTINGS_BLOCK_LINES",
     "SETTINGS_NOTATIONS",
@@ -395,4 +435,5 @@ __all__ = [
     "setting_file",
     "strip_code",
     "user_request_text",
+    "without_zone",
 ]
