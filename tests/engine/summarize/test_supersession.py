@@ -829,3 +829,50 @@ def test_a_carried_dotted_key_is_replaced_by_prose_naming_its_slot() -> None:
     entry = "- [tool: bash `cat services.ini`] services.kelvo.port: 48871-tcp"
     other = Message.user("The port for drami is 39325-tcp.")
     assert "48871-tcp" not in build_ledger([other], previous=[entry]).replaced_values
+
+
+# -- what a decision picks ---------------------------------------------------------------------
+
+#: (earlier, later, earlier pick): a decision that picks another plain word for the same slot.
+PICKED_AGAIN = [
+    (
+        "Decision recorded: for the thaimouk queue we use zhugairflow.",
+        "After the benchmark we go with lifanflow for the thaimouk queue.",
+        "zhugairflow",
+    ),
+    (
+        "For the fixture library we settled on pygitumos.",
+        "hmm, for the fixture library I'd rather go with pynokipin, it plays nicer with pytest",
+        "pygitumos",
+    ),
+]
+
+
+@given(st.sampled_from(PICKED_AGAIN), st.sampled_from(PLACEMENTS))
+@settings(deadline=None, max_examples=20)
+def test_a_later_pick_for_the_same_slot_replaces_the_earlier_one(
+    case: tuple[str, str, str], placement: str
+) -> None:
+    first, second, old = case
+    text = summary_of(first, second, placement)
+    assert old not in current(text), text
+    assert second.split(" with ")[1].split()[0].rstrip(",") in current(text)
+
+
+def test_a_pick_beside_an_exact_value_is_not_the_value() -> None:
+    # *using node v22*: the version is the value; the pick (``node``) would make two versions
+    # of node two values of two slots
+    first, second = "$ node --version\nv25.15.13", "$ nvm use\nNow using node v22.24.19"
+    ledger = build_ledger([Message.user(first), Message.assistant("Noted."), Message.user(second)])
+    assert "node" not in {v for f in ledger.facts for v in f.values}
+
+
+@given(st.sampled_from(PLACEMENTS))
+@settings(deadline=None, max_examples=10)
+def test_picks_for_two_slots_both_hold(placement: str) -> None:
+    text = summary_of(
+        "For the thaimouk queue we go with zhugairflow.",
+        "For the billing cache we go with lifanflow.",
+        placement,
+    )
+    assert "zhugairflow" in current(text) and "lifanflow" in current(text), text
