@@ -103,6 +103,11 @@ class Counts:
         }
 
 
+def _autocommit(conn: Any) -> bool:
+    """Whether ``conn`` runs in autocommit (``abridged.store.base.StoreBase._run_alone``)."""
+    return bool(conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT")
+
+
 class StatementCounter:
     """Listeners on a store's engines that count into ``counts`` (replaced by ``span``)."""
 
@@ -147,17 +152,22 @@ class StatementCounter:
         if sent is not None:
             self.counts.in_statements += time.perf_counter() - sent
 
+    # SQLAlchemy signals ``begin`` and ``commit`` / ``rollback`` on a connection in autocommit
+    # too, where nothing is sent (its asyncpg adapter starts no transaction): not counted.
     def _begin(self, conn: Any) -> None:
-        self.counts.transactions += 1
-        self.counts.sql.append("BEGIN")
+        if not _autocommit(conn):
+            self.counts.transactions += 1
+            self.counts.sql.append("BEGIN")
 
     def _commit(self, conn: Any) -> None:
-        self.counts.commits += 1
-        self.counts.sql.append("COMMIT")
+        if not _autocommit(conn):
+            self.counts.commits += 1
+            self.counts.sql.append("COMMIT")
 
     def _rollback(self, conn: Any) -> None:
-        self.counts.rollbacks += 1
-        self.counts.sql.append("ROLLBACK")
+        if not _autocommit(conn):
+            self.counts.rollbacks += 1
+            self.counts.sql.append("ROLLBACK")
 
     def _checkout(self, _dbapi_connection: Any, record: Any, _proxy: Any) -> None:
         from abridged.store.connect import PINGED

@@ -18,12 +18,14 @@ rt = load_bench("store_round_trips")
 #: (statements, transactions) at most, per backend and path: the counts the hot path was cut
 #: to (``bench/RESULTS.md``, ``## store round trips``). Before the cut a service turn was 31
 #: statements in 11 transactions on SQLite (12 on PostgreSQL); before a send's message was
-#: stored with its lease taken (issue 30), 24 in 10 (11).
+#: stored with its lease taken (issue 30), 24 in 10 (11). On PostgreSQL an append of a reply or
+#: a tool result is one statement outside any transaction (before: 23 in 10, and a library turn
+#: 16 in 7).
 LIMITS = {
     ("sqlite", "service turn"): (23, 9),
-    ("postgresql", "service turn"): (23, 10),
+    ("postgresql", "service turn"): (18, 5),
     ("sqlite", "library turn"): (16, 7),
-    ("postgresql", "library turn"): (16, 7),
+    ("postgresql", "library turn"): (10, 1),
     ("sqlite", "proxied request"): (6, 4),
     ("postgresql", "proxied request"): (6, 4),
 }

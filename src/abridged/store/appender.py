@@ -3,11 +3,13 @@ SQLite run whole by the store's runner, ``abridged.store.threaded``)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import Insert, bindparam, literal, null, select, union_all, update
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
@@ -272,3 +274,108 @@ def _insert_unless_kept(
             next(r["idempotency_key"] for r in rows if r["idempotency_key"] not in by_key)
         )
     return [by_key[row["idempotency_key"]] for row in rows]
+
+
+# -- PostgreSQL: an append in one statement -------------------------------------------------
+
+#: The unique index that says a message id is stored already (``append_rows``).
+KEY_INDEX = "uq_messages_conversation_key"
+
+
+def append_in_one_statement(
+    conn: Connection,
+    conversation_id: str,
+    owner: str | None,
+    rows: Rows,
+    *,
+    holder: str | None = None,
+) -> list[int | dict[str, Any]]:
+    """The optimistic append (``append_rows(look_up=False)``) on PostgreSQL as one statement,
+    sent outside any transaction: one round trip where BEGIN, the reservation, the insert
+    and COMMIT were four. The reservation is the statement's first part (a data-modifying
+    ``WITH``): it takes the conversation's row lock and matches only the owner's conversation
+    (and, with ``holder``, only while it holds the turn lease); the rows are placed from what
+    it returns. A message id stored already fails the whole statement, so nothing is reserved
+    or stored (no sequence number is skipped): ``KeyStoredError``, and the caller appends
+    again with the look-up, in a transaction. Nothing written because nothing matched:
+    ``NotFoundError``, ``OwnershipError`` or ``LeaseLostError``, as ``reserve`` says.
+
+    ``rows``: each with its idempotency key (``optimistic``), keys distinct."""
+    delivered = tuple(row["status"] == "delivered" for row in rows)
+    statement = _one_statement(delivered, owner is not None, holder is not None)
+    params: dict[str, Any] = {
+        "conversation_id": codec.check_id(conversation_id, "conversation_id"),
+        "count": sum(delivered),
+        "now": codec.now(),
+    }
+    if owner is not None:
+        params["expected_owner"] = owner  # (not "owner": an UPDATE would set it)
+    if holder is not None:
+        params["holder"] = holder
+    for index, row in enumerate(rows):
+        params.update({f"{name}_{index}": row[name] for name in _PLACED_COLUMNS})
+    try:
+        stored = conn.execute(statement, params).all()
+    except sa_exc.IntegrityError as exc:
+        if KEY_INDEX in str(exc.orig):
+            raise KeyStoredError("a message id is stored already") from None
+        raise
+    if not stored:  # nothing matched: say why (a read, on this error path only)
+        queries.read_conversation_sync(conn, conversation_id, owner)
+        raise LeaseLostError(
+            "the turn lease was taken over: this write came too late and was not stored",
+            conversation_id=conversation_id,
+        )
+    placed = {key: (int(pk), session_id, seq) for pk, key, session_id, seq in stored}
+    pks: list[int | dict[str, Any]] = []
+    for row in rows:
+        pk, row["session_id"], row["seq"] = placed[row["idempotency_key"]]
+        pks.append(pk)
+    return pks
+
+
+#: The columns a row brings (``encode``); the session and the sequence number come from the
+#: reservation.
+_PLACED_COLUMNS = tuple(name for name in _ROW_COLUMNS if name not in ("session_id", "seq"))
+
+
+@functools.lru_cache(maxsize=64)
+def _one_statement(delivered: tuple[bool, ...], owned: bool, fenced: bool) -> Insert:
+    """The statement of ``append_in_one_statement`` for rows of this shape (delivered or
+    queued, in order), built once per shape: the reservation as a ``WITH`` that returns the
+    new head, then the rows selected from it, each with its own parameters."""
+    reserve = update(conversations).where(conversations.c.id == bindparam("conversation_id"))
+    if owned:
+        reserve = reserve.where(conversations.c.owner == bindparam("expected_owner"))
+    if fenced:
+        reserve = reserve.where(conversations.c.lease_holder == bindparam("holder"))
+    head = (
+        reserve.values(
+            next_seq=conversations.c.next_seq + bindparam("count"), updated_at=bindparam("now")
+        )
+        .returning(conversations.c.next_seq, conversations.c.current_session_id)
+        .cte("head")
+    )
+    count = sum(delivered)
+    selects = []
+    number = 0
+    for index, is_delivered in enumerate(delivered):
+        if is_delivered:
+            seq: Any = head.c.next_seq - count + literal(number)
+            number += 1
+        else:
+            seq = null()
+        columns = [
+            bindparam(f"{name}_{index}", type_=messages.c[name].type).label(name)
+            for name in _PLACED_COLUMNS
+        ]
+        selects.append(
+            select(*columns, head.c.current_session_id.label("session_id"), seq.label("seq"))
+        )
+    rows = selects[0] if len(selects) == 1 else union_all(*selects)
+    return (
+        messages.insert()
+        .add_cte(head)
+        .from_select([*_PLACED_COLUMNS, "session_id", "seq"], rows)
+        .returning(messages.c.pk, messages.c.idempotency_key, messages.c.session_id, messages.c.seq)
+    )

@@ -19,9 +19,11 @@ from abridged.store.connect import (
     Mode,
     check_lock_timeout,
     check_synchronous,
+    connection,
     create_engine,
     resolve_url,
     safe_url,
+    store_boundary,
     transaction,
 )
 from abridged.store.embed import HashingEmbedder
@@ -204,16 +206,31 @@ class StoreBase:
         rows: Rows,
         *,
         operation: str,
+        alone: TransactionBody[T] | None = None,
     ) -> T:
         """``body(look_up)`` in a write transaction that appends ``rows``: optimistic first
         (``look_up=False``) when it may be (``appender.optimistic``), again with the look-up of
-        keys stored already when one was (the first rolled back: a retried send)."""
+        keys stored already when one was (the first rolled back: a retried send).
+
+        ``alone``: the optimistic form as one statement, run outside any transaction on
+        PostgreSQL in its place (``appender.append_in_one_statement``: one round trip)."""
         if optimistic(rows):
             try:
+                if alone is not None and self._runner is None:
+                    return await self._run_alone(alone, operation=operation)
                 return await self._run_sync(body(False), mode="write", operation=operation)
             except KeyStoredError:
                 pass
         return await self._run_sync(body(True), mode="write", operation=operation)
+
+    async def _run_alone(self, body: TransactionBody[T], *, operation: str) -> T:
+        """``body(conn)`` outside any transaction (PostgreSQL's autocommit: no BEGIN, no
+        COMMIT), for a body that sends one statement, atomic by itself."""
+        await self.open()
+        async with connection(self._engine, operation) as conn:
+            with store_boundary(operation, self._engine.url):
+                await conn.execution_options(isolation_level="AUTOCOMMIT")
+                return await conn.run_sync(body)
 
     async def _vector(self, text: str) -> tuple[list[float] | None, str | None]:
         """The embedding of a summary (computed outside any transaction)."""

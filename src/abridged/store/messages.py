@@ -12,7 +12,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from abridged.core.model import Message
 from abridged.errors import CorruptRowError, NotFoundError, StoreError
 from abridged.store import codec, damaged, fast, lineage, queries
-from abridged.store.appender import Rows, append_rows, encode, reserve, stored_row
+from abridged.store.appender import (
+    Rows,
+    append_in_one_statement,
+    append_rows,
+    encode,
+    reserve,
+    stored_row,
+)
 from abridged.store.base import log
 from abridged.store.connect import transaction
 from abridged.store.conversations import ConversationOps
@@ -115,7 +122,8 @@ class MessageOps(ConversationOps):
     async def _append_rows(
         self, conversation_id: str, owner: str | None, rows: Rows, holder: str | None
     ) -> list[int | dict[str, Any]]:
-        """``append_rows`` in a write transaction (``_write_keyed``)."""
+        """``append_rows`` in a write transaction (``_write_keyed``), or in one statement on
+        PostgreSQL (``append_in_one_statement``)."""
         return await self._write_keyed(
             lambda look_up: (
                 lambda conn: append_rows(
@@ -124,6 +132,9 @@ class MessageOps(ConversationOps):
             ),
             rows,
             operation="append_many",
+            alone=lambda conn: append_in_one_statement(
+                conn, conversation_id, owner, rows, holder=holder
+            ),
         )
 
     async def deliver(
