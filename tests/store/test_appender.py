@@ -60,3 +60,14 @@ async def test_another_owners_append_stores_nothing_and_reserves_nothing(store: 
         await store.append("no-such-conversation", Message.user("x", id="x"), owner="acme")
     assert await store.stored_messages(convo.id) == []
     assert (await store.append(convo.id, Message.user("y", id="y"), owner="acme")).seq == 1
+
+
+async def test_rows_without_ids_chosen_are_placed_in_order(store: Store) -> None:
+    # Content-derived ids carry no idempotency key: in one statement they are found by their
+    # numbers, which rise in the order of the rows.
+    convo = await store.create_conversation()
+    texts = [f"step {i}" for i in range(5)]
+    got = await store.append_many(convo.id, [Message.user(t) for t in texts])
+    assert [(g.message.text, g.seq) for g in got] == [(t, i + 1) for i, t in enumerate(texts)]
+    stored = await store.stored_messages(convo.id)
+    assert [(m.pk, m.message.text) for m in stored] == [(g.pk, g.message.text) for g in got]

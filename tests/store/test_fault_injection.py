@@ -165,9 +165,15 @@ OPERATIONS: dict[str, tuple[Operation | None, Operation, set[str]]] = {
 }
 
 
+#: Operations sent as one statement outside any transaction (its commit is the statement's own):
+#: one place to fail.
+ONE_STATEMENT = {("postgresql", "append_many"): 1}
+
+
 @pytest.mark.parametrize("operation", sorted(OPERATIONS))
 async def test_each_statement_fails_in_turn(store: Store, operation: str) -> None:
     prepare, run, names = OPERATIONS[operation]
+    least = ONE_STATEMENT.get((store.dialect, operation), 3)  # BEGIN, a statement, COMMIT
     cid = (await store.create_conversation()).id
     await _append(store, cid)
     injector = Injector(store)
@@ -199,8 +205,8 @@ async def test_each_statement_fails_in_turn(store: Store, operation: str) -> Non
                 assert await snapshot(store, cid) != before
             else:
                 raise AssertionError("the operation never ran to its end")
-            assert fail_at >= 3  # BEGIN, the operation's statements and COMMIT were all hit
-    assert failures >= 3 * len(FAULTS[store.dialect])
+            assert fail_at >= least  # every statement (BEGIN, COMMIT) was hit
+    assert failures >= least * len(FAULTS[store.dialect])
     # The conversation reads whole after all of it.
     stored = await store.stored_messages(cid)
     assert [m.seq for m in stored] == list(range(1, len(stored) + 1))

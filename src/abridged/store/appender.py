@@ -290,7 +290,7 @@ def append_in_one_statement(
     *,
     holder: str | None = None,
 ) -> list[int | dict[str, Any]]:
-    """The optimistic append (``append_rows(look_up=False)``) on PostgreSQL as one statement,
+    """An append (``append_rows(look_up=False)``) on PostgreSQL as one statement,
     sent outside any transaction: one round trip where BEGIN, the reservation, the insert
     and COMMIT were four. The reservation is the statement's first part (a data-modifying
     ``WITH``): it takes the conversation's row lock and matches only the owner's conversation
@@ -300,7 +300,7 @@ def append_in_one_statement(
     again with the look-up, in a transaction. Nothing written because nothing matched:
     ``NotFoundError``, ``OwnershipError`` or ``LeaseLostError``, as ``reserve`` says.
 
-    ``rows``: each with its idempotency key (``optimistic``), keys distinct."""
+    ``rows``: as ``in_one_statement`` allows."""
     delivered = tuple(row["status"] == "delivered" for row in rows)
     statement = _one_statement(delivered, owner is not None, holder is not None)
     params: dict[str, Any] = {
@@ -326,12 +326,28 @@ def append_in_one_statement(
             "the turn lease was taken over: this write came too late and was not stored",
             conversation_id=conversation_id,
         )
-    placed = {key: (int(pk), session_id, seq) for pk, key, session_id, seq in stored}
+    # A row with a key is found by it; one without (delivered: ``in_one_statement``) by its
+    # place among them, the sequence numbers rising in the order of the rows.
+    by_key = {key: (int(pk), session, seq) for pk, key, session, seq in stored if key is not None}
+    unkeyed = iter(sorted((seq, int(pk), sid) for pk, key, sid, seq in stored if key is None))
     pks: list[int | dict[str, Any]] = []
     for row in rows:
-        pk, row["session_id"], row["seq"] = placed[row["idempotency_key"]]
+        key = row["idempotency_key"]
+        if key is not None:
+            pk, row["session_id"], row["seq"] = by_key[key]
+        else:
+            row["seq"], pk, row["session_id"] = next(unkeyed)
         pks.append(pk)
     return pks
+
+
+def in_one_statement(rows: Rows) -> bool:
+    """Whether ``append_in_one_statement`` can place ``rows``: each has an idempotency key
+    (what finds its row in the statement's answer) or is delivered (found by its number), and
+    no key is repeated."""
+    keys = [row["idempotency_key"] for row in rows if row["idempotency_key"] is not None]
+    placeable = all(r["idempotency_key"] is not None or r["status"] == "delivered" for r in rows)
+    return bool(rows) and placeable and len(set(keys)) == len(keys)
 
 
 #: The columns a row brings (``encode``); the session and the sequence number come from the

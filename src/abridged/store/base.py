@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from abridged.core.protocols import Embedder
 from abridged.errors import ConflictError, ContentionError
 from abridged.store import codec, queries
-from abridged.store.appender import KeyStoredError, Rows, optimistic
+from abridged.store.appender import KeyStoredError, Rows, in_one_statement, optimistic
 from abridged.store.connect import (
     Mode,
     check_lock_timeout,
@@ -212,21 +212,29 @@ class StoreBase:
         (``look_up=False``) when it may be (``appender.optimistic``), again with the look-up of
         keys stored already when one was (the first rolled back: a retried send).
 
-        ``alone``: the optimistic form as one statement, run outside any transaction on
-        PostgreSQL in its place (``appender.append_in_one_statement``: one round trip)."""
+        ``alone``: the append as one statement, run outside any transaction on PostgreSQL in
+        their place when the rows allow it (``appender.append_in_one_statement``, one round
+        trip; ``appender.in_one_statement``)."""
+        await self.open()
+        if alone is not None and self._runner is None and in_one_statement(rows):
+            try:
+                return await self._run_alone(alone, mode="write", operation=operation)
+            except KeyStoredError:
+                return await self._run_sync(body(True), mode="write", operation=operation)
         if optimistic(rows):
             try:
-                if alone is not None and self._runner is None:
-                    return await self._run_alone(alone, operation=operation)
                 return await self._run_sync(body(False), mode="write", operation=operation)
             except KeyStoredError:
                 pass
         return await self._run_sync(body(True), mode="write", operation=operation)
 
-    async def _run_alone(self, body: TransactionBody[T], *, operation: str) -> T:
-        """``body(conn)`` outside any transaction (PostgreSQL's autocommit: no BEGIN, no
-        COMMIT), for a body that sends one statement, atomic by itself."""
+    async def _run_alone(self, body: TransactionBody[T], *, mode: Mode, operation: str) -> T:
+        """``body(conn)`` for a body that sends one statement, atomic by itself: on PostgreSQL
+        outside any transaction (autocommit: no BEGIN, no COMMIT, one round trip instead of
+        three), on SQLite as ``_run_sync`` (its runner's transaction costs no round trip)."""
         await self.open()
+        if self._runner is not None:
+            return await self._runner.run(body, mode=mode, operation=operation)
         async with connection(self._engine, operation) as conn:
             with store_boundary(operation, self._engine.url):
                 await conn.execution_options(isolation_level="AUTOCOMMIT")

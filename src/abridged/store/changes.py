@@ -32,6 +32,7 @@ log = logging.getLogger("abridged.store.changes")
 
 #: The PostgreSQL notification channel (payload: origin, storage id, the announcer's text).
 CHANNEL = "abridged_conversation_changed"
+_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 #: The longest text sent with an announcement (PostgreSQL takes 8,000 bytes a payload): a
 #: longer one is left out, and the followers are told of the change alone.
 MAX_NOTE = 7_000
@@ -70,12 +71,10 @@ class ChangeOps(StoreBase):
             note = ""
         if self.dialect != "postgresql":
             return
-        await self.open()
-        async with transaction(self._engine, operation="announce_change") as conn:
-            await conn.execute(
-                text("SELECT pg_notify(:channel, :payload)"),
-                {"channel": CHANNEL, "payload": f"{origin} {conversation_id} {note}"},
-            )
+        params = {"channel": CHANNEL, "payload": f"{origin} {conversation_id} {note}"}
+        await self._run_alone(  # delivered when the statement's own commit is
+            lambda conn: conn.execute(_NOTIFY, params), mode="write", operation="announce_change"
+        )
 
     def follow_changes(
         self,

@@ -144,7 +144,7 @@ class ConversationOps(StoreBase):
         whichever conversations other owners have (an id no database can hold:
         ``FormatError``)."""
         params = {"owner": owner, "name": codec.check_id(name, "conversation_id")}
-        key = await self._run_sync(
+        key = await self._run_alone(
             lambda conn: conn.execute(NAMED_KEY, params).scalar(),
             mode="read",
             operation="conversation_key",

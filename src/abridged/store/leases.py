@@ -249,7 +249,7 @@ class LeaseOps(StoreBase):
         taken over): the caller must stop its turn."""
         expires = now_ms() + int(ttl * 1000)
         values = {"conversation_id": conversation_id, "holder": holder, "expires": expires}
-        count = await self._run_sync(
+        count = await self._run_alone(  # one statement: on PostgreSQL, one round trip
             lambda conn: fast.execute(conn, _RENEW, values).rowcount,
             mode="write",
             operation="renew_turn",
@@ -259,7 +259,7 @@ class LeaseOps(StoreBase):
     async def release_turn(self, conversation_id: str, holder: str) -> bool:
         """Give the lease back (only if ``holder`` still holds it); whether it did."""
         values = {"conversation_id": conversation_id, "holder": holder}
-        count = await self._run_sync(
+        count = await self._run_alone(  # one statement: on PostgreSQL, one round trip
             lambda conn: fast.execute(conn, _RELEASE, values).rowcount,
             mode="write",
             operation="release_turn",

@@ -131,7 +131,7 @@ class ListingOps(StoreBase):
             "line": codec.dumps(dict(line)),
             "at": at or codec.now(),
         }
-        await self._run_sync(
+        await self._run_alone(  # one statement: on PostgreSQL, one round trip
             lambda conn: conn.execute(stmt, params), mode="write", operation="note_request"
         )
 
