@@ -21,6 +21,26 @@ from abridged.core.tokens import estimate_context_tokens
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 
+#: The surfaces (styles) the blind canary sets up to I wrote their facts as, by name: a later
+#: blind set keeps away from them (its test checks its own surface names against these).
+EARLIER_SURFACES = (
+    "sentence", "terse", "key-value", "yaml", "json", "log-line", "table-row", "diff",
+    "code-comment", "bullet", "jira", "github", "discord", "todo", "acceptance", "shall",
+    "suggestion", "sed", "helpdesk", "sms", "notion", "callout", "pulumi", "sentry",
+    "prometheus", "redis", "mongo", "constant", "mysql", "kafka", "otel", "opentelemetry", "span",
+    "vault", "airflow", "devtools", "console", "kustomize", "jupytext", "tldr", "docstring",
+    "commit", "awk", "assert", "assumption", "pinned", "progress", "mermaid", "scratchpad",
+    "slack", "linear", "calendar", "adr", "rfc", "postmortem", "gherkin", "wiki", "whiteboard",
+    "forum", "call-chat", "helm", "terraform", "hcl", "compose", "nginx", "systemd", "psql",
+    "jupyter", "grafana", "kubectl", "grep", "logfmt", "stack", "ansible", "oneline", "lint",
+    "etcd", "toml", "ini", "env", "makefile", "dockerfile", "actions", "crontab", "csv", "tsv",
+    "curl", "http", "json-rpc", "graphql", "protobuf", "openapi", "package-json", "properties",
+    "xml", "migration", "pytest-run", "shell-session", "git-show", "word-diff", "side-by-side",
+    "k8s", "cloudwatch", "datadog", "audit", "email", "minutes", "pr-review", "release", "faq",
+    "glossary", "runbook", "status", "risk", "handoff", "voice", "poll", "reasoning",
+    "calculation", "recap", "checklist", "trello", "kanban", "figma",
+)  # fmt: skip
+
 
 def load_bench(name: str) -> ModuleType:
     """``bench/NAME.py`` as the module ``bench_NAME`` (the bench directory on ``sys.path``: the

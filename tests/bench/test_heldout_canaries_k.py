@@ -23,6 +23,7 @@ import pytest
 from abridged.core.model import Message
 from tests.bench.support import (
     BENCH,
+    EARLIER_SURFACES,
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
     assert_no_keep_string_recorded,
@@ -49,23 +50,7 @@ MARKERS = (
     "sorry", "typo", "fix:",
 )  # fmt: skip
 # what the earlier sets wrote their facts as (set J's test list) ...
-EARLIER = (
-    "sentence", "terse", "key-value", "yaml", "json", "log-line", "table-row", "diff",
-    "code-comment", "bullet", "jira", "github", "discord", "todo", "acceptance", "shall",
-    "suggestion", "sed", "helpdesk", "sms", "notion", "callout", "pulumi", "sentry",
-    "prometheus", "redis", "mongo", "constant", "mysql", "kafka", "otel", "opentelemetry", "span",
-    "vault", "airflow", "devtools", "console", "kustomize", "jupytext", "tldr", "docstring",
-    "commit", "awk", "assert", "assumption", "pinned", "progress", "mermaid", "scratchpad",
-    "slack", "linear", "calendar", "adr", "rfc", "postmortem", "gherkin", "wiki", "whiteboard",
-    "forum", "call-chat", "helm", "terraform", "hcl", "compose", "nginx", "systemd", "psql",
-    "jupyter", "grafana", "kubectl", "grep", "logfmt", "stack", "ansible", "oneline", "lint",
-    "etcd", "toml", "ini", "env", "makefile", "dockerfile", "actions", "crontab", "csv", "tsv",
-    "curl", "http", "json-rpc", "graphql", "protobuf", "openapi", "package-json", "properties",
-    "xml", "migration", "pytest-run", "shell-session", "git-show", "word-diff", "side-by-side",
-    "k8s", "cloudwatch", "datadog", "audit", "email", "minutes", "pr-review", "release", "faq",
-    "glossary", "runbook", "status", "risk", "handoff", "voice", "poll", "reasoning",
-    "calculation", "recap", "checklist", "trello", "kanban", "figma",
-)  # fmt: skip
+EARLIER = EARLIER_SURFACES
 # ... and set J's own surfaces and ways of correcting (its function names)
 SET_J = (
     "irc-log", "pdf-extract", "sheet-cell-note", "srt-captions", "vcard", "org-mode",
