@@ -13,6 +13,7 @@ from abridged.core.tokens import estimate_text_tokens
 from abridged.engine.summarize.line_clip import (
     MIN_LINES,
     clip_to_lines,
+    dropped_a_better_line,
     lines_marker,
     without_markers,
 )
@@ -240,3 +241,23 @@ def test_at_a_small_size_the_dropped_lines_are_counted_once_at_the_end() -> None
     roomy = clip_to_lines(text, facts + 3 * (marker + 1) + 1, _size)
     assert roomy is not None
     assert any(_COUNT.match(line) for line in roomy.split("\n")[:-1])
+
+
+def test_a_clip_that_kept_its_statement_dropped_no_better_line() -> None:
+    # The decision is kept; the heading's date is not: a note of that date must not take the
+    # decision's room (it did, and a correction's new owner was lost at every compaction).
+    minutes = "\n".join(
+        [
+            "Minutes: platform weekly, 2026-01-22",
+            "Present: Femi, Priya, Keiko",
+            "",
+            "Decisions",
+            "1. The owner of the parser: Tomsa Skiduk. Agreed without objection.",
+            "",
+            "Actions",
+            "- none beyond the above",
+        ]
+    )
+    clipped = clip_to_lines(minutes, _size(minutes.split("\n")[4]) + 12, _size)
+    assert clipped is not None and "Tomsa Skiduk" in clipped
+    assert not dropped_a_better_line(minutes, clipped, ["2026-01-22"])

@@ -67,7 +67,11 @@ from abridged.engine.summarize.fileops import (
 )
 from abridged.engine.summarize.fitting import EntryFitter
 from abridged.engine.summarize.ledger import SUPERSEDED_MARK, Ledger, build_ledger, mark_values
-from abridged.engine.summarize.line_clip import clip_to_lines, without_markers
+from abridged.engine.summarize.line_clip import (
+    clip_to_lines,
+    dropped_a_better_line,
+    without_markers,
+)
 from abridged.engine.summarize.prompts import (
     NONE_TEXT,
     SECTION_KEYS,
@@ -405,7 +409,12 @@ def _clip_entry(entry: str, limit: int) -> str:
     lost = _lost_references(entry, clipped)
     if not lost:
         return clipped
-    room = max(8, limit - _tokens(omitted_references_note(lost, max(8, limit // 2))) - 1)
+    note = omitted_references_note(lost, max(8, limit // 2))
+    if by_lines is not None and not dropped_a_better_line(entry, by_lines, lost):
+        # the clip kept its best lines: the note only where it fits beside them
+        fits = _tokens(by_lines) + _tokens(note) + 1 <= limit
+        return by_lines + "\n" + note if fits else by_lines
+    room = max(8, limit - _tokens(note) - 1)
     shorter = clip_to_lines(entry, room, _tokens) if by_lines is not None else None
     body = shorter if shorter is not None else clip_middle(entry, room)
     lost = _lost_references(entry, body)

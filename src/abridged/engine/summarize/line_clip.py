@@ -20,14 +20,14 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from abridged.engine.summarize.ledger import kebab_names
 from abridged.engine.summarize.references import reference_kinds
 from abridged.engine.summarize.signals import combine, modality, specificity
 from abridged.engine.summarize.transcript import OMISSION_LINE
 
-__all__ = ["MIN_LINES", "clip_to_lines", "lines_marker", "without_markers"]
+__all__ = ["MIN_LINES", "clip_to_lines", "dropped_a_better_line", "lines_marker", "without_markers"]
 
 #: Below this many non-blank lines an entry is prose, clipped by its head and tail instead.
 MIN_LINES = 4
@@ -250,3 +250,27 @@ def clip_to_lines(text: str, max_tokens: int, size: Callable[[str], int]) -> str
         kept.remove(min(kept, key=lambda j: (ranks[j], -j)))
         clipped = _render(lines, set(kept), gathered)
     return clipped if size(clipped) <= max_tokens else None
+
+
+def dropped_a_better_line(text: str, clipped: str, holding: Collection[str]) -> bool:
+    """Whether ``clipped`` (``clip_to_lines`` of ``text``) dropped a line holding one of
+    ``holding`` that ranks above every line it kept: the clip kept the frame of a paste (a
+    first line, fences) where its one statement did not fit.
+
+    >>> paste = ("Pointing the config at the receiver you named:\\n```bash\\n"
+    ...     "jq '.webhook_receiver = \\"https://a.example.dev/v2\\"' config/settings.json\\n```")
+    >>> frame = "Pointing the config at the receiver you named:\\n```bash\\n```"
+    >>> dropped_a_better_line(paste, frame, ["https://a.example.dev/v2"])
+    True
+    """
+    lines = text.split("\n")
+    # each line by what it states, the first too (its bonus says what a paste is, and a clip
+    # lets such a label give way to a statement: ``_pick_order``)
+    ranks = _ranks("\n" + text)[1:]
+    kept = set(clipped.split("\n"))
+    best_kept = max((r for line, r in zip(lines, ranks, strict=True) if line in kept), default=-2.0)
+    return any(
+        r > best_kept and any(h in line for h in holding)
+        for line, r in zip(lines, ranks, strict=True)
+        if line not in kept
+    )
