@@ -876,3 +876,12 @@ def test_picks_for_two_slots_both_hold(placement: str) -> None:
         placement,
     )
     assert "zhugairflow" in current(text) and "lifanflow" in current(text), text
+
+
+def test_a_preference_picks_no_value() -> None:
+    # *I prefer small commits* is a rule, not a slot holding ``small``: as a value it was
+    # replaced by any later preference, and the user's rule left the summary.
+    said = "I prefer small commits: split the fix and the regression test into two changes."
+    ledger = build_ledger([Message.user("Go."), *_bash("c1", "cat NOTES.md", said)])
+    facts = [f for f in ledger.facts if "prefer" in f.text]
+    assert facts and "small" not in {v for f in facts for v in f.values}

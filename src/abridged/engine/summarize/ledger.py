@@ -770,8 +770,10 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
         if not any(m.group(1) in v for v in found):
             found.append(m.group(1))
     # What a decision picks (*we go with lifanflow*) is the value of the slot it fills, a plain
-    # word or not, when nothing exact is (*now using node v22.24.1*: the version is).
-    picked = set() if found else choices(line) - _STOP - _FUNCTION_WORDS
+    # word or not, when nothing exact is (*now using node v22.24.1*: the version is). Only a
+    # decision's: *I prefer small commits* picks no value.
+    decided = not found and _DECISION.search(line) is not None
+    picked = choices(line) - _STOP - _FUNCTION_WORDS if decided else set()
     if picked:
         for m in re.finditer(r"[\w.@/+-]+", line):
             token = m.group().rstrip(".")
