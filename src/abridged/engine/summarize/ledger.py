@@ -769,17 +769,6 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     for m in _STATED_NUMBER.finditer(line):
         if not any(m.group(1) in v for v in found):
             found.append(m.group(1))
-    # What a decision picks (*we go with lifanflow*) is the value of the slot it fills, a plain
-    # word or not, when nothing exact is (*now using node v22.24.1*: the version is). Only a
-    # decision's: *I prefer small commits* picks no value.
-    decided = not found and _DECISION.search(line) is not None
-    picked = choices(line) - _STOP - _FUNCTION_WORDS if decided else set()
-    if picked:
-        for m in re.finditer(r"[\w.@/+-]+", line):
-            token = m.group().rstrip(".")
-            if token.lower() in picked and not any(token in v for v in found):
-                found.append(token)
-                picked = picked - {token.lower()}
     return tuple(found)
 
 
@@ -1491,12 +1480,6 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
         # The same value restated under the same subject (``- archiver.port: 8019`` after
         # *the port of archiver = 8019*): one fact, the newer statement of it.
         return _restates(new, old)
-    # A pick that is no exact value (*we go with redis-cluster*) holds one of its roles only:
-    # two picks for one thing may be for two roles (a cache, a store).
-    picks = choices(new.text)
-    picked = all(a.lower() in picks and not reference_kinds(a) for a, _b in changed)
-    if picked and not _shared_role(new, old):
-        return False
     marked = _corrects(new.text)
     if marked and any(b in new.values for _a, b in changed):
         return True  # it names the old value beside a new one, and says it changed
