@@ -1,5 +1,5 @@
 """Exact references: a rate (a unit per a unit of time) is one quantity, never a path or a name;
-a date written with its month's name is one date; a dotted name is one name."""
+a date written with its month's name is one date."""
 
 from __future__ import annotations
 
@@ -57,20 +57,6 @@ def test_a_written_date_is_one_date_with_its_time(
 
 def test_a_month_without_a_day_and_a_year_is_no_date() -> None:
     assert reference_kinds("the May 2029 budget, and Mayfield 12") == []
-
-
-@given(
-    parts=st.lists(
-        st.from_regex(r"[a-z][a-z0-9]{1,7}", fullmatch=True), min_size=2, max_size=4
-    ).filter(lambda ps: any(c.isdigit() for c in ps[-1])),  # (not a file's extension)
-)
-def test_a_dotted_name_is_one_reference(parts: list[str]) -> None:
-    name = ".".join(parts)
-    assert reference_kinds(f"jobs go to {name}.") == [(name, "identifier")]
-    # with an underscore instead of a digit too: a schema's table, a flag
-    assert reference_kinds("never truncate billing.ledger_entries") == [
-        ("billing.ledger_entries", "identifier")
-    ]
 
 
 def test_a_version_a_host_and_a_file_keep_their_shapes() -> None:
