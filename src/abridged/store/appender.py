@@ -23,16 +23,17 @@ from abridged.store.schema import conversations, messages
 Rows = list[dict[str, Any]]
 
 
-_RESERVE = (
+#: ``count`` sequence numbers taken (the conversation's row lock with them on PostgreSQL).
+_RESERVATION = (
     update(conversations)
     .where(conversations.c.id == bindparam("conversation_id"))
     .values(next_seq=conversations.c.next_seq + bindparam("count"), updated_at=bindparam("now"))
-    .returning(
-        conversations.c.id,
-        conversations.c.owner,
-        conversations.c.next_seq,
-        conversations.c.current_session_id,
-    )
+)
+_RESERVE = _RESERVATION.returning(
+    conversations.c.id,
+    conversations.c.owner,
+    conversations.c.next_seq,
+    conversations.c.current_session_id,
 )
 
 # The fence of a write made under the turn lease: the reservation itself (the statement that
@@ -360,17 +361,13 @@ def _one_statement(delivered: tuple[bool, ...], owned: bool, fenced: bool) -> In
     """The statement of ``append_in_one_statement`` for rows of this shape (delivered or
     queued, in order), built once per shape: the reservation as a ``WITH`` that returns the
     new head, then the rows selected from it, each with its own parameters."""
-    reserve = update(conversations).where(conversations.c.id == bindparam("conversation_id"))
+    reserve = _RESERVATION
     if owned:
         reserve = reserve.where(conversations.c.owner == bindparam("expected_owner"))
     if fenced:
         reserve = reserve.where(conversations.c.lease_holder == bindparam("holder"))
-    head = (
-        reserve.values(
-            next_seq=conversations.c.next_seq + bindparam("count"), updated_at=bindparam("now")
-        )
-        .returning(conversations.c.next_seq, conversations.c.current_session_id)
-        .cte("head")
+    head = reserve.returning(conversations.c.next_seq, conversations.c.current_session_id).cte(
+        "head"
     )
     count = sum(delivered)
     selects = []

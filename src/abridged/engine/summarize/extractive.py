@@ -406,7 +406,8 @@ def _clip_entry(entry: str, limit: int) -> str:
         return truncate_tokens(entry, max(8, limit))
     by_lines = clip_to_lines(entry, limit, _tokens)
     clipped = by_lines if by_lines is not None else clip_middle(entry, limit)
-    lost = _lost_references(entry, clipped)
+    held = harvest_references(without_markers(entry))
+    lost = _lost_references(held, clipped)
     if not lost:
         return clipped
     note = omitted_references_note(lost, max(8, limit // 2))
@@ -417,16 +418,14 @@ def _clip_entry(entry: str, limit: int) -> str:
     room = max(8, limit - _tokens(note) - 1)
     shorter = clip_to_lines(entry, room, _tokens) if by_lines is not None else None
     body = shorter if shorter is not None else clip_middle(entry, room)
-    lost = _lost_references(entry, body)
+    lost = _lost_references(held, body)
     return body + "\n" + omitted_references_note(lost, max(8, limit // 2)) if lost else body
 
 
-def _lost_references(entry: str, clipped: str) -> list[str]:
-    """The exact references of ``entry`` that its clip ``clipped`` no longer holds."""
+def _lost_references(held: Sequence[str], clipped: str) -> list[str]:
+    """The exact references an entry ``held`` that its clip ``clipped`` no longer holds."""
     kept = set(harvest_references(without_markers(clipped)))
-    return [
-        r for r in harvest_references(without_markers(entry)) if r not in kept and r not in clipped
-    ]
+    return [r for r in held if r not in kept and r not in clipped]
 
 
 def omitted_references_note(references: Sequence[str], limit: int) -> str:

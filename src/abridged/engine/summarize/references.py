@@ -34,7 +34,9 @@ _UNITS = (
 
 #: A time of day and its half of the day (``08:55``, ``8:45 pm``).
 _CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?\b)?"
-_ZONE = r"(?:\s?(?:UTC|GMT|CET|CEST|EST|EDT|PST|PDT)\b)?"
+#: A time zone named after a time (``08:55 UTC``).
+_ZONE_NAME = r"\s?(?:UTC|GMT|CET|CEST|EST|EDT|PST|PDT)\b"
+_ZONE = f"(?:{_ZONE_NAME})?"
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b\.?"
@@ -217,7 +219,8 @@ def harvest_references(text: str) -> list[str]:
     ]
 
 
-_ZONE_NAMED = re.compile(r"\s?(?:UTC|GMT|CET|CEST|EST|EDT|PST|PDT)\b")
+_ZONE_NAMED = re.compile(_ZONE_NAME)
+_ZONE_AT_END = re.compile(_ZONE_NAME + "$")
 
 
 def without_zone(reference: str) -> str:
@@ -227,10 +230,7 @@ def without_zone(reference: str) -> str:
     >>> without_zone("4 May 2029 08:55 UTC"), without_zone("OPS-12")
     ('4 May 2029 08:55', 'OPS-12')
     """
-    zone = _ZONE_NAMED.search(reference)
-    if zone is None or zone.end() != len(reference):
-        return reference
-    return reference[: zone.start()]
+    return _ZONE_AT_END.sub("", reference)
 
 
 def _with_zone(date: str, text: str) -> str:
