@@ -498,6 +498,7 @@ def _declared_old_by_one_pattern_per_value(text: str, values: list[str]) -> list
         v = re.escape(value)
         before = rf"\b{_DROPS_BEFORE}\s+(?:the\s+|to\s+)?{v}(?![\w/-])"
         after = rf"(?<![\w/.-]){v}[\s,;:)]*(?:{_DROPS_AFTER})"
+        doubted = rf"(?<![\w/.-]){v}\?\s*(?:no|nope|nah|wrong)\b"
         moved = rf"\bfrom\s+{v}\s+(?:to|->|→)\s"
         gone = (
             rf"\bnot\s+(?:the\s+)?{v}\s*,?\s*(?:anymore|any more|any longer)\b|\bno more\s+{v}|"
@@ -515,7 +516,7 @@ def _declared_old_by_one_pattern_per_value(text: str, values: list[str]) -> list
             for a, b in titles
         )
         if (
-            any(re.search(p, text, re.IGNORECASE) for p in (before, after, moved, gone))
+            any(re.search(p, text, re.IGNORECASE) for p in (before, after, doubted, moved, gone))
             or any(value_kind(y) == value_kind(value) for y in arrows)
             or (reverted and bool(re.search(revert, text, re.IGNORECASE)))
         ):
@@ -553,6 +554,9 @@ _DROP_WORDS = st.sampled_from(
         "void",
         "ignore the",
         "moved from",
+        "? no",
+        "? Nope,",
+        "?no",
     ]
 )
 _VALUE_WORDS = st.sampled_from(["OPS-1", "ops-1", "5432", "a/b", "aa", "v1.2", "X", "İx"])
@@ -570,6 +574,7 @@ _SENTENCES = st.lists(
 @example("moved from aa to a/b", ["aa", "a/b"])
 @example('Revert "Bump aa to v1.2", a/b stays', ["v1.2", "a/b"])
 @example("the port is 5432, not OPS-1.", ["5432", "OPS-1"])
+@example("5432? no — OPS-1", ["5432", "OPS-1"])
 @given(
     st.one_of(_PHRASES, _SENTENCES),
     st.lists(_VALUE_WORDS, min_size=1, max_size=3, unique=True),
@@ -687,9 +692,14 @@ def test_a_listing_of_files_states_no_fact_and_a_host_alone_does() -> None:
     listing = "_compiler.c\n_version.py\nsetup_package.cpython-39.pyc\nastropy/io/ascii/cds.py\n"
     assert [f.text for f in extract_facts(_bash("c1", "ls -R", listing)) if f.listed] == []
     host = [
-        f.text for f in extract_facts(_bash("c2", "echo $DB", "db-2.eu.internal\n")) if f.listed
+        f.text for f in extract_facts(_bash("c2", "cat db.txt", "db-2.eu.internal\n")) if f.listed
     ]
     assert host == ["db-2.eu.internal"]
+    # (what ``echo $DB`` prints is the value of ``DB``: ``lookups``)
+    host = [
+        f.text for f in extract_facts(_bash("c2", "echo $DB", "db-2.eu.internal\n")) if f.listed
+    ]
+    assert host == ["DB: db-2.eu.internal"]
 
 
 @pytest.mark.parametrize("voice", ["user", "assistant", "tool"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import string
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -65,3 +66,38 @@ def test_a_version_a_host_and_a_file_keep_their_shapes() -> None:
         ("db-2.eu.internal", "host"),
         ("test_models.py", "file"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("No deploys during 18:45-21:40 UTC; ok", [("18:45-21:40 UTC", "time")]),
+        ("the window is 9:00 - 17:30 on Fridays", [("9:00 - 17:30", "time")]),
+        ("The nightly job runs on 16 10 * * 1.", [("16 10 * * 1", "schedule")]),
+        ('NIGHTLY="*/5 * * * *"', [("*/5 * * * *", "schedule")]),
+        ("0 3 1,15 * * cleanup.sh", [("0 3 1,15 * *", "schedule")]),
+        # five numbers without a star are no schedule
+        ("3 * 4 = 12 and 1 2 3 4 5", []),
+    ],
+)
+def test_a_window_of_the_day_and_a_schedule_are_one_value(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    # (a window was two times, ``18:45-21`` and ``21:40 UTC``, and a schedule nothing, so a
+    # moved window or schedule replaced nothing, and two windows read as one corrected)
+    assert reference_kinds(text)[: len(expected) or None] == expected
+
+
+def test_two_windows_of_two_things_both_hold_and_a_moved_one_is_replaced() -> None:
+    from abridged.core.model import Message
+    from abridged.engine.summarize.ledger import build_ledger
+
+    said = [
+        "No deploys during 18:45-21:40 UTC; that is the blackout window.",
+        "The backup window is 02:00-03:30 UTC.",
+        "Updated the blackout window: 18:45-21:40 UTC → 08:55-09:10 UTC.",
+    ]
+    ledger = build_ledger([Message.user(text) for text in said])
+    assert "18:45-21:40 UTC" in ledger.replaced_values
+    assert "02:00-03:30 UTC" not in ledger.replaced_values
+    assert ledger.superseded_users == {0}  # the first said is replaced, the backup's stands

@@ -63,6 +63,7 @@ from abridged.engine.summarize.anchors import (
 from abridged.engine.summarize.diffs import patches_code, removed_lines
 from abridged.engine.summarize.fileops import shell_command
 from abridged.engine.summarize.inline_records import KEY_ATTRIBUTES, rewrite_records
+from abridged.engine.summarize.lookups import rewrite_lookups
 from abridged.engine.summarize.redact import redact
 from abridged.engine.summarize.references import (
     STRONG_KINDS,
@@ -335,6 +336,8 @@ def is_setting(line: str) -> bool:
 
     >>> is_setting("commit_prefix = NN-68211"), is_setting("path = self.root / name")
     (True, False)
+    >>> is_setting("LOG_LEVEL=debug"), is_setting("level = debug")
+    (True, False)
     """
     pair = structured(line)
     if pair is None or pair[0].startswith(("self.", "this.")):
@@ -347,12 +350,17 @@ def is_setting(line: str) -> bool:
         return True  # an exact reference whole (``[RELEASE]``, ``OPS-12``) is data
     if not value or len(value.split()) > 6 or _EXPRESSION.search(value):
         return False
+    if _ENV_ASSIGN.match(line):
+        return True  # ``LOG_LEVEL=debug``: an env file's, a shell's or a log's setting
     # A bare lower-case name (``x = root``) is a variable; data has a digit, a quote, a capital,
     # a separator, several words, or is a literal.
     return bool(_DATA.search(value)) or value.lower() in _LITERALS or " " in value
 
 
 _DATA = re.compile(r"[\d\"'A-Z/@:._\-]")
+#: ``NAME=value`` with no space around the sign: how env files, shells and logs set a value
+#: (code spaces it, ``x = root``, or passes a keyword inside a call).
+_ENV_ASSIGN = re.compile(r"^\s*[A-Za-z_][\w.]*=[^\s=]+$")
 _QUOTED = re.compile(r'"[^"\n]{1,120}"|\'[^\'\n]{1,120}\'|`[^`\n]{1,120}`')
 _LITERALS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "nil"})
 
@@ -946,9 +954,11 @@ _JSON_MEMBER_COMMA = re.compile(
 )
 
 
-def _units(text: str, source: Source) -> Iterable[str]:
-    """The lines (tool output) or sentences (prose) of ``text`` that may each be one fact."""
-    text = with_sections(rewrite_records(text))
+def _units(text: str, source: Source, command: str | None = None) -> Iterable[str]:
+    """The lines (tool output) or sentences (prose) of ``text`` that may each be one fact;
+    ``command``: the shell command whose output ``text`` is (a value it read alone is named by
+    what it read, ``lookups``; a terminal pasted into a message is read so too)."""
+    text = with_sections(rewrite_records(rewrite_lookups(text, command=command)))
     if source == "tool":
         # A JSON member's comma only separates it from the next: ``"region": "eu-1",``
         # states what ``"region": "eu-1"`` does (and no code ends so).
@@ -990,20 +1000,26 @@ def _message_units(
     calls: Mapping[str, ToolCall],
     last_call: ToolCall | None,
     previous: Message | None = None,
-) -> list[tuple[Source, str, str]]:
-    """Each text of ``message`` that may hold facts: its source, the text, and its origin
-    (``user``, ``assistant``, ``tool: bash `cmd```). ``previous`` (the message before) tells
-    more text-protocol observations from user requests (``user_request_text``)."""
+) -> list[tuple[Source, str, str, str | None]]:
+    """Each text of ``message`` that may hold facts: its source, the text, its origin
+    (``user``, ``assistant``, ``tool: bash `cmd```) and the shell command that printed it.
+    ``previous`` (the message before) tells more text-protocol observations from user
+    requests (``user_request_text``)."""
     request = user_request_text(message, previous)
     if request is not None:
-        return [("user", request, "user")]
+        return [("user", request, "user", None)]
     if message.role == "assistant" and message.text.strip():
-        return [("assistant", strip_code(message.text), "assistant")]
+        return [("assistant", strip_code(message.text), "assistant", None)]
     results = [p for p in message.parts if isinstance(p, ToolResult) and p.text]
     if results:
-        return [("tool", r.text, _tool_origin(calls.get(r.call_id))) for r in results]
+        return [
+            ("tool", r.text, _tool_origin(call), shell_command(call) if call else None)
+            for r in results
+            for call in [calls.get(r.call_id)]
+        ]
     return [
-        ("tool", text, _tool_origin(last_call)) for text in observation_texts(message, previous)
+        ("tool", text, _tool_origin(last_call), None)
+        for text in observation_texts(message, previous)
     ]
 
 
@@ -1116,8 +1132,8 @@ def _iter_facts(
         said_now: set[int] = set()
         found: list[Fact] = []
         previous = messages[index - 1] if index > 0 else None
-        for source, text, origin in _message_units(message, calls, last_call, previous):
-            units = list(_units(text, source))
+        for source, text, origin, command in _message_units(message, calls, last_call, previous):
+            units = list(_units(text, source, command))
             # A line repeated with only its numbers changed is a log's noise, not a fact.
             shapes: dict[str, int] = {}
             for unit in units:
@@ -1878,6 +1894,8 @@ _DROP_HEAD = re.compile(rf"[\s,;:)]*(?:{_DROPS_AFTER})", re.IGNORECASE)
 # ``X -> Y`` drops X only for a Y of X's shape: ``OPS-1 -> OPS-2`` replaces a ticket, while
 # ``the value of POOL_MAX -> 6668`` sets a key, which stays current.
 _ARROW_HEAD = re.compile(r"[\s,;:)]*(?:->|[" + _ARROWS + r"]|=>)\s*[\"'`]?([\w./@:+-]+)")
+#: A value asked back and denied (*6847 ms? no, 4043 ms*, *@ann? nope — @bo*).
+_DOUBTED_HEAD = re.compile(r"\?\s*(?:no|nope|nah|wrong)\b", re.IGNORECASE)
 _FROM_TAIL = re.compile(r"\bfrom\s+\Z", re.IGNORECASE)  # *moved from X to Y*
 _TO_HEAD = re.compile(r"\s+(?:to|->|[" + _ARROWS + r"])\s", re.IGNORECASE)
 _NOT_TAIL = re.compile(r"\bnot\s+(?:the\s+)?\Z", re.IGNORECASE)  # *is not X anymore*
@@ -1934,7 +1952,7 @@ def _declared_dropped(text: str, value: str) -> bool:
         next_char = text[end : end + 1]
         if _DROP_TAIL.search(text, reach, start) and not _PATH_CHAR.match(next_char):
             return True
-        if before_ok and _DROP_HEAD.match(text, end):
+        if before_ok and (_DROP_HEAD.match(text, end) or _DOUBTED_HEAD.match(text, end)):
             return True
         arrow = _ARROW_HEAD.match(text, end) if before_ok else None
         if arrow is not None and value_kind(arrow.group(1).rstrip(".,;:")) == value_kind(value):
@@ -1979,8 +1997,8 @@ _INNER_SEPARATOR = re.compile(r"\w[._/@#:]\w")
 
 def declared_old(text: str, values: Sequence[str]) -> list[str]:
     """The values ``text`` itself declares no longer current: right after *forget*, *instead
-    of*, *swap*, *Y, not*, ... or right before *is cancelled*, *is dead*, an arrow to a value
-    of its shape. (Not after a bare *not*: *do not push X* forbids X, it does not replace it.)
+    of*, *swap*, *Y, not*, ... or right before *is cancelled*, *is dead*, *? no*, an arrow to a
+    value of its shape. (Not after a bare *not*: *do not push X* forbids X, it does not replace it.)
 
     >>> declared_old("swap RGTX-42 for CA-97 pls", ["RGTX-42", "CA-97"])
     ['RGTX-42']
@@ -1988,6 +2006,8 @@ def declared_old(text: str, values: Sequence[str]) -> list[str]:
     ['OPS-1']
     >>> declared_old("the port is 5433, not 5432", ["5433", "5432"])
     ['5432']
+    >>> declared_old("6847 ms? no — 4043 ms, checked", ["6847 ms", "4043 ms"])
+    ['6847 ms']
     >>> declared_old("the value of POOL_MAX -> 6668", ["POOL_MAX", "6668"])
     []
     """

@@ -104,7 +104,17 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("channel", re.compile(r"(?<![\w&#/])#[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+\b")),
     ("date", DATE),
+    # a window of the day, one value (``18:45-21:40 UTC``): its ends are no two times
+    ("time", re.compile(r"\b" + _CLOCK + r"\s?[-–]\s?" + _CLOCK + _ZONE)),
     ("time", re.compile(r"\b(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\s+)?" + _CLOCK + _ZONE)),
+    # a cron schedule's five fields, one at least a star (``16 10 * * 1``, ``*/5 * * * *``)
+    (
+        "schedule",
+        re.compile(
+            r"(?<![\w*/,-])(?=[\d*/,-]*\*|(?:\S+\s){1,4}[\d/,-]*\*)"
+            r"[\d*][\d*/,-]*(?:\s[\d*][\d*/,-]*){4}(?![\w*/,-])"
+        ),
+    ),
     ("quantity", re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])")),
     ("quantity", re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b")),
     ("hex", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),
@@ -137,6 +147,7 @@ STRONG_KINDS = frozenset(
         "name",
         "host",
         "image",
+        "schedule",
     }
 )
 

@@ -1,0 +1,157 @@
+"""Values a command printed for one named setting, rewritten as ``name: value`` lines.
+
+A command that reads one setting prints its value alone: ``npm pkg get config.queueAdapter``
+prints ``"kafka"``, ``printenv LOG_LEVEL`` prints ``debug``. Read alone, such a line says
+nothing of what it is the value of, and a plain word is nothing exact, so the ledger took
+nothing from it. A key-value store's detailed read (``consul kv get -detailed``, SQLite's
+``.mode line``, a parameter store's JSON) prints the name and the value on two lines
+(``Key  config/db/pool`` then ``Value  40``): the value line alone is "value is 40".
+
+``rewrite_lookups`` names such a value by what was read (``config.queueAdapter: "kafka"``,
+``config.db.pool: 40``), so it reads as the setting it is, and a later value of the same
+setting replaces it. Anything else is left as it is.
+
+>>> rewrite_lookups('$ npm pkg get config.queueAdapter\\n"kafka"')
+'$ npm pkg get config.queueAdapter\\nconfig.queueAdapter: "kafka"'
+>>> rewrite_lookups("debug", command="printenv LOG_LEVEL")
+'LOG_LEVEL: debug'
+>>> rewrite_lookups("Key    config/db/pool\\nValue  40")
+'Key    config/db/pool\\nconfig.db.pool: 40'
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+__all__ = ["looked_up_name", "rewrite_lookups"]
+
+#: A value longer than this is no single setting's value.
+MAX_VALUE_CHARS = 160
+
+#: A shell prompt in output that shows the command it ran (``$ cmd``, ``user@host:~/x$ cmd``).
+_PROMPT = re.compile(r"^\s*(?:\$|[\w.-]+@[\w.-]+:[^\s$#]*[$#])\s+(\S.*)$")
+#: Words of a command that read a named value: ``get`` and its spellings (``pillar.get``,
+#: ``get-parameter``), ``show``, ``read``, ``access``, ``echo``, ``printenv``, ...
+_READ_VERB = re.compile(r"^(?:[\w-]+[.:])?(?:get|get-\w+|show|read|access|lookup|value)$")
+#: Words that print a variable: only a variable's name follows them (``echo done`` reads none).
+_PRINT_VERB = frozenset({"echo", "printenv", "getenv", "printf"})
+#: An option that names what to read (``--secret=db-pass``, ``--name /app/pool``).
+_NAMING_OPTION = re.compile(r"^--?(?:name|key|secret|parameter|param|field|setting|var)(?:=(.+))?$")
+#: A variable expanded by ``echo`` (``$LOG_LEVEL``, ``"${LOG_LEVEL}"``).
+_EXPANDED = re.compile(r"^\$\{?([A-Za-z_]\w*)\}?$")
+#: What a setting's name looks like: a word with a separator, a capital or a digit in it
+#: (``config.queueAdapter``, ``app:beta_cut``, ``NO_RESTART``, ``config/db/pool``); a plain
+#: lower-case word (``configmap``, ``latest``) is a sub-command or a kind, not a name.
+_NAME_SHAPE = re.compile(r"^(?=.*[A-Za-z])[\w.:/@-]*(?:[._:/A-Z0-9-])[\w.:/@-]*$")
+#: A line that already names its value (``key: value``, ``KEY=value``).
+_KEYED = re.compile(r"^\s*[\"']?[A-Za-z_][\w.\- ]{0,60}[\"']?\s*(?:=\s*\S|:\s+\S)")
+#: A variable's name (``printenv LOG_LEVEL``).
+_VARIABLE = re.compile(r"^[A-Za-z_]\w*$")
+#: A field of a record printed one field to a line: ``Key  x``, ``key = x``, ``"Name": "x",``.
+_FIELD = re.compile(
+    r"^\s*[\"']?([A-Za-z]\w{0,20})[\"']?\s*(?:[=:]|\s{2,})\s*[\"']?(.*?)[\"']?,?\s*$"
+)
+#: An output's own tag (``</output>``), no line of it.
+_TAG = re.compile(r"^\s*</?[A-Za-z_][\w-]*>\s*$")
+_NAME_FIELDS = frozenset({"key", "name", "setting", "parameter", "param", "field", "variable"})
+_VALUE_FIELDS = frozenset({"value", "val"})
+#: How many lines after a record's name its value may come (a store prints flags between).
+RECORD_REACH = 4
+
+
+def looked_up_name(command: str) -> str | None:
+    """The name of the setting ``command`` reads, when it reads one: the first name-shaped
+    argument after a reading word (``get``, ``pillar.get``, ``echo``, ...), or the value of an
+    option that names it.
+
+    >>> looked_up_name("doppler secrets get NO_RESTART_ARCHIVE --plain")
+    'NO_RESTART_ARCHIVE'
+    >>> looked_up_name('echo "$LOG_LEVEL"'), looked_up_name("ls -la src/")
+    ('LOG_LEVEL', None)
+    """
+    line = command.strip().split("\n")[0]
+    if len(line) > 300 or any(sep in line for sep in ("|", ";", "&&", ">", "<")):
+        return None  # a pipeline or a script prints what its last part makes of the value
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return None
+    verb = ""
+    for at, word in enumerate(words):
+        if (option := _NAMING_OPTION.match(word)) is not None:
+            named = option.group(1) or (words[at + 1] if at + 1 < len(words) else "")
+            if named and not named.startswith("-"):
+                return named
+        if not verb:
+            verb = word if word in _PRINT_VERB or _READ_VERB.match(word) else ""
+            continue
+        if word.startswith("-") or "=" in word:
+            continue
+        if verb in _PRINT_VERB:
+            variable = _EXPANDED.match(word) or (verb != "echo" and _VARIABLE.match(word))
+            return variable.group(variable.lastindex or 0) if variable else None
+        if " " in word.strip() or _NAME_SHAPE.match(word):
+            return word.strip()
+    return None
+
+
+def rewrite_lookups(text: str, *, command: str | None = None) -> str:
+    """``text`` with a lone value printed for a named setting shown as ``name: value``:
+    after a prompt line (``$ cmd``) or, for the output's first lines, after ``command`` (the
+    command the tool ran) when it reads one setting and prints one line (under a header at
+    most); and a record's ``value`` field named by its ``key``/``name`` field above it."""
+    if "\n" not in text and command is None:
+        return text
+    lines = text.split("\n")
+    out = list(lines)
+    starts = [(i + 1, m.group(1)) for i, line in enumerate(lines) if (m := _PROMPT.match(line))]
+    if command is not None:
+        starts.insert(0, (0, command))
+    ends = [i - 1 for i, _c in starts[1:]] + [len(lines)] if starts else []
+    for (start, ran), end in zip(starts, ends, strict=True):
+        name = looked_up_name(ran)
+        if name is not None:
+            _name_value(out, start, end, name)
+    _name_record_values(out)
+    return "\n".join(out)
+
+
+def _name_value(lines: list[str], start: int, end: int, name: str) -> None:
+    """Name the value printed in ``lines[start:end]`` (one short output) by ``name``."""
+    printed = [i for i in range(start, end) if lines[i].strip() and not _TAG.match(lines[i])]
+    # One line, or one under the header of whose value it is (``salt``'s ``minion-7:``).
+    if not printed or any(not lines[i].rstrip().endswith(":") for i in printed[:-1]):
+        return
+    if len(printed) > 2:
+        return
+    last = printed[-1]
+    value = lines[last].strip()
+    if len(value) > MAX_VALUE_CHARS or _KEYED.match(value) or value.endswith(":"):
+        return
+    indent = lines[last][: len(lines[last]) - len(lines[last].lstrip())]
+    lines[last] = f"{indent}{_as_key(name)}: {value}"
+
+
+def _name_record_values(lines: list[str]) -> None:
+    """Name each record's ``value`` field by the ``key``/``name`` field a few lines above."""
+    named: tuple[int, str] | None = None
+    for i, line in enumerate(lines):
+        field = _FIELD.match(line)
+        if field is None:
+            continue
+        label, value = field.group(1).lower(), field.group(2).strip()
+        if label in _NAME_FIELDS and value and _NAME_SHAPE.match(value):
+            named = (i, value)
+        elif label in _VALUE_FIELDS and value and named is not None:
+            if i - named[0] <= RECORD_REACH:
+                lines[i] = f"{_as_key(named[1])}: {value}"
+            named = None
+
+
+def _as_key(name: str) -> str:
+    """A setting's name as a key: path separators read as the dots of one (``app:x`` ->
+    ``app.x``), a quoted phrase as it is."""
+    if " " in name:
+        return name
+    return re.sub(r"[:/]+", ".", name).strip(".")
