@@ -7,10 +7,12 @@ import asyncio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from abridged.core.model import Message, ToolCall, ToolResult
 from abridged.errors import LeaseLostError, NotFoundError, OwnershipError, SettingError
-from abridged.store import NewMessage, Store
+from abridged.store import CallEntry, NewMessage, Store
 from abridged.store import leases as lease_module
 from tests.store.helpers import transactions
 
@@ -221,3 +223,80 @@ async def test_queue_turn_stores_the_message_and_takes_a_free_lease_in_one_trans
         await store.queue_turn(cid, Message.user("x", id="m-3"), "w1", owner="other")
     with pytest.raises(SettingError):
         await store.queue_turn(cid, Message.user("x", id="m-4"), "", owner="t")
+
+
+def _call(estimate: int) -> CallEntry:
+    return CallEntry(epoch=0, estimate=estimate, tools=0, usage=None, retry=False, ok=True, sent=())
+
+
+async def test_finish_turn_numbers_its_calls_after_the_last_and_gives_the_lease_back(
+    store: Store,
+) -> None:
+    """On PostgreSQL one statement outside any transaction (issue 30: five round trips were)."""
+    cid = (await store.create_conversation(owner="t")).id
+    await store.record_calls(cid, [_call(1), _call(2)], owner="t")
+    assert await store.acquire_turn(cid, "w1", ttl=10, owner="t") is not None
+    with transactions(store) as begun:
+        info = await store.finish_turn(cid, "w1", calls=[_call(3), _call(4), _call(5)], owner="t")
+    assert len(begun) == (0 if store.dialect == "postgresql" else 1)
+    assert info is not None and info.id == cid
+    assert (await store.turn_lease(cid)).holder is None
+    kept = await store.list_calls(cid, owner="t")
+    assert [(c.number, c.estimate) for c in kept] == [(n, n + 1) for n in range(5)]
+
+
+async def test_finish_turn_of_another_owner_or_a_lost_lease_says_so(
+    store: Store, clock: Clock
+) -> None:
+    cid = (await store.create_conversation(owner="t")).id
+    assert await store.acquire_turn(cid, "w1", ttl=10, owner="t") is not None
+    with pytest.raises(OwnershipError):
+        await store.finish_turn(cid, "w1", calls=[_call(1)], owner="other")
+    assert (await store.turn_lease(cid)).holder == "w1"  # nothing given back, nothing kept
+    assert await store.list_calls(cid) == []
+    with pytest.raises(NotFoundError):
+        await store.finish_turn("no-such", "w1", calls=[_call(1)], owner="t")
+    clock.ms += 10_001
+    assert await store.acquire_turn(cid, "w2", ttl=10, owner="t") is not None
+    # the lease was taken over: no conversation returned, the calls kept all the same
+    assert await store.finish_turn(cid, "w1", calls=[_call(7)], owner="t") is None
+    assert (await store.turn_lease(cid)).holder == "w2"
+    assert [c.estimate for c in await store.list_calls(cid)] == [7]
+
+
+async def test_finish_turn_numbers_after_a_call_its_statement_could_not_see(
+    store: Store, db_url: str
+) -> None:
+    """A call kept by a transaction that commits while the single statement waits for its
+    number: the unique index fails the statement, and the transaction numbers after it."""
+    if store.dialect != "postgresql":
+        pytest.skip("the single statement is PostgreSQL's")
+
+    cid = (await store.create_conversation()).id
+    await store.record_calls(cid, [_call(0)])
+    assert await store.acquire_turn(cid, "w1", ttl=10) is not None
+    engine = create_async_engine(db_url)
+    try:
+        async with engine.connect() as other, engine.connect() as watcher:
+            await other.begin()
+            await other.execute(
+                text(
+                    "INSERT INTO calls (conversation_id, number, epoch, estimate, tools, retry,"
+                    " ok, sent, created_at) VALUES (:c, 1, 0, 1, 0, false, true, '[]', now())"
+                ),
+                {"c": cid},
+            )
+            finishing = asyncio.create_task(store.finish_turn(cid, "w1", calls=[_call(2)]))
+            # wait (no time bound) until the statement waits on the uncommitted number
+            waiting = text(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND query LIKE '%INSERT INTO calls%'"
+            )
+            while not (await watcher.execute(waiting)).scalar() and not finishing.done():
+                await asyncio.sleep(0.01)
+            await other.commit()
+            info = await finishing
+    finally:
+        await engine.dispose()
+    assert info is not None and (await store.turn_lease(cid)).holder is None
+    assert [(c.number, c.estimate) for c in await store.list_calls(cid)] == [(0, 0), (1, 1), (2, 2)]

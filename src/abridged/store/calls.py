@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping, bindparam, func, select
+from sqlalchemy import CTE, RowMapping, Select, bindparam, func, select, true, union_all
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from abridged.core.model import Message, Usage, message_from_dict, message_to_dict, usage_to_dict
 from abridged.core.summary import summary_message
-from abridged.errors import CorruptRowError, NotFoundError
+from abridged.errors import CorruptRowError, NotFoundError, StoreError
 from abridged.store import codec, fast, queries
 from abridged.store.base import StoreBase
 from abridged.store.connect import transaction
@@ -255,6 +256,76 @@ def insert_calls(
     else:
         conn.execute(calls.insert(), rows)
     return [first + i for i in range(len(rows))]
+
+
+class NotFinishedAloneError(StoreError):
+    """A single statement that numbers calls wrote nothing (``run_numbered``): the caller
+    runs its transaction instead. Never leaves the store."""
+
+
+#: The unique index that says a call's number is taken (``run_numbered``).
+NUMBER_INDEX = "uq_calls_conversation_id"
+#: The columns a call's row brings (``call_rows``); its number comes from the statement.
+_CALL_COLUMNS = (
+    "conversation_id",
+    "epoch",
+    "estimate",
+    "tools",
+    "usage",
+    "retry",
+    "ok",
+    "sent",
+    "created_at",
+)
+
+
+def numbered_after(head: CTE, count: int) -> Select[Any]:
+    """One statement (PostgreSQL): ``head``, a data-modifying ``WITH`` returning the
+    conversation's row, then ``count`` calls inserted numbered after the conversation's last
+    one (parameters ``{column}_{index}``, ``run_numbered``), only when ``head`` matched; it
+    returns ``head``'s row."""
+    last = (
+        select(func.coalesce(func.max(calls.c.number), -1).label("n"))
+        .where(calls.c.conversation_id == bindparam("conversation_id"))
+        .cte("last_call")
+    )
+    selects = [
+        select(
+            *(
+                bindparam(f"{name}_{index}", type_=calls.c[name].type).label(name)
+                for name in _CALL_COLUMNS
+            ),
+            (last.c.n + 1 + index).label("number"),
+        ).select_from(head.join(last, true()))
+        for index in range(count)
+    ]
+    rows = selects[0] if count == 1 else union_all(*selects)
+    kept = calls.insert().from_select([*_CALL_COLUMNS, "number"], rows).returning(calls.c.pk)
+    return select(*head.c).add_cte(kept.cte("kept"))
+
+
+def run_numbered(
+    conn: Connection,
+    statement: Select[Any],
+    rows: Sequence[Mapping[str, Any]],
+    params: Mapping[str, Any],
+) -> Mapping[Any, Any]:
+    """Run a ``numbered_after`` statement for ``rows`` (``call_rows``); the row its head
+    returned. ``NotFinishedAloneError`` when nothing was written: the head matched nothing,
+    or a number was taken meanwhile (a call kept by a write committed after the statement
+    began, which its snapshot does not see: the unique index fails the whole statement)."""
+    values = dict(params)
+    for index, row in enumerate(rows):
+        values.update({f"{name}_{index}": row[name] for name in _CALL_COLUMNS})
+    try:
+        found = conn.execute(statement, values).mappings().first()
+    except IntegrityError as exc:
+        if NUMBER_INDEX in str(exc.orig):
+            raise NotFinishedAloneError("a call number was taken") from None
+        raise
+    if found is None:
+        raise NotFinishedAloneError("nothing matched")
+    return found
 
 
 class CallOps(StoreBase):

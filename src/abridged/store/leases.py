@@ -14,12 +14,13 @@ workers on several machines need clocks within a fraction of the lease's time to
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import and_, bindparam, or_, update
+from sqlalchemy import Select, and_, bindparam, or_, update
 from sqlalchemy.engine import Connection
 
 from abridged.core.model import Message
@@ -27,7 +28,14 @@ from abridged.errors import SettingError
 from abridged.store import codec, fast, queries
 from abridged.store.appender import Rows, append_rows, encode, stored_row
 from abridged.store.base import StoreBase
-from abridged.store.calls import CallEntry, call_rows, insert_calls
+from abridged.store.calls import (
+    CallEntry,
+    NotFinishedAloneError,
+    call_rows,
+    insert_calls,
+    numbered_after,
+    run_numbered,
+)
 from abridged.store.records import ConversationInfo, NewMessage, StoredMessage
 from abridged.store.schema import conversations
 
@@ -87,6 +95,34 @@ _MINE = and_(
 _RENEW = update(conversations).where(_MINE).values(lease_expires_ms=bindparam("expires"))
 _RELEASE = update(conversations).where(_MINE).values(lease_holder=None, lease_expires_ms=None)
 _FINISH = _RELEASE.returning(*conversations.c)
+
+
+def finish_in_one_statement(
+    conn: Connection,
+    values: Mapping[str, Any],
+    rows: Sequence[dict[str, Any]],
+    owner: str | None,
+) -> Mapping[Any, Any]:
+    """``finish_turn`` with calls on PostgreSQL as one statement, sent outside any
+    transaction: the lease given back (matching only the holder's and, with ``owner``, the
+    owner's conversation) and the calls numbered after the last one, inserted only when it
+    matched; one round trip where five were. The conversation's row as the turn left it;
+    ``NotFinishedAloneError`` when nothing was written (``calls.run_numbered``): the
+    transaction then does it, and says why when nothing matched."""
+    params = dict(values)
+    if owner is not None:
+        params["expected_owner"] = owner  # (not "owner": an UPDATE would set it)
+    return run_numbered(conn, _finish_statement(len(rows), owner is not None), rows, params)
+
+
+@functools.lru_cache(maxsize=32)
+def _finish_statement(count: int, owned: bool) -> Select[Any]:
+    release = _RELEASE
+    if owned:
+        release = release.where(conversations.c.owner == bindparam("expected_owner"))
+    return numbered_after(release.returning(*conversations.c).cte("released"), count)
+
+
 # A free lease taken in one statement (the common case: the last turn gave it back). Only on
 # SQLite, whose write lock is already held when the clock is read; on PostgreSQL the update
 # could wait for the row lock after the expiry was computed.
@@ -292,7 +328,24 @@ class LeaseOps(StoreBase):
                 insert_calls(conn, conversation_id, owner, rows, checked=row is not None)
             return row
 
-        row = await self._run_sync(finish, mode="write", operation="finish_turn")
+        row: Mapping[Any, Any] | None
+        if not rows:  # one statement: on PostgreSQL, one round trip
+            row = await self._run_alone(
+                lambda conn: fast.execute(conn, _FINISH, values).first(),
+                mode="write",
+                operation="finish_turn",
+            )
+        elif self.dialect == "postgresql":
+            try:
+                row = await self._run_alone(
+                    lambda conn: finish_in_one_statement(conn, values, rows, owner),
+                    mode="write",
+                    operation="finish_turn",
+                )
+            except NotFinishedAloneError:  # a rare path: the transaction says what happened
+                row = await self._run_sync(finish, mode="write", operation="finish_turn")
+        else:
+            row = await self._run_sync(finish, mode="write", operation="finish_turn")
         return None if row is None else codec.conversation_info(row)
 
     async def turn_lease(self, conversation_id: str, *, owner: str | None = None) -> LeaseState:
