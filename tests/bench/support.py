@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -217,3 +218,31 @@ def compacting_sessions(source: Path, target: Path, count: int) -> None:
                 rows.append((len(obj["messages"]), obj["instance_id"], line))
     rows.sort()
     target.write_text("".join(r[2] + "\n" for r in rows[:count]), encoding="utf-8")
+
+
+def value_skeleton(value: str) -> str:
+    """``value``'s shape: digits, capitalised words, capitals and lower-case runs each one
+    sign (``OPS-481`` -> ``A-0``): the two values of a canary pair have one."""
+    out = re.sub(r"\d+", "0", value)
+    out = re.sub(r"[A-Z][a-z]+", "Aa", out)
+    out = re.sub(r"[A-Z]+", "A", out)
+    return re.sub(r"[a-z]+", "a", out)
+
+
+def cut_outside(text: str, keep: Sequence[str]) -> str:
+    """``text`` less its first character that is in none of the ``keep`` strings' places:
+    a correction no longer quoted whole."""
+    covered = {
+        i for k in keep for m in re.finditer(re.escape(k), text) for i in range(m.start(), m.end())
+    }
+    at = next(i for i in range(len(text)) if i not in covered)
+    return text[:at] + text[at + 1 :]
+
+
+def nested_keys(tree: Any) -> set[str]:
+    """Every key of the dicts nested in ``tree``."""
+    if isinstance(tree, dict):
+        return {str(k) for k in tree} | {k for v in tree.values() for k in nested_keys(v)}
+    if isinstance(tree, list):
+        return {k for v in tree for k in nested_keys(v)}
+    return set()

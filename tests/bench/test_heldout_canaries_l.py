@@ -26,7 +26,10 @@ from tests.bench.support import (
     assert_no_keep_string_recorded,
     bench_main,
     correction_pairs,
+    cut_outside,
     load_bench,
+    nested_keys,
+    value_skeleton,
 )
 
 L = load_bench("heldout_canaries_l")
@@ -60,22 +63,6 @@ def _sample() -> tuple[tuple[dict[str, Any], ...], ...]:
 
 def _all() -> list[dict[str, Any]]:
     return [c for session in _sample() for c in session]
-
-
-def _skeleton(value: str) -> str:
-    out = re.sub(r"\d+", "0", value)
-    out = re.sub(r"[A-Z][a-z]+", "Aa", out)
-    out = re.sub(r"[A-Z]+", "A", out)
-    return re.sub(r"[a-z]+", "a", out)
-
-
-def _cut(text: str, keep: list[str]) -> str:
-    """``text`` less its first character that is in none of the ``keep`` strings' places."""
-    covered = {
-        i for k in keep for m in re.finditer(re.escape(k), text) for i in range(m.start(), m.end())
-    }
-    at = next(i for i in range(len(text)) if i not in covered)
-    return text[:at] + text[at + 1 :]
 
 
 def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
@@ -235,7 +222,7 @@ def test_the_two_values_of_a_pair_have_one_form() -> None:
             other = c.get("supersedes") or c.get("coexists")
             if other:
                 a, b = c["keep"][0], by_id[other]["keep"][0]
-                assert _skeleton(a) == _skeleton(b), (a, b)
+                assert value_skeleton(a) == value_skeleton(b), (a, b)
                 checked += 1
     assert checked == 9 * len(_sample())
 
@@ -331,7 +318,7 @@ def test_the_correction_text_alone_does_not_make_the_old_value_stale() -> None:
         # anywhere would present the old value as current
         if L.CORRECTIONS[new["style"]][1]:
             assert R.presents_as_current(new["text"], old["keep"], new["keep"]), new
-            cut = index.of(Message.user(_cut(new["text"], [*old["keep"], *new["keep"]])))
+            cut = index.of(Message.user(cut_outside(new["text"], [*old["keep"], *new["keep"]])))
             assert f"stale:{old['id']}" in cut, new
             bites += 1
         else:
@@ -380,15 +367,6 @@ def test_a_tiny_retention_run_with_this_generator(
     for key, names in named.items():
         present = key in out
         assert present, key
-        found = _keys(out[key])
+        found = nested_keys(out[key])
         covered = names <= found if key == "by_placement" else not names or bool(names & found)
         assert covered, key
-
-
-def _keys(tree: Any) -> set[str]:
-    """Every key of the dicts nested in ``tree``."""
-    if isinstance(tree, dict):
-        return {str(k) for k in tree} | {k for v in tree.values() for k in _keys(v)}
-    if isinstance(tree, list):
-        return {k for v in tree for k in _keys(v)}
-    return set()
