@@ -148,3 +148,9 @@ def test_a_terminal_pasted_into_a_message_names_its_value_too(role: str) -> None
     said = Message.user(pasted) if role == "user" else Message.assistant(pasted)
     facts = [f for f in extract_facts([said]) if f.listed]
     assert any(f.key == "billing.forbidden_flag" and "--skip-ledger-lock" in f.text for f in facts)
+
+
+def test_a_naming_option_counts_only_after_a_reading_word() -> None:
+    # ``docker run --name web`` names the container it starts, not a setting it reads
+    assert looked_up_name("docker run --name web nginx") is None
+    assert looked_up_name("gcloud secrets versions access latest --secret=db-pass") == "db-pass"

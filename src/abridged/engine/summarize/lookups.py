@@ -52,6 +52,9 @@ _VARIABLE = re.compile(r"^[A-Za-z_]\w*$")
 _FIELD = re.compile(
     r"^\s*[\"']?([A-Za-z]\w{0,20})[\"']?\s*(?:[=:]|\s{2,})\s*[\"']?(.*?)[\"']?,?\s*$"
 )
+#: Cheap tests that a text may hold a prompt line or a record's value field at all.
+_MAY_PROMPT = re.compile(r"^\s*(?:\$|[\w.-]+@[\w.-]+:)", re.MULTILINE)
+_MAY_RECORD = re.compile(r"\b(?:value|val|Value|VALUE)\b")
 #: An output's own tag (``</output>``), no line of it.
 _TAG = re.compile(r"^\s*</?[A-Za-z_][\w-]*>\s*$")
 _NAME_FIELDS = frozenset({"key", "name", "setting", "parameter", "param", "field", "variable"})
@@ -79,18 +82,21 @@ def looked_up_name(command: str) -> str | None:
         return None
     verb = ""
     for at, word in enumerate(words):
-        if (option := _NAMING_OPTION.match(word)) is not None:
-            named = option.group(1) or (words[at + 1] if at + 1 < len(words) else "")
-            if named and not named.startswith("-"):
-                return named
         if not verb:
             verb = word if word in _PRINT_VERB or _READ_VERB.match(word) else ""
             continue
+        if (option := _NAMING_OPTION.match(word)) is not None:
+            # (only after a reading word: ``docker run --name web`` names what it starts)
+            named = option.group(1) or (words[at + 1] if at + 1 < len(words) else "")
+            if named and not named.startswith("-"):
+                return named
         if word.startswith("-") or "=" in word:
             continue
         if verb in _PRINT_VERB:
-            variable = _EXPANDED.match(word) or (verb != "echo" and _VARIABLE.match(word))
-            return variable.group(variable.lastindex or 0) if variable else None
+            expanded = _EXPANDED.match(word)
+            if expanded is not None:
+                return expanded.group(1)
+            return word if verb != "echo" and _VARIABLE.match(word) else None
         if " " in word.strip() or _NAME_SHAPE.match(word):
             return word.strip()
     return None
@@ -101,8 +107,8 @@ def rewrite_lookups(text: str, *, command: str | None = None) -> str:
     after a prompt line (``$ cmd``) or, for the output's first lines, after ``command`` (the
     command the tool ran) when it reads one setting and prints one line (under a header at
     most); and a record's ``value`` field named by its ``key``/``name`` field above it."""
-    if "\n" not in text and command is None:
-        return text
+    if command is None and not (_MAY_PROMPT.search(text) or _MAY_RECORD.search(text)):
+        return text  # (most texts: read once, not line by line)
     lines = text.split("\n")
     out = list(lines)
     starts = [(i + 1, m.group(1)) for i, line in enumerate(lines) if (m := _PROMPT.match(line))]
@@ -121,9 +127,8 @@ def _name_value(lines: list[str], start: int, end: int, name: str) -> None:
     """Name the value printed in ``lines[start:end]`` (one short output) by ``name``."""
     printed = [i for i in range(start, end) if lines[i].strip() and not _TAG.match(lines[i])]
     # One line, or one under the header of whose value it is (``salt``'s ``minion-7:``).
-    if not printed or any(not lines[i].rstrip().endswith(":") for i in printed[:-1]):
-        return
-    if len(printed) > 2:
+    headed = len(printed) == 2 and lines[printed[0]].rstrip().endswith(":")
+    if len(printed) != 1 and not headed:
         return
     last = printed[-1]
     value = lines[last].strip()
