@@ -194,23 +194,20 @@ def encode_sent(sent: Sequence[SentRef], texts: dict[int, str] | None = None) ->
 _LAST_NUMBER = select(func.max(calls.c.number)).where(
     calls.c.conversation_id == bindparam("conversation_id")
 )
-_INSERT_CALL = calls.insert().values(
-    {
-        name: bindparam(name)
-        for name in (
-            "conversation_id",
-            "number",
-            "epoch",
-            "estimate",
-            "tools",
-            "usage",
-            "retry",
-            "ok",
-            "sent",
-            "created_at",
-        )
-    }
+#: The columns a call's row brings (``call_rows``); its number is given apart (``insert_calls``,
+#: ``numbered_after``).
+_CALL_COLUMNS = (
+    "conversation_id",
+    "epoch",
+    "estimate",
+    "tools",
+    "usage",
+    "retry",
+    "ok",
+    "sent",
+    "created_at",
 )
+_INSERT_CALL = calls.insert().values({name: bindparam(name) for name in ("number", *_CALL_COLUMNS)})
 
 
 def call_rows(conversation_id: str, entries: Sequence[CallEntry]) -> list[dict[str, Any]]:
@@ -265,18 +262,6 @@ class NotFinishedAloneError(StoreError):
 
 #: The unique index that says a call's number is taken (``run_numbered``).
 NUMBER_INDEX = "uq_calls_conversation_id"
-#: The columns a call's row brings (``call_rows``); its number comes from the statement.
-_CALL_COLUMNS = (
-    "conversation_id",
-    "epoch",
-    "estimate",
-    "tools",
-    "usage",
-    "retry",
-    "ok",
-    "sent",
-    "created_at",
-)
 
 
 def numbered_after(head: CTE, count: int) -> Select[Any]:

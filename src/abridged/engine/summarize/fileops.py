@@ -328,6 +328,22 @@ def _tokens(command: str) -> list[str]:
         return command.replace("\n", " ; ").split()
 
 
+def simple_command_words(command: str) -> list[str] | None:
+    """The words of ``command`` when it is one simple command (no pipeline, list, subshell or
+    redirection); ``None`` otherwise, as what such a line prints is what its last part made.
+
+    >>> simple_command_words("npm pkg get 'config.x'"), simple_command_words("a | b")
+    (['npm', 'pkg', 'get', 'config.x'], None)
+    """
+    tokens = _tokens(command.strip())
+    if not tokens or any(set(token) <= _OPERATOR_CHARS for token in tokens):
+        return None
+    return tokens
+
+
+_OPERATOR_CHARS = frozenset(";&|()<>\n")
+
+
 def _simple_commands(tokens: Sequence[str]) -> list[list[str]]:
     out: list[list[str]] = [[]]
     for token in tokens:

@@ -22,7 +22,8 @@ setting replaces it. Anything else is left as it is.
 from __future__ import annotations
 
 import re
-import shlex
+
+from abridged.engine.summarize.fileops import simple_command_words
 
 __all__ = ["looked_up_name", "rewrite_lookups"]
 
@@ -74,12 +75,9 @@ def looked_up_name(command: str) -> str | None:
     ('LOG_LEVEL', None)
     """
     line = command.strip().split("\n")[0]
-    if len(line) > 300 or any(sep in line for sep in ("|", ";", "&&", ">", "<")):
+    words = simple_command_words(line) if len(line) <= 300 else None
+    if words is None:
         return None  # a pipeline or a script prints what its last part makes of the value
-    try:
-        words = shlex.split(line)
-    except ValueError:
-        return None
     verb = ""
     for at, word in enumerate(words):
         if not verb:
