@@ -284,6 +284,11 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+# what CPython prints when KeyboardInterrupt stops it before the program runs (Modules/main.c,
+# Python/pylifecycle.c)
+_PYTHON_STARTING = ("Could not import runpy module", "Fatal Python error")
+
+
 def test_a_signal_as_the_demo_process_starts_ends_it(tmp_path: Path) -> None:
     """SIGINT before the demo's own code runs (Python still imports the command) ends it as it
     ends any Python program; once the command runs, as documented. It never hangs."""
@@ -307,5 +312,10 @@ def test_a_signal_as_the_demo_process_starts_ends_it(tmp_path: Path) -> None:
         pytest.fail("the demo did not exit after SIGINT at its start")
     if process.returncode == 0:
         assert "demo provider stopped (SIGINT)" in out, out
+    elif process.returncode == 1:
+        # Python's own, while it still starts up: KeyboardInterrupt in importing runpy (``-m``)
+        # or the site module ends the interpreter with status 1 before any program runs
+        assert "KeyboardInterrupt" in out, out
+        assert any(start in out for start in _PYTHON_STARTING), out
     else:  # Python's own: KeyboardInterrupt (130), or the signal's default action
         assert process.returncode in (130, -signal.SIGINT), (process.returncode, out)

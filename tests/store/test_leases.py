@@ -287,12 +287,17 @@ async def test_finish_turn_numbers_after_a_call_its_statement_could_not_see(
                 {"c": cid},
             )
             finishing = asyncio.create_task(store.finish_turn(cid, "w1", calls=[_call(2)]))
-            # wait (no time bound) until the statement waits on the uncommitted number
+            # wait (no time bound) until the statement waits on the uncommitted number; each look
+            # in its own transaction: pg_stat_activity is read once per transaction, so a second
+            # look in the first one's transaction would see the first's moment forever
             waiting = text(
                 "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
                 " AND query LIKE '%INSERT INTO calls%'"
             )
-            while not (await watcher.execute(waiting)).scalar() and not finishing.done():
+            while not finishing.done():
+                async with watcher.begin():
+                    if (await watcher.execute(waiting)).scalar():
+                        break
                 await asyncio.sleep(0.01)
             await other.commit()
             info = await finishing
