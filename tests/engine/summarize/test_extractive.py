@@ -253,6 +253,35 @@ def test_middle_user_messages_are_clipped_before_the_first_and_newest() -> None:
     assert "END-ID-7731" in summary.text
 
 
+#: A long brief whose facts stand in its middle, where a head-and-tail clip drops them.
+BRIEF = (
+    "Longer brief for the next part. First get the failing test green without touching the"
+    " public interface; if you need a helper, put it next to the code that uses it. Keep the"
+    " commit small and explain in the message why the old behaviour was wrong. Cosmin Jeawaex"
+    " owns the ingest workers. After that, run the whole suite twice, because the flaky"
+    " network test sometimes passes by luck. If anything in the docs is out of date, list it"
+    " rather than rewriting it, and leave the changelog to me."
+)
+
+
+@pytest.mark.parametrize("max_tokens", [270, 300])
+def test_a_fact_a_clipped_user_entry_drops_is_listed_with_the_facts(max_tokens: int) -> None:
+    task = "Fix the parser so that it reads nested lists. " * 20
+    messages = [Message.user(task), Message.assistant("ok"), Message.user(BRIEF)]
+    text = _summarize(messages, max_tokens=max_tokens).text
+    assert estimate_text_tokens(text) <= max_tokens
+    assert BRIEF not in text  # the brief was clipped ...
+    facts = parse_sections(text)["decisions"]
+    assert "Cosmin Jeawaex owns the ingest workers." in facts  # ... and its fact listed
+
+
+def test_a_user_entry_shown_whole_lends_no_fact_to_the_facts() -> None:
+    messages = [Message.user("Fix the parser."), Message.assistant("ok"), Message.user(BRIEF)]
+    text = _summarize(messages, max_tokens=2000).text
+    assert BRIEF in text
+    assert "[user]" not in parse_sections(text).get("decisions", "")
+
+
 @given(
     host=st.from_regex(r"[a-z]{5,9}\.[a-z]{4,8}\.dev/[a-z]{4,8}/v[0-9]", fullmatch=True),
     others=st.integers(min_value=1, max_value=12),

@@ -73,6 +73,50 @@ def test_the_value_lines_of_a_paste_survive_where_head_and_tail_drop_them() -> N
     assert positions == sorted(positions)
 
 
+#: A log pasted whole: heartbeats of a few shapes, numbers and stamps changing, and one line
+#: unlike the others.
+LOG = "\n".join(
+    [
+        "here's the log from the last run, not sure what matters:",
+        "2026-11-14T17:20:21Z INFO GET /healthz 200 96ms",
+        "2026-05-21T03:14:40Z INFO lease renewed for orders-api",
+        "2026-11-01T18:33:01Z INFO gc pause 476ms heap=169MB",
+        "2026-01-28T00:28:51Z INFO gc pause 409ms heap=113MB",
+        "2026-04-22T16:37:29Z INFO GET /healthz 200 554ms",
+        "2026-02-10T04:28:05Z WARN config: the scheduler pod gets 41722 MiB of memory",
+        "2026-11-03T09:12:44Z INFO lease renewed for orders-api",
+        "2026-06-04T16:31:33Z INFO worker 96 picked up batch 074c4874",
+        "2026-06-04T16:32:10Z INFO worker 12 picked up batch 9b1e0a2f",
+        "2026-03-12T06:38:42Z INFO queue depth 338",
+        "2026-01-02T08:27:36Z INFO queue depth 292",
+    ]
+)
+
+
+@pytest.mark.parametrize("lines", [2, 3, 4])
+def test_the_line_unlike_the_others_outranks_routine_lines(lines: int) -> None:
+    """A line whose shape others repeat with other numbers (a heartbeat) says what its
+    siblings say; the one line of its own shape is kept first, whatever numbers the others
+    carry."""
+    first = LOG.split("\n")[0]
+    budget = (
+        _size(first) + 1 + _size(LOG.split("\n")[6]) + 1 + 2 * _size("[... 10 lines omitted ...]")
+    )
+    budget += (lines - 2) * (_size(LOG.split("\n")[1]) + 1)
+    clipped = clip_to_lines(LOG, budget, _size)
+    assert clipped is not None and _size(clipped) <= budget
+    assert "41722 MiB" in clipped, clipped
+
+
+def test_a_paste_of_one_shape_throughout_is_ranked_as_before() -> None:
+    """Where every line shares one shape, none is the news: the clip keeps its best lines."""
+    rows = "\n".join(
+        ["sizes:", *(f"2026-01-0{d}T00:00:00Z shard {d} holds {d * 7} GB" for d in range(1, 9))]
+    )
+    clipped = clip_to_lines(rows, _size(rows) // 2, _size)
+    assert clipped is not None and "sizes:" in clipped and "holds" in clipped
+
+
 def test_a_clip_of_a_clip_merges_its_markers_and_keeps_the_count() -> None:
     once = clip_to_lines(UNIT, _size(UNIT) * 2 // 3, _size)
     assert once is not None

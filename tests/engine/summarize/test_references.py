@@ -25,6 +25,20 @@ def test_a_rate_is_one_quantity(amount: str, unit: str, time: str) -> None:
     assert anchors(f"the limit is {rate}") == frozenset()
 
 
+@pytest.mark.parametrize(
+    ("text", "handle"),
+    [
+        ("@papax.dega is on call this week.", "@papax.dega"),
+        ("on call this week: @papax.dega.", "@papax.dega"),
+        ("ask @lena_k-ops, not the channel", "@lena_k-ops"),
+        ("@acme/data-plumbing owns it", "@acme/data-plumbing"),
+    ],
+)
+def test_a_handle_is_whole_with_its_dots_and_without_a_full_stop(text: str, handle: str) -> None:
+    assert (handle, "handle") in reference_kinds(text)
+    assert harvest_references(text)[0] == handle
+
+
 def test_a_path_is_still_a_path() -> None:
     assert reference_kinds("see 3 src/main and kv/infra/db") == [
         ("src/main", "path"),

@@ -105,3 +105,10 @@ def test_a_preposition_or_weekday_before_a_capital_names_nobody() -> None:
         "Per Olsen",
         "Sun Yang",
     ]
+
+
+def test_picking_something_up_is_no_decision() -> None:
+    """*picked* settles a choice; *picked up* (a worker took a job, a fix was collected) does
+    not: a log's routine line is no decision."""
+    assert signals.modality("We picked Postgres for the event store.") == 1.0
+    assert signals.modality("2026-06-04T16:31:33Z INFO worker 96 picked up batch 074c4874") == 0.0

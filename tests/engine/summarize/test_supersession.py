@@ -67,6 +67,17 @@ SAME_SLOT = [
         "Re-checked the maximum body size and it is actually 9120 MB.",
         "7340 MB",
     ),
+    # a key's short form that is no prefix (db) and the word it stands for (database)
+    (
+        "db_primary_host: pg-velmora-03.internal",
+        "The primary database host is now pg-tarquel-11.internal.",
+        "pg-velmora-03.internal",
+    ),
+    (
+        "The config path of the indexer is /etc/indexer/quorvat.yaml.",
+        "indexer_cfg_path = /etc/indexer/brisolt.yaml",
+        "/etc/indexer/quorvat.yaml",
+    ),
     # a file with a directory that is no source code is a setting's value
     (
         "The scheduler writes its log to /var/log/sched/qarn.log.",
@@ -219,6 +230,11 @@ TWO_SLOTS = [
     ("scope\tlimit\nper user (vakamaz)\t251 req/min", "X-Mupasom-Org-Limit: 8463 req/min"),
     # a dotted key's slot of one thing, the same slot of another thing in prose
     ("services.kelvo.port = 48871", "The drami service listens on port 39325."),
+    # a short form (db) names the same word, not the same thing: two hosts of two things
+    (
+        "db_replica_host: pg-velmora-03.internal",
+        "The primary database host is pg-tarquel-11.internal.",
+    ),
     # two packages one requirements file pins, each its own version
     (
         "# requirements/base.txt\nmasural==9.11.579   # pinned: later versions drop the client",

@@ -7,8 +7,9 @@ the messages, never from a paraphrase:
 - **User intent and requests / Constraints and preferences**: every user message that is not a
   tool observation, verbatim (secrets redacted), oldest first; a message that states a rule or a
   preference (must, never, do not, prefer, only, instead, ...) goes under constraints. When they
-  exceed their budget, the middle ones are clipped first (head and tail kept, the exact
-  references of the clipped part listed after it), longest first, then the first and newest.
+  exceed their budget, the middle ones are clipped first (a paste by its most specific lines,
+  prose by head and tail, the exact references of the clipped part listed after it), longest
+  first, then the first and newest.
 - **Current state and next step**: the latest assistant statement (clipped) and the last action
   with its outcome.
 - **Facts and decisions**: the fact ledger (``ledger``): salient lines of tool output (values,
@@ -16,6 +17,9 @@ the messages, never from a paraphrase:
   decisions the agent stated, ranked by weight and recency; a later value for the same key
   replaces the earlier one (``new (was old)``). A user message a later one corrected is kept,
   marked ``[superseded by a later message]``; values no longer current leave the references.
+  The user's own facts are listed here only when their entry had to be clipped and no longer
+  shows them (a line in the middle of a long paste): ranked with the others, the summary
+  fitted again.
 - **Progress**: what was done (tool calls, failures), what is in progress, what is blocked
   (errors never resolved), and the commands run, latest last.
 - **Errors and fixes**: each failing call (``is_error``, or a non-zero ``<returncode>`` in a
@@ -66,7 +70,13 @@ from abridged.engine.summarize.fileops import (
     shell_command,
 )
 from abridged.engine.summarize.fitting import EntryFitter
-from abridged.engine.summarize.ledger import SUPERSEDED_MARK, Ledger, build_ledger, mark_values
+from abridged.engine.summarize.ledger import (
+    SUPERSEDED_MARK,
+    Fact,
+    Ledger,
+    build_ledger,
+    mark_values,
+)
 from abridged.engine.summarize.line_clip import (
     clip_to_lines,
     dropped_a_better_line,
@@ -275,11 +285,15 @@ class _Section:
         return False
 
 
-def _facts_section(ledger: Ledger) -> _Section:
-    """The ledger as the *Facts and decisions* section: oldest first, shrinking from the
-    lowest-ranked fact; facts in a row said by one source are listed under it once."""
-    rank = {id(f): len(ledger.facts) - i for i, f in enumerate(ledger.facts)}  # best first
-    facts = sorted(ledger.facts, key=lambda f: f.order)
+def _facts_section(ledger: Ledger, also: Sequence[Fact] = ()) -> _Section:
+    """The ledger as the *Facts and decisions* section, with the facts ``also`` (the user's
+    that a clipped entry no longer shows): oldest first, shrinking from the lowest-ranked fact;
+    facts in a row said by one source are listed under it once."""
+    ranked = [*ledger.facts, *also]
+    if also:  # one ranking: the ledger's own (weight, then the newest first)
+        ranked.sort(key=lambda f: (f.weight, f.order), reverse=True)
+    rank = {id(f): len(ranked) - i for i, f in enumerate(ranked)}  # best first
+    facts = sorted(ranked, key=lambda f: f.order)
     return _Section(
         "decisions",
         [
@@ -291,6 +305,12 @@ def _facts_section(ledger: Ledger) -> _Section:
             )
         ],
     )
+
+
+def _shows(text: str, fact: Fact) -> bool:
+    """Whether the summary ``text`` still shows ``fact``: its values, or its words when it has
+    none."""
+    return all(v in text for v in fact.values) if fact.values else fact.text in text
 
 
 def _grouped_lines(items: Sequence[str], heads: Sequence[str]) -> list[str]:
@@ -604,6 +624,12 @@ class ExtractiveSummarizer:
             "references": self._references(prev, messages, users, ledger.replaced_values),
         }
         text, truncated = self._fit(users, others, request.max_tokens)
+        unshown = [f for f in ledger.user_facts if not _shows(text, f)]
+        if unshown:
+            # A user entry clipped to fit lost facts the user stated (a line of a long paste):
+            # they are listed with the others, ranked as they rank, and the summary fitted again.
+            others["decisions"] = _facts_section(ledger, also=unshown)
+            text, truncated = self._fit(users, others, request.max_tokens)
         # Every piece was redacted as it was gathered; this pass only guards the assembly.
         text = redact(text)
         if _tokens(text) > request.max_tokens:

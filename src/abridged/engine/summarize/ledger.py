@@ -73,6 +73,7 @@ from abridged.engine.summarize.references import (
     strip_code,
     user_request_text,
 )
+from abridged.engine.summarize.short_forms import SHORT_FORMS
 from abridged.engine.summarize.signals import (
     DECISION as _DECISION,
 )
@@ -473,6 +474,9 @@ class Ledger:
     facts: tuple[Fact, ...]
     superseded_users: frozenset[int] = frozenset()
     replaced_values: frozenset[str] = frozenset()
+    #: The user's own facts, best first, not listed (the summary quotes the user's words): the
+    #: ones a clipped user entry no longer shows are listed after all (``extractive``).
+    user_facts: tuple[Fact, ...] = ()
 
     def lines(self) -> list[str]:
         """The facts as summary lines, oldest first (a reader follows the story)."""
@@ -1705,13 +1709,28 @@ def _text_stems(fact: Fact) -> frozenset[str]:
 
 
 def _has_word(stems: frozenset[str], word: str) -> bool:
-    """Whether ``word`` (a stem) is among ``stems``, or abbreviates one or is abbreviated by one
-    (``min`` and ``minimum``, ``config`` and ``configuration``): three letters or more."""
+    """Whether ``word`` (a stem) is among ``stems``, or abbreviates one or is abbreviated by one:
+    as a prefix of three letters or more (``min`` and ``minimum``, ``config`` and
+    ``configuration``) or as a known short form (``db`` and ``database``, ``short_forms``)."""
     if word in stems:
         return True
+    if not _other_spellings().get(word, frozenset()).isdisjoint(stems):
+        return True  # ``db`` and ``database``: a short form that is no prefix
     return len(word) >= 3 and any(
         len(s) >= 3 and (s.startswith(word) or word.startswith(s)) for s in stems
     )
+
+
+@functools.cache  # built on first use, not at import
+def _other_spellings() -> dict[str, frozenset[str]]:
+    """Each stem's other spellings, stemmed (``short_forms``): ``db`` <-> ``databas``."""
+    spellings: dict[str, set[str]] = {}
+    for short, words in SHORT_FORMS.items():
+        for word in words:
+            a, b = _word_stem(short), _word_stem(word)
+            spellings.setdefault(a, set()).add(b)
+            spellings.setdefault(b, set()).add(a)
+    return {stem: frozenset(others) for stem, others in spellings.items()}
 
 
 def _named_in(key: str | None, other: Fact) -> bool:
@@ -2981,7 +3000,22 @@ def build_ledger(
 
     best = sorted(shown, key=rank, reverse=True)[:max_facts]
     shown_replaced = frozenset(v for v in replaced_values if _names_one_thing(v))
-    return Ledger(tuple(_fact(row) for row in best), superseded, shown_replaced)
+    said_by_user = [
+        row
+        for row in current
+        if row[_LISTED]
+        and row[_SOURCE] == "user"
+        and "user" not in sources
+        # (a carried entry's facts too: ``message`` -2 - i)
+        and row[_MESSAGE] < len(messages)
+    ]
+    user_best = sorted(said_by_user, key=rank, reverse=True)[:max_facts]
+    return Ledger(
+        tuple(_fact(row) for row in best),
+        superseded,
+        shown_replaced,
+        tuple(_fact(row) for row in user_best),
+    )
 
 
 class MessageTexts:

@@ -8,7 +8,8 @@ the owner's name, the line with the path. Clipping such a paste to its head and 
 at each compaction drops a little more of the middle each time. Here the lines are ranked by the
 ledger's own signals (``signals.specificity`` and ``signals.modality``: exact references and
 hyphenated names, a ``key: value`` shape, a person's name, rule words), the first line (what
-the paste is) first, and as many of the best as fit are kept in their order; each run of
+the paste is) first, a routine line (a log's heartbeat, one shape repeated with other numbers)
+by its shape alone, and as many of the best as fit are kept in their order; each run of
 dropped lines becomes one marker with its count, so a clip of a clip merges its markers
 instead of nesting them.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 
 from abridged.engine.summarize.ledger import kebab_names
@@ -117,13 +119,40 @@ _ANNOTATED_EDGE = 0.01
 
 @functools.lru_cache(maxsize=8)  # the summary's fitter clips one entry at several sizes
 def _ranks(text: str) -> tuple[float, ...]:
-    """Each line's rank (``_rank``, a commented line raised by ``_annotated``); a
-    marker's below every line (never kept)."""
+    """Each line's rank (``_rank``; a routine line's by its shape, ``_routine_shapes``; a
+    commented line raised by ``_annotated``); a marker's below every line (never kept)."""
     lines = text.split("\n")
+    shapes = _routine_shapes(lines)
     ranks = [
-        -2.0 if _is_marker(line) else _rank(line, first=i == 0) for i, line in enumerate(lines)
+        -2.0 if _is_marker(line) else _rank(shapes.get(i, line), first=i == 0)
+        for i, line in enumerate(lines)
     ]
     return tuple(_annotated(lines, ranks))
+
+
+#: What tells two lines of one shape apart: numbers and hexadecimal ids (a log's stamps,
+#: counts and durations, a listing's sizes).
+_NUMBERS = re.compile(r"\b[0-9a-f]*\d[0-9a-f]*\b|\d+")
+
+
+def _routine_shapes(lines: Sequence[str]) -> dict[int, str]:
+    """The routine lines, each as its shape (numbers and hex ids masked as ``…``): the lines
+    (the first aside: it says what the paste is) whose shape another line of the paste has too,
+    a log's repeated heartbeat, a listing's rows. Such a line is ranked by its shape: the same
+    line with other numbers says the same thing, and its numbers are exact but no news; the one
+    line unlike the others (the warning among the heartbeats) is.
+
+    >>> _routine_shapes(["log:", "12:00:01 INFO queue depth 338", "12:00:09 INFO queue depth 41",
+    ...     "12:00:14 WARN the scheduler pod gets 41722 MiB"])
+    {1: '…:…:… INFO queue depth …', 2: '…:…:… INFO queue depth …'}
+    """
+    shapes = {
+        i: _NUMBERS.sub("…", line)  # a mark no reference is made of (``0ms`` is a quantity)
+        for i, line in enumerate(lines)
+        if i and line.strip() and not _is_marker(line)
+    }
+    count = Counter(shape.strip().lower() for shape in shapes.values())
+    return {i: shape for i, shape in shapes.items() if count[shape.strip().lower()] > 1}
 
 
 def _pick_order(lines: list[str], ranks: tuple[float, ...]) -> list[int]:

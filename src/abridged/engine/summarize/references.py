@@ -58,10 +58,11 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"\b(?:https?|ftp|s3|gs|git|ssh|wss?)://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]"),
     ),
     ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")),
-    # a handle, or a team's (``@acme/data-plumbing``)
+    # a handle, dotted ones too (``@ana.lopez``: a sentence's full stop is not in it), or a
+    # team's (``@acme/data-plumbing``)
     (
         "handle",
-        re.compile(r"(?<![\w.@/])@[A-Za-z0-9_](?:[\w-]*\w)?(?:/[A-Za-z0-9_](?:[\w-]*\w)?)?"),
+        re.compile(r"(?<![\w.@/])@[A-Za-z0-9_](?:[\w.-]*\w)?(?:/[A-Za-z0-9_](?:[\w-]*\w)?)?"),
     ),
     ("uuid", re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")),
     ("code", re.compile(r"`([^`\n]{2,80})`")),

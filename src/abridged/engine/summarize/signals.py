@@ -72,7 +72,7 @@ _IMPERATIVE = re.compile(
 )
 DECISION = re.compile(
     r"\b(?:root cause|decided|decision|agreed|we agree|going with|go with|chose|chosen|"
-    r"opt(?:ed)? for|settled on|went with|picked|we will|we'll|we won't|will not|won't be|"
+    r"opt(?:ed)? for|settled on|went with|picked(?! up\b)|we will|we'll|we won't|will not|won't be|"
     r"the plan is|plan|rather than|instead of|approved|signed off)",
     re.IGNORECASE,
 )
