@@ -22,6 +22,10 @@ from abridged.testing import ProviderServer, RecordedRequest
 OPENAI_KEY = "sk-test-runtime-0123456789abcdef"
 ANTHROPIC_KEY = "sk-ant-test-runtime-0123456789abcdef"
 ADAPTERS = ["openai", "anthropic"]
+#: Seconds a test waits for what must happen before it calls it a hang: a guard, never a
+#: speed bound (a worker process's first SDK call, which imports its resources, took more
+#: than 5 s on a loaded machine).
+HANG_GUARD = 60.0
 
 
 MODELS: list[Any] = []

@@ -21,7 +21,13 @@ from abridged.runtime.commands import (
 )
 from abridged.store import Store
 from abridged.testing import ProviderServer, Reply
-from tests.runtime.support import ADAPTERS, RecordingSummarizer, make_model, request_text
+from tests.runtime.support import (
+    ADAPTERS,
+    HANG_GUARD,
+    RecordingSummarizer,
+    make_model,
+    request_text,
+)
 
 NOTE = " ".join(f"Fact {i}: the release train {i} leaves at {i}:00." for i in range(40))
 OUTPUT = "".join(f"{i:04d} log line of a very chatty build tool\n" for i in range(600))
@@ -309,7 +315,7 @@ async def test_status_during_a_turn_answers_at_once(store: Store) -> None:
     with ProviderServer(latency=0.4) as server:
         convo = await open_convo(store, server)
         turn = asyncio.ensure_future(convo.send("slow question"))
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(HANG_GUARD):
             while not server.requests:
                 await asyncio.sleep(0.005)
         status = await asyncio.wait_for(convo.send("/status"), 0.3)

@@ -32,6 +32,7 @@ from abridged.store import Store
 from abridged.testing import ProviderServer, RecordedRequest, Reply
 from tests.runtime.support import (
     ADAPTERS,
+    HANG_GUARD,
     RecordingSummarizer,
     SlowSummarizer,
     make_model,
@@ -177,7 +178,7 @@ async def test_parallel_tool_calls_run_concurrently(store: Store, server: Provid
 
     @tool
     async def meet(name: str) -> str:
-        await asyncio.wait_for(both.wait(), 5)
+        await asyncio.wait_for(both.wait(), HANG_GUARD)
         return f"met {name}"
 
     server.set_replies(
@@ -232,7 +233,7 @@ async def test_max_steps_stops_a_loop_that_never_answers(
 # -- the queue, the debounce, abort ----------------------------------------------------------
 
 
-async def wait_for(predicate: Any, timeout: float = 5.0) -> None:
+async def wait_for(predicate: Any, timeout: float = HANG_GUARD) -> None:
     async with asyncio.timeout(timeout):
         while not predicate():
             await asyncio.sleep(0.005)
@@ -328,7 +329,7 @@ async def test_abort_during_tools_keeps_every_call_paired(
     server.set_replies([Reply(tool_calls=[("hang", {})]), "after"])
     convo = await open_convo(store, make_model("anthropic", server), tools=[hang])
     turn = asyncio.ensure_future(convo.send("hang"))
-    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.wait_for(started.wait(), HANG_GUARD)
     reply = await convo.send("/abort")
     assert reply.text == "Aborting the reply in progress."
     result = await turn
@@ -368,7 +369,7 @@ async def test_a_lost_lease_stops_only_its_turn_and_never_as_an_abort(
     )
     convo = await open_convo(store, make_model("openai", server), tools=[wait_here])
     first = asyncio.ensure_future(convo.send("first"))  # under no lease
-    await asyncio.wait_for(entered[0].wait(), 5)
+    await asyncio.wait_for(entered[0].wait(), HANG_GUARD)
     assert await store.acquire_turn(convo.id, "h2") is not None
     convo.lease_holder = "h2"  # the next turn's lease, taken while the first one runs
     second = asyncio.ensure_future(convo.send("second"))
@@ -376,7 +377,7 @@ async def test_a_lost_lease_stops_only_its_turn_and_never_as_an_abort(
     await wait_for(lambda: convo.queued == 2)
     gates[0].set()
     assert (await first).text == "first done"
-    await asyncio.wait_for(entered[1].wait(), 5)  # second and third: one turn, under h2
+    await asyncio.wait_for(entered[1].wait(), HANG_GUARD)  # second and third: one turn, under h2
     assert convo.turn_holder == "h2"
     assert not convo.lease_lost("h1")  # not this copy's lease: nothing stops
     assert convo.turn_holder == "h2" and not second.done()
@@ -405,11 +406,12 @@ async def test_background_compaction_never_delays_the_reply(
         store, make_model("openai", small_server), window=8_192, summarizer=slow
     )
     while not convo.compacting:
-        await asyncio.wait_for(convo.send(f"More: {NOTE}"), 5)  # never waits on the summary
+        # never waits on the summary
+        await asyncio.wait_for(convo.send(f"More: {NOTE}"), HANG_GUARD)
         assert len(small_server.requests) < 20
     # the compaction waits on its summarizer, and turns still go through
     calls = len(small_server.requests)
-    result = await asyncio.wait_for(convo.send("Are you there?"), 5)
+    result = await asyncio.wait_for(convo.send("Are you there?"), HANG_GUARD)
     assert result.text.startswith("Received") and len(small_server.requests) == calls + 1
     assert convo.compacting and convo.state.compactions == 0
     slow.release.set()
@@ -427,10 +429,11 @@ async def test_a_summarization_can_be_cancelled_and_never_trips_a_turn_timeout(
     )
     convo.on_event = seen.append
     while not convo.compacting:
-        await asyncio.wait_for(convo.send(f"More: {NOTE}"), 5)
+        await asyncio.wait_for(convo.send(f"More: {NOTE}"), HANG_GUARD)
         assert len(small_server.requests) < 20
-    await asyncio.wait_for(slow.started.wait(), 5)
-    async with asyncio.timeout(3):  # the turn's own timeout: the summary is not its business
+    await asyncio.wait_for(slow.started.wait(), HANG_GUARD)
+    # the summary is not the turn's business: a turn that waited on it would hang here
+    async with asyncio.timeout(HANG_GUARD):
         await convo.send("quick question")
     assert convo.cancel_compaction()
     await convo.wait_idle()
@@ -452,9 +455,9 @@ async def test_a_slow_summarizer_falls_back_to_the_extractive_summary(
         summary_timeout=0.2,
     )
     while not convo.compacting and convo.state.compactions == 0:
-        await asyncio.wait_for(convo.send(f"More: {NOTE}"), 5)
+        await asyncio.wait_for(convo.send(f"More: {NOTE}"), HANG_GUARD)
         assert len(small_server.requests) < 20
-    await asyncio.wait_for(convo.wait_idle(), 5)
+    await asyncio.wait_for(convo.wait_idle(), HANG_GUARD)
     stored = await store.compactions(convo.id)
     assert len(stored) == 1 and stored[0].record.summarizer == "extractive"
     assert "took longer than 0.2 s" in stored[0].record.summary.meta.get("fallback_reason", "")

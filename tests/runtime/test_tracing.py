@@ -26,7 +26,7 @@ from abridged.events.engine import (
 from abridged.runtime import ContextManager, Conversation, ConversationSettings
 from abridged.store import Store
 from abridged.testing import ProviderServer
-from tests.runtime.support import make_model
+from tests.runtime.support import HANG_GUARD, make_model
 from tests.runtime.test_conversation import NOTE, open_convo
 from tests.runtime.test_manager_settings import OUTPUT, WINDOW, session
 
@@ -186,8 +186,8 @@ async def test_a_conversations_compaction_logs_with_its_conversation_id(
     with ProviderServer(context_window=8_192, max_output=1_024) as server:
         convo = await open_convo(store, make_model("openai", server), window=8_192)
         while convo.state.compactions == 0:
-            await asyncio.wait_for(convo.send(f"More: {NOTE}"), 5)
-            await asyncio.wait_for(convo.wait_idle(), 5)
+            await asyncio.wait_for(convo.send(f"More: {NOTE}"), HANG_GUARD)
+            await asyncio.wait_for(convo.wait_idle(), HANG_GUARD)
             assert len(server.requests) < 20
     (stored,) = await store.compactions(convo.id)
     ended = [r for r in lines(caplog, "compaction_ended") if "compacted" in r.getMessage()]
@@ -239,8 +239,8 @@ async def test_a_background_compaction_that_fails_is_a_warning(
             settings=ConversationSettings(debounce=0),
         )
         for _ in range(10):
-            await asyncio.wait_for(convo.send(f"More: {NOTE}"), 5)
-            await asyncio.wait_for(convo.wait_idle(), 5)
+            await asyncio.wait_for(convo.send(f"More: {NOTE}"), HANG_GUARD)
+            await asyncio.wait_for(convo.wait_idle(), HANG_GUARD)
             if lines(caplog, "compaction_failed"):
                 break
     assert convo.state.compactions == 0
