@@ -2988,33 +2988,22 @@ def build_ledger(
         _candidates(carried, messages, later, per_message=per_message, weights=weights),
         MessageTexts([*messages, *later], [*previous_entries, *users]),
     )
-    # Ranked as rows: only the ``max_facts`` best become ``Fact`` objects (see ``_Row``).
-    shown = [
-        row
-        for row in current
-        if row[_LISTED] and row[_SOURCE] in sources and row[_MESSAGE] < len(messages)
-    ]
+    # Ranked as rows: only the ``max_facts`` best become ``Fact`` objects (see ``_Row``); a
+    # carried user entry's facts count too (``message`` -2 - i).
+    listed = [row for row in current if row[_LISTED] and row[_MESSAGE] < len(messages)]
 
-    def rank(row: _Row) -> tuple[float, int]:
-        return (row[_WEIGHT], row[_ORDER])  # of equal weight, the newest first
+    def best(rows: Iterable[_Row]) -> tuple[Fact, ...]:
+        # of equal weight, the newest first
+        ranked = sorted(rows, key=lambda row: (row[_WEIGHT], row[_ORDER]), reverse=True)
+        return tuple(_fact(row) for row in ranked[:max_facts])
 
-    best = sorted(shown, key=rank, reverse=True)[:max_facts]
-    shown_replaced = frozenset(v for v in replaced_values if _names_one_thing(v))
-    said_by_user = [
-        row
-        for row in current
-        if row[_LISTED]
-        and row[_SOURCE] == "user"
-        and "user" not in sources
-        # (a carried entry's facts too: ``message`` -2 - i)
-        and row[_MESSAGE] < len(messages)
-    ]
-    user_best = sorted(said_by_user, key=rank, reverse=True)[:max_facts]
+    # The user's own facts, unless listed already: those a clipped entry no longer shows.
+    user_facts = best(r for r in listed if r[_SOURCE] == "user") if "user" not in sources else ()
     return Ledger(
-        tuple(_fact(row) for row in best),
+        best(r for r in listed if r[_SOURCE] in sources),
         superseded,
-        shown_replaced,
-        tuple(_fact(row) for row in user_best),
+        frozenset(v for v in replaced_values if _names_one_thing(v)),
+        user_facts,
     )
 
 

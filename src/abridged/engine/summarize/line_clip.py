@@ -151,8 +151,9 @@ def _routine_shapes(lines: Sequence[str]) -> dict[int, str]:
         for i, line in enumerate(lines)
         if i and line.strip() and not _is_marker(line)
     }
-    count = Counter(shape.strip().lower() for shape in shapes.values())
-    return {i: shape for i, shape in shapes.items() if count[shape.strip().lower()] > 1}
+    same = {i: shape.strip().lower() for i, shape in shapes.items()}
+    count = Counter(same.values())
+    return {i: shape for i, shape in shapes.items() if count[same[i]] > 1}
 
 
 def _pick_order(lines: list[str], ranks: tuple[float, ...]) -> list[int]:
