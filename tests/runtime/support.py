@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -148,3 +149,37 @@ def last_user_text(messages: Sequence[Message]) -> str:
 
 
 ReplyFunction = Callable[[RecordedRequest], Any]
+
+
+class HeldReplies:
+    """Replies that wait for the test: the first ``held`` requests block until ``release()``,
+    so a test sees a turn in flight for as long as it needs, on any machine, instead of
+    outrunning a ``latency``. Set it with ``server.set_replies(held)``.
+
+    The reply runs under the provider server's lock: while a request is held, do not read
+    ``server.requests`` (wait on ``started`` instead)."""
+
+    def __init__(self, replies: Sequence[str], held: int = 1) -> None:
+        self.replies = list(replies)
+        self.held = held
+        self.started = threading.Event()
+        self._released = threading.Event()
+        self._count = 0
+
+    def release(self) -> None:
+        self._released.set()
+
+    async def wait_started(self) -> None:
+        """Until the first held request has reached the server."""
+        async with asyncio.timeout(HANG_GUARD):
+            while not self.started.is_set():
+                await asyncio.sleep(0.005)
+
+    def __call__(self, request: RecordedRequest) -> str:
+        index = self._count
+        self._count += 1
+        if index < self.held:
+            self.started.set()
+            if not self._released.wait(HANG_GUARD):
+                raise TimeoutError("the test never released the held reply")
+        return self.replies[index] if index < len(self.replies) else f"reply {index + 1}"

@@ -24,6 +24,7 @@ from abridged.testing import ProviderServer, Reply
 from tests.runtime.support import (
     ADAPTERS,
     HANG_GUARD,
+    HeldReplies,
     RecordingSummarizer,
     make_model,
     request_text,
@@ -312,15 +313,17 @@ async def test_a_restart_after_a_prune_sends_the_same_bytes(
 
 
 async def test_status_during_a_turn_answers_at_once(store: Store) -> None:
-    with ProviderServer(latency=0.4) as server:
+    held = HeldReplies(["the slow answer"])
+    with ProviderServer(replies=held) as server:
         convo = await open_convo(store, server)
         turn = asyncio.ensure_future(convo.send("slow question"))
-        async with asyncio.timeout(HANG_GUARD):
-            while not server.requests:
-                await asyncio.sleep(0.005)
-        status = await asyncio.wait_for(convo.send("/status"), 0.3)
+        await held.wait_started()
+        # the turn's reply is held until released: /status answers while it is in flight,
+        # without waiting for the turn, however slow the machine
+        status = await asyncio.wait_for(convo.send("/status"), HANG_GUARD)
         assert "Now: replying" in status.text and not turn.done()
-        await turn
+        held.release()
+        assert (await asyncio.wait_for(turn, HANG_GUARD)).text == "the slow answer"
     stored = await store.stored_messages(convo.id)
     # the command is stored after the turn's messages, never between them
     assert [m.message.meta.get("kind", "message") for m in stored] == [

@@ -33,6 +33,7 @@ from abridged.testing import ProviderServer, RecordedRequest, Reply
 from tests.runtime.support import (
     ADAPTERS,
     HANG_GUARD,
+    HeldReplies,
     RecordingSummarizer,
     SlowSummarizer,
     make_model,
@@ -243,19 +244,25 @@ async def wait_for(predicate: Any, timeout: float = HANG_GUARD) -> None:
 async def test_messages_sent_during_a_reply_are_queued_then_answered_in_order(
     adapter: str, store: Store
 ) -> None:
-    with ProviderServer(latency=0.4) as server:
-        server.set_replies(["first answer", "second answer"])
+    held = HeldReplies(["first answer", "second answer"])
+    with ProviderServer(replies=held) as server:
         convo = await open_convo(store, make_model(adapter, server))
         first = asyncio.ensure_future(convo.send("first question"))
-        await wait_for(lambda: len(server.requests) == 1)
+        await held.wait_started()
         second = asyncio.ensure_future(convo.send("second question"))
         third = asyncio.ensure_future(convo.send("third question"))
         await wait_for(lambda: convo.queued == 2)
-        await asyncio.sleep(0.05)
-        stored = await store.stored_messages(convo.id)
-        waiting = [(m.message.text, m.status, m.seq) for m in stored if m.status == "queued"]
+        # the first reply is held: the two wait, stored as queued with no place yet
+        async with asyncio.timeout(HANG_GUARD):
+            while True:
+                stored = await store.stored_messages(convo.id)
+                waiting = [(m.message.text, m.status, m.seq) for m in stored if m.seq is None]
+                if len(waiting) == 2:
+                    break
+                await asyncio.sleep(0.005)
         assert waiting == [("second question", "queued", None), ("third question", "queued", None)]
-        a, b, c = await asyncio.gather(first, second, third)
+        held.release()
+        a, b, c = await asyncio.wait_for(asyncio.gather(first, second, third), HANG_GUARD)
     assert a.text == "first answer"
     assert b is c and b.text == "second answer" and b.inputs == 2
     assert len(server.requests) == 2
