@@ -11,12 +11,14 @@ from abridged.core.model import Message
 from abridged.store import Store
 from abridged.store.changes import MAX_NOTE
 
+#: Seconds a wait may take before it is called a hang: a guard, never a speed bound.
+HANG_GUARD = 60.0
+
 
 async def _heard(heard: list[tuple[str, str | None]], count: int) -> None:
-    for _ in range(200):  # a guard against hanging (10 s), not a bound
-        if len(heard) >= count:
-            return
-        await asyncio.sleep(0.05)
+    async with asyncio.timeout(HANG_GUARD):
+        while len(heard) < count:
+            await asyncio.sleep(0.05)
 
 
 async def test_a_change_made_through_one_store_is_heard_through_another(db_url: str) -> None:
@@ -29,7 +31,10 @@ async def test_a_change_made_through_one_store_is_heard_through_another(db_url: 
             lambda: {watched}, lambda cid, note: heard.append((cid, note)), ignore="two", poll=0.1
         )
         try:
-            await asyncio.sleep(0.5)  # listening (PostgreSQL) or a first poll taken (SQLite)
+            # listening (PostgreSQL) or a first poll taken (SQLite), which reports what it
+            # sees first: heard from here on is what moved
+            await asyncio.wait_for(feed.ready.wait(), HANG_GUARD)
+            heard.clear()
             await one.append(watched, Message.user("hello"))
             await one.announce_change(watched, origin="one", note='{"context_tokens": 12}')
             await one.announce_change(other, origin="one", note="not watched")

@@ -45,10 +45,13 @@ Mark = tuple[int, int, str | None]
 
 
 class ChangeFeed:
-    """A running follower of changes (``ChangeOps.follow_changes``); ``close`` stops it."""
+    """A running follower of changes (``ChangeOps.follow_changes``); ``close`` stops it.
+    ``ready`` is set once it hears changes: its listener registered (PostgreSQL), its first
+    poll read (SQLite). A change made before may go unheard on PostgreSQL."""
 
-    def __init__(self, task: asyncio.Task[None]) -> None:
+    def __init__(self, task: asyncio.Task[None], ready: asyncio.Event) -> None:
         self._task = task
+        self.ready = ready
 
     async def close(self) -> None:
         """Stop following."""
@@ -90,9 +93,11 @@ class ChangeOps(StoreBase):
         is the announcer's text, ``None`` when it sent none; on SQLite every change is
         reported, this process's own too, with ``None``, and so is each conversation when the
         poll first reads it). Needs a running event loop."""
+        ready = asyncio.Event()
         if self.dialect == "postgresql":
-            return ChangeFeed(asyncio.ensure_future(self._listen(watched, on_change, ignore, poll)))
-        return ChangeFeed(asyncio.ensure_future(self._poll(watched, on_change, poll)))
+            listening = self._listen(watched, on_change, ignore, poll, ready)
+            return ChangeFeed(asyncio.ensure_future(listening), ready)
+        return ChangeFeed(asyncio.ensure_future(self._poll(watched, on_change, poll, ready)), ready)
 
     async def _listen(
         self,
@@ -100,6 +105,7 @@ class ChangeOps(StoreBase):
         on_change: Callable[[str, str | None], None],
         ignore: str | None,
         poll: float,
+        ready: asyncio.Event,
     ) -> None:
         def heard(_conn: object, _pid: int, _channel: str, payload: str) -> None:
             origin, _, rest = payload.partition(" ")
@@ -113,6 +119,7 @@ class ChangeOps(StoreBase):
                 async with self._engine.connect() as conn:
                     raw: Any = (await conn.get_raw_connection()).driver_connection
                     await raw.add_listener(CHANNEL, heard)
+                    ready.set()
                     try:
                         while not raw.is_closed():
                             await asyncio.sleep(poll)
@@ -130,6 +137,7 @@ class ChangeOps(StoreBase):
         watched: Callable[[], Collection[str]],
         on_change: Callable[[str, str | None], None],
         poll: float,
+        ready: asyncio.Event,
     ) -> None:
         seen: dict[str, Mark] = {}
         while True:
@@ -137,6 +145,7 @@ class ChangeOps(StoreBase):
             ids = sorted(watched())
             if not ids:
                 seen.clear()
+                ready.set()
                 continue
             try:
                 marks = await self._marks(ids)
@@ -150,6 +159,7 @@ class ChangeOps(StoreBase):
                 if seen.get(cid) != mark:
                     on_change(cid, None)
             seen = marks
+            ready.set()
 
     async def _marks(self, ids: list[str]) -> dict[str, Mark]:
         stmt = select(
