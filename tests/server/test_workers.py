@@ -450,11 +450,24 @@ def test_four_workers_survive_a_killed_worker(fresh_db: str, tmp_path: Path) -> 
                 break
             time.sleep(0.05)
         assert busy, "no worker was running a turn"
-        victim = max(busy, key=lambda p: busy[p])
-        os.kill(victim, signal.SIGKILL)
+        # Freeze a busy worker, then read its leases again: a worker may end its turn between
+        # the look above and the kill. A frozen one holds what it held; one holding nothing
+        # by then runs on, and the next is tried. The leases the victim dies with expire
+        # LEASE_TTL later, unrenewed.
+        victim, orphaned = 0, 0
+        while not orphaned and time.monotonic() < waiting + STARTUP_WITHIN:
+            for pid in sorted(busy, key=lambda p: busy[p], reverse=True):
+                os.kill(pid, signal.SIGSTOP)
+                orphaned = busy_pids(fresh_db).get(pid, 0)
+                if orphaned:
+                    victim = pid
+                    os.kill(victim, signal.SIGKILL)
+                    break
+                os.kill(pid, signal.SIGCONT)
+            else:
+                time.sleep(0.05)
+                busy = {p: n for p, n in busy_pids(fresh_db).items() if p in workers} or busy
         killed_at = time.monotonic() - started
-        # the leases it held when it died (they expire LEASE_TTL later, unrenewed)
-        orphaned = busy_pids(fresh_db).get(victim, 0)
         for t in threads:
             t.join(timeout=ANSWER_WITHIN + 10)
         assert not any(t.is_alive() for t in threads), "clients still waiting"
