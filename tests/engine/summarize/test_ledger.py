@@ -939,6 +939,47 @@ def test_makes_assignments_are_settings_and_an_append_is_none() -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "pair"),
+    [
+        # a Python dict as ``pprint`` prints it, first member and the next
+        ("{'upload_dir': '/srv/up/a1',", ("upload_dir", "/srv/up/a1")),
+        (" 'max_files': 40}", ("max_files", "40")),
+        # a command's long option given a value, quoted or not
+        ("$ worker start --batch-size=64 --quiet", ("batch-size", "64")),
+        ("run it with `--mig-owner='Ana Ruiz'` first", ("mig-owner", "Ana Ruiz")),
+        # a listing's dot leaders between a setting and its value (not a progress line's)
+        (
+            "cfg_path ................ ~/.config/app/main.toml",
+            ("cfg_path", "~/.config/app/main.toml"),
+        ),
+        ("Loading plugins .......... done", None),
+        # a psql row, which has no outer bars (and a pipeline, which is none)
+        (" app.db_sock                   | ./run/db.sock", ("app.db_sock", "./run/db.sock")),
+        ("ls | wc", None),
+        # a value in prose ends where its code span and its sentence do
+        ("the config has `rel_owner: ana@corp.example`.", ("rel_owner", "ana@corp.example")),
+    ],
+)
+def test_settings_written_in_code_prose_and_commands_have_their_value(
+    line: str, pair: tuple[str, str] | None
+) -> None:
+    from abridged.engine.summarize.ledger import structured
+
+    assert structured(line) == pair
+
+
+def test_a_host_before_its_port_and_a_speaker_before_a_fact_are_no_keys() -> None:
+    from abridged.engine.summarize.ledger import key_of, structured
+
+    # a URL's host and port are one value, not ``host: port``
+    line = "The cache server is reachable at redis://kv-3.corp.internal:6379/2."
+    assert structured(line) is None and key_of(line) == "cache server"
+    # who told is not what the fact is about
+    assert key_of("Priya just told me: the retry budget is 7 attempts.") == "retry budget"
+    assert key_of("Retry budget: 7 attempts") == "retry budget"
+
+
+@pytest.mark.parametrize(
     ("caption", "fence"),
     [("The worker's settings:", "```toml"), ("From deploy/worker.toml:", "```")],
 )

@@ -39,6 +39,41 @@ def test_a_handle_is_whole_with_its_dots_and_without_a_full_stop(text: str, hand
     assert harvest_references(text)[0] == handle
 
 
+def test_a_code_span_holding_one_value_is_that_value_and_a_code_name_stays_code() -> None:
+    text = (
+        "`VENDOR_CUTOFF` is `14 May 2027`, owner `ana@corp.example`, see `pool_max: 40` in "
+        "`lib/app/settings.py` under `src/app`"
+    )
+    assert reference_kinds(text) == [
+        ("VENDOR_CUTOFF", "code"),
+        ("14 May 2027", "date"),
+        ("ana@corp.example", "email"),
+        ("pool_max: 40", "code"),
+        ("lib/app/settings.py", "code"),
+        ("src/app", "code"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["redis://kv-3.corp.internal:6379/2", "postgresql+psycopg://app@db-1/main", "amqps://mq:5671"],
+)
+def test_a_url_of_any_scheme_is_one_url(url: str) -> None:
+    assert reference_kinds(f"It is reachable at {url}.") == [(url, "url")]
+
+
+def test_a_date_with_slashes_or_dots_is_a_date_and_a_version_stays_a_version() -> None:
+    text = "freeze 05.10.2055, cutover 2045/04/01 11:46, pin v1.2.3 and 1.10.2024.5"
+    assert reference_kinds(text) == [
+        ("05.10.2055", "date"),
+        ("2045/04/01 11:46", "date"),
+        ("v1.2.3", "version"),
+        ("1.10.2024.5", "version"),
+    ]
+    # a path that holds a date is a path
+    assert reference_kinds("see logs/2045/04/01/app.log") == [("logs/2045/04/01/app.log", "file")]
+
+
 def test_a_path_is_still_a_path() -> None:
     assert reference_kinds("see 3 src/main and kv/infra/db") == [
         ("src/main", "path"),

@@ -251,6 +251,118 @@ def test_two_facts_of_one_kind_stay_two(pair: tuple[str, str], placement: str) -
     assert "(was" not in text and SUPERSEDED_MARK not in text
 
 
+#: (earlier, later, earlier value): corrections with no word that says so, linked by the
+#: subject's abbreviated words, a revision's number, a contrast that names the subject again,
+#: or a value the old reading of the line did not see.
+WITHOUT_A_MARKER = [
+    # a key of contractions (``sess``, ``tmo``) for the words of prose
+    ("The session timeout for the admin panel is 1800 s.", "admin.sess_tmo = 900 s", "1800 s"),
+    # a setting's history by revision number, newest first: the old value comes last
+    (
+        "The cache TTL is 600 s.",
+        "$ settings history cache.ttl\nrev 12  ana  900 s\nrev 11  ben  600 s",
+        "600 s",
+    ),
+    # revisions in prose: the new revision first, the old one named after it
+    (
+        "The escalation contact in the runbook is ana.ruiz@corp.example.",
+        "Runbook rev 7 is out. The escalation contact there is ben.okafor@corp.example; rev 6 "
+        "had ana.ruiz@corp.example.",
+        "ana.ruiz@corp.example",
+    ),
+    # a revision that writes the date anew, in another notation
+    (
+        "FREEZE_DATE: Wed 16 Sep 2054",
+        "Rev 4 of the release calendar is out: the freeze date there reads 05.10.2055; rev 3 "
+        "had 16 Sep 2054.",
+        "16 Sep 2054",
+    ),
+    # a sentence that opens on *Not X,*
+    (
+        "The on-call contact for search is @ana_ruiz.",
+        "Use @ben_okafor for the search on-call. Not @ana_ruiz, that one moved teams.",
+        "@ana_ruiz",
+    ),
+    # a contrast that names the subject on both sides: what follows the *but* holds
+    (
+        "The nightly job writes to bucket arch-81.",
+        "The wiki says arch-81 for export_bucket, but the deployed config has export_bucket: "
+        "arch-93.",
+        "arch-81",
+    ),
+    # a command's option, then prose naming its words (the bare number ends a sentence)
+    ("$ worker start --batch-size=64 --quiet", "The batch size for the worker is 128.", "64"),
+    # a date in a code span is a date
+    (
+        "The vendor cutoff is 2027-03-01.",
+        "I checked `settings.py`: `VENDOR_CUTOFF` is `14 May 2027` there.",
+        "2027-03-01",
+    ),
+    # the same sentence again with another value in it
+    (
+        "The nightly backup job starts at 01:30 UTC.",
+        "Per the ops calendar, the nightly backup job starts at 03:15 UTC.",
+        "01:30 UTC",
+    ),
+    # a one-line record of a field's old and new value
+    (
+        "The export bucket is s3://exp-a1.",
+        "2026-06-14T02:05:46Z event=setting.rotated key=export_bucket prev=s3://exp-a1 "
+        "current=s3://exp-b2 actor=ops",
+        "s3://exp-a1",
+    ),
+    # a URL of another scheme, under a key of contractions (``srv``)
+    (
+        "The cache server is reachable at redis://kv-3.corp.internal:6379/2.",
+        "cache.srv.addr = redis://kv-8.corp.internal:6379/2",
+        "redis://kv-3.corp.internal:6379/2",
+    ),
+]
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("case", WITHOUT_A_MARKER)
+def test_a_correction_without_a_marker_word_replaces_the_earlier_value(
+    case: tuple[str, str, str], placement: str
+) -> None:
+    first, second, old = case
+    assert not _stale(first, second, old, placement)
+
+
+#: (earlier, later): the same shapes, and both facts hold.
+STILL_TWO = [
+    # a contrast whose second clause is about another thing
+    (
+        "The API is served at http://localhost:8000.",
+        "The API is at http://localhost:8000, but the docs are at http://localhost:9000.",
+    ),
+    # two revisions of two documents, each naming its own value
+    (
+        "The runbook escalation contact is ana.ruiz@corp.example.",
+        "Design doc rev 3 names ben.okafor@corp.example as reviewer; the runbook rev 2 names "
+        "ana.ruiz@corp.example.",
+    ),
+    # a contraction of another word of the same slot's thing (idle, not session)
+    ("The session timeout for the admin panel is 1800 s.", "admin.idle_tmo = 900 s"),
+    # a command's option and prose about another setting
+    ("$ worker start --batch-size=64 --quiet", "The page size for the API is 128."),
+    # one sentence said of two things: the value opens it, or two of its values differ
+    ("RQ-101 is blocked by the same flaky test.", "RQ-202 is blocked by the same flaky test."),
+    (
+        "The limit of queue_exports is 40 ms for the nightly run.",
+        "The limit of queue_imports is 90 ms for the nightly run.",
+    ),
+]
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("pair", STILL_TWO)
+def test_the_same_shapes_about_two_things_stay_two(pair: tuple[str, str], placement: str) -> None:
+    first, second = pair
+    text = summary_of(first, second, placement)
+    assert "(was" not in text and SUPERSEDED_MARK not in text, text
+
+
 # -- a line that shows its old value ---------------------------------------------------------
 
 #: (earlier, later lines, earlier value): a correction over several lines, one of which names

@@ -852,7 +852,11 @@ class ExtractiveSummarizer:
         items = _dedupe(
             r
             for r in refs
-            if r and "\n" not in r and without_zone(r) not in gone and not gone & set(r.split())
+            if r
+            and "\n" not in r
+            and r not in gone  # (a time the ledger read with its zone: ``01:30 UTC``)
+            and without_zone(r) not in gone
+            and not gone & set(r.split())
         )
         items = items[: self.max_references]
         return _Section("references", [_Group(None, items, drop="back")])

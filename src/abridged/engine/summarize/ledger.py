@@ -213,7 +213,7 @@ _CORRECTION = re.compile(
 #: An assignment inside a line (``... now reads request_timeout_ms: 7000 ...``): a name that
 #: looks like a setting (an underscore, a dot or upper case), then ``:`` or ``=`` and a value.
 _EMBEDDED_ASSIGN = re.compile(
-    r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|(?<!\d\s)[A-Z][A-Z0-9_]{2,})\s*(?:=|:)"
+    r"(?<![\w./])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|(?<!\d\s)[A-Z][A-Z0-9_]{2,})\s*(?:=|:)"
     r"\s*[\w\"'/.-]"
 )
 #: What marks a line of a diff, a list, a quote or a comment before its content.
@@ -221,7 +221,10 @@ _LINE_MARK = re.compile(r"^\s*(?:[-+*>•]\s*|#+\s+|//+\s*|--\s+|;+\s*)+")
 #: A JSON record naming its field (``{"name": "FOO", "value": "bar"}``, as env lists and
 #: settings dumps write them).
 _JSON_NAMED = re.compile(rf'"(?:{"|".join(KEY_ATTRIBUTES)})"\s*:\s*"([^"]{{1,60}})"')
-_JSON_MEMBER = re.compile(r'^"([A-Za-z_][\w.\-/]{0,60})"\s*:\s*("[^"]{1,120}"|[^\s"{}\[\],]+),?$')
+_JSON_MEMBER = re.compile(
+    # (or a Python dict's, as ``pprint`` prints it: ``'region': 'eu-1',``)
+    r"""^\{?\s*(["'])([A-Za-z_][\w.\-/]{0,60})\1\s*:\s*("[^"]{1,120}"|'[^']{1,120}'|[^\s"'{}\[\],]+),?\s*\}?$"""
+)
 _JSON_VALUE = re.compile(r'"value"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
 _JSON_PAIR = re.compile(r'"([A-Za-z_][\w.\-]{0,60})"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
 _TABLE_ROW = re.compile(r"^\s*\|([^|]{1,60})\|([^|]{1,120})\|")
@@ -243,12 +246,23 @@ def structured(line: str) -> tuple[str, str] | None:
         given = _JSON_VALUE.search(body)
         if given is not None:
             return named.group(1), given.group(1).strip('"')
-    if body.startswith("{"):
+    member = _JSON_MEMBER.match(body)
+    if body.startswith("{") and (member is None or member.group(1) == '"'):
         pairs = [(k, v.strip('"')) for k, v in _JSON_PAIR.findall(body)]
         return _held_pair(pairs) if pairs else None
-    member = _JSON_MEMBER.match(body)
     if member is not None:  # one member of a pretty-printed object: ``"region": "eu-1",``
-        return member.group(1), member.group(2).strip('"')
+        return member.group(2), member.group(3).strip("\"'")
+    # A listing's dot leaders (``cfg_path ....... ~/.config/app.toml``) or a psql row without
+    # outer bars (``app.db_sock  | ./run/db.sock``), when it names a setting or holds data
+    # (not a progress line's *Loading .... done*, not a pipeline's ``ls | wc``).
+    listed = _DOT_LEADER.match(body) or _BARE_ROW.match(body)
+    if (
+        listed is not None
+        and (any(c in listed.group(1) for c in "_.") or _exact(listed.group(2)))
+        # (``name | upload_bug`` then ``value | SHE#4083``: a record's fields, not settings)
+        and listed.group(1).lower() not in _GENERIC_SUBJECTS | _GENERIC_LABELS
+    ):
+        return listed.group(1), listed.group(2).strip()
     if _TABLE_ROW.match(body):
         cells = [c.strip() for c in body.strip().strip("|").split("|")]
         if len(cells) < 2 or not cells[0] or set(cells[0]) <= set("-: "):
@@ -260,10 +274,15 @@ def structured(line: str) -> tuple[str, str] | None:
     labeled = _LABELED.match(body)
     if labeled is not None and labeled.group(1).split()[0].lower() not in _GENERIC_LABELS:
         return labeled.group(1), labeled.group(2).strip()
+    flag = _FLAG_VALUE.search(body)
+    if flag is not None:  # a command's option and its value: a setting of the run
+        return flag.group(1), next(g for g in flag.group(2, 3, 4) if g)
     for embedded in _EMBEDDED_KEY_VALUE.finditer(body):
         key, value = embedded.group(1, 2) if embedded.group(1) else embedded.group(3, 4)
         if key.lower() not in _GENERIC_LABELS:  # ``NOTE: Heads up`` sets nothing
-            return key, value
+            # inside prose the value ends where its code span or its sentence does
+            # (*the config has `owner: a@b.example`.*)
+            return key, _PROSE_TAIL.sub("", value) or value
     arrow = _ARROW_PAIR.match(body)
     if arrow is not None:  # ``the test class name -> TestB``: what the left side names
         return arrow.group(1), arrow.group(2)
@@ -368,11 +387,22 @@ _LITERALS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none"
 
 _EMBEDDED_KEY_VALUE = re.compile(
     # (a capitalised word right after a number is its unit or zone, ``09:55 UTC: ...``)
-    r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|(?<!\d\s)[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*"
+    # (not a URL's host before its port: ``redis://cache.internal:6379``)
+    r"(?<![\w./])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|(?<!\d\s)[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*"
     r"([\w\"'/.@-][^\s,;]*)"
     # or a log line's ``key=value`` (no spaces around the sign)
     r"|(?<=\s)([a-z][a-z0-9]{2,})=([\w\"'/.@-][^\s,;]*)"
 )
+#: A name, dot leaders, a value (``cfg_path ....... ~/.config/app.toml``).
+_DOT_LEADER = re.compile(r"^([A-Za-z_][\w.\-]{0,60}?)\s*\.{4,}\s*(\S.{0,200})$")
+#: A row of a psql table, which has no outer bars: a name, a bar, a value (more cells may follow).
+_BARE_ROW = re.compile(r"^([A-Za-z_][\w.\-]{0,60})\s+\|\s*([^|\s][^|]{0,120}?)\s*(?:\|.*)?$")
+#: A long option given a value (``--mig-own='Sefa Lee'``, ``--pool-max=40``).
+_FLAG_VALUE = re.compile(
+    r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)+)=(?:'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|([^\s,;'\"`]+))"
+)
+#: What ends a value written inside prose: a closing code span or quote, a sentence's stop.
+_PROSE_TAIL = re.compile(r"[`'\"]?[.,;:!?]*$")
 #: Reference shapes that name code or files, not values: never a value that can be replaced.
 _NOT_VALUES = frozenset({"code", "file"})
 _STOP = _words(
@@ -382,6 +412,8 @@ _STOP = _words(
 _PRONOUNS = _words(
     "it this that there which what who he she they we i you them us here these those"
 )
+#: Pronouns a speaker's label holds (*he told me:*), besides ``_PRONOUNS``.
+_OBJECT_PRONOUNS = _words("me him her my our your")
 #: Labels that say what kind of statement follows, not what it is about.
 _GENERIC_LABELS = _words(
     "note notes rule rules warning important correction update decision info error fatal "
@@ -551,7 +583,9 @@ def key_of(text: str) -> str | None:
     while (label := _LABEL.match(line)) is not None:
         name = _normal(label.group(1))
         first = label.group(1).split()[0].lower()
-        if name and first not in _GENERIC_LABELS and len(name.split()) <= 3:
+        # (a label that speaks, *Maren just pinged me:*, says who told, not what about)
+        speaks = any(w.lower() in _PRONOUNS | _OBJECT_PRONOUNS for w in label.group(1).split())
+        if name and first not in _GENERIC_LABELS and len(name.split()) <= 3 and not speaks:
             return name
         line = line[label.end() :]
     embedded = _EMBEDDED_ASSIGN.search(line)
@@ -789,7 +823,7 @@ def _values(line: str, refs: Sequence[tuple[str, str]]) -> tuple[str, ...]:
 _STATED_NUMBER = re.compile(
     r"(?:\b(?:is|are|was|now|becomes|equals|to|at)|->|["
     + _ARROWS
-    + r"]|=>)\s+(\d[\d_,]*(?:\.\d+)?)(?![\w./:@%-])",
+    + r"]|=>)\s+(\d[\d_,]*(?:\.\d+)?)(?![\w/:@%-]|\.\w)",  # (a full stop may end it)
     re.IGNORECASE,
 )
 
@@ -1500,6 +1534,8 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
         # The same value restated under the same subject (``- archiver.port: 8019`` after
         # *the port of archiver = 8019*): one fact, the newer statement of it.
         return _restates(new, old)
+    if _same_frame(new, old):
+        return True  # the same sentence again, another value in it
     marked = _corrects(new.text)
     if marked and any(b in new.values for _a, b in changed):
         return True  # it names the old value beside a new one, and says it changed
@@ -1526,6 +1562,15 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
     shared = new_topic & old_topic
     if not shared:
         return False  # a date or a host alike, but about something else
+    if len(shared) < 2:
+        # a key's word the other's words spell out counts (``cache.srv.addr``, *the cache
+        # server*); prose is not read for abbreviations (*cut* is no short *contribute*)
+        shared = shared | frozenset(
+            w
+            for fact, other in ((new, old_topic), (old, new_topic))
+            for w in _key_words(fact.key or "")
+            if w in new_topic | old_topic and _has_word(other, w)
+        )
     if marked and any(_variants(a, b) for a, b in changed):
         return True
     overlap = len(shared) / max(1, min(len(new_topic), len(old_topic)))
@@ -1639,7 +1684,8 @@ _QUALIFIER = re.compile(
 #: Words a qualifier pattern also catches that name no thing (*for now*, *in place*).
 _NOT_ENTITIES = _words(
     "now later example instance place time today tomorrow while good real review reference "
-    "default production prod staging all both each every most some any none more less"
+    "default production prod staging all both each every most some any none more less "
+    "server client config configuration settings"  # (*on the server*, a ``[config]`` logger)
 )
 
 
@@ -1705,7 +1751,9 @@ def _text_stems(fact: Fact) -> frozenset[str]:
     text = fact.text.lower()
     # (a hyphenated word is also one word: *on-call* states ``oncall``)
     joined = [w.replace("-", "") for w in re.findall(r"[a-z]+(?:-[a-z]+)+", text)]
-    return _stems([*re.findall(r"[a-z]{2,}", text), *joined])
+    words = re.findall(r"[a-z]{2,}", text)
+    # (each word whole too: a contraction is of the word, ``srv`` of *server*, not ``serv``)
+    return _stems([*words, *joined]) | frozenset(words)
 
 
 def _has_word(stems: frozenset[str], word: str) -> bool:
@@ -1717,8 +1765,24 @@ def _has_word(stems: frozenset[str], word: str) -> bool:
     if not _other_spellings().get(word, frozenset()).isdisjoint(stems):
         return True  # ``db`` and ``database``: a short form that is no prefix
     return len(word) >= 3 and any(
-        len(s) >= 3 and (s.startswith(word) or word.startswith(s)) for s in stems
+        len(s) >= 3 and (s.startswith(word) or word.startswith(s) or contracts(word, s))
+        for s in stems
     )
+
+
+def contracts(a: str, b: str) -> bool:
+    """Whether one of two words is a contraction of the other: three letters or more, its
+    first letter the other's and its others in order within the other, which is longer
+    (``mgr``, *manager*; ``vndr``, *vendor*; ``tmo``, *timeout*; ``srv``, ``serv``: a stem).
+
+    >>> contracts("mgr", "manager"), contracts("tmo", "timeout"), contracts("tmo", "time")
+    (True, True, False)
+    """
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if len(short) < 3 or len(long) <= len(short) or short[0] != long[0]:
+        return False
+    rest = iter(long[1:])
+    return all(c in rest for c in short[1:])
 
 
 @functools.cache  # built on first use, not at import
@@ -1827,6 +1891,89 @@ _KEY_FILLER = _words(
 )
 
 
+#: A conjunction that sets one clause against another (*X says A, but Y has B*).
+_CONTRAST = re.compile(r"\b(?:but|however|whereas|though|although)\b", re.IGNORECASE)
+
+
+#: How many words a sentence's frame (``_frame``) needs before two facts in it are one slot.
+FRAME_WORDS = 5
+
+
+def _same_frame(new: Fact, old: Fact) -> bool:
+    """Whether ``new`` says ``old``'s sentence again with one value changed: each names one
+    value the other does not, and the words of one (that value taken out) run, in order and
+    unbroken, within the other's, ``FRAME_WORDS`` of them or more (*the v1 API gets switched
+    off on X*, *... since this morning's plan: the v1 API gets switched off on Y*). Not when a
+    value opens the sentence (*RQ-1 is blocked by the flaky test*, *RQ-2 is blocked by the
+    flaky test*: two things, one said of each), nor when more than one value differs (*the
+    queue_1 limit is 1 ms*, *the queue_2 limit is 2 ms*: two queues), nor of rules (*don't
+    deploy anything to host-a*, then *... to host-b*: both forbidden).
+
+    >>> a = Fact("the v1 API gets switched off on 2045-04-01", None, "user", "value", 1.0, 1,
+    ...          values=("2045-04-01",))
+    >>> b = replace(a, text="Small change: the v1 API gets switched off on 2045-05-21.",
+    ...             values=("2045-05-21",))
+    >>> c = replace(a, text="RQ-1 is blocked by the same flaky test", values=("RQ-1",))
+    >>> d = replace(c, text="RQ-2 is blocked by the same flaky test", values=("RQ-2",))
+    >>> _same_frame(b, a), _same_frame(d, c)
+    (True, False)
+    """
+    if "rule" in (new.kind, old.kind):
+        return False
+    fresh = [v for v in new.values if v not in old.values]
+    gone = [v for v in old.values if v not in new.values]
+    if len(fresh) != 1 or len(gone) != 1:
+        return False
+    a, b = _frame(new.text, fresh[0]), _frame(old.text, gone[0])
+    if a is None or b is None:
+        return False
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if len(short) < FRAME_WORDS:
+        return False
+    return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
+
+
+def _frame(text: str, value: str) -> tuple[str, ...] | None:
+    """The words of ``text`` around ``value`` (taken out), lower case; ``None`` when a value
+    opens it."""
+    text = text.lower()
+    at = text.find(value.lower())
+    if at < 0 or not re.search(r"[a-z]{2,}", text[:at]):
+        return None
+    return tuple(re.findall(r"[a-z]+", text.replace(value.lower(), " ")))
+
+
+def _contrasts(fact: Fact, olds: Collection[str]) -> bool:
+    """Whether ``fact`` names one of ``olds``, then a contrasting conjunction, then its subject
+    (its key) again with a new value: *the README still says A for ``rel_mgr``, but the deployed
+    config has ``rel_mgr: B``*. What follows the *but* is what holds. Not when the clause after
+    it is about another thing (*the API is at A, but the docs are at B*), nor a list (*A and
+    B*).
+
+    >>> f = Fact("the doc says 40 for pool_max, but the config has pool_max: 64", "pool_max",
+    ...          "user", "value", 1.0, 1, values=("40", "64"))
+    >>> _contrasts(f, {"40"}), _contrasts(replace(f, text="40 for pool_max, but docs: 64"), {"40"})
+    (True, False)
+    """
+    if fact.key is None:
+        return False
+    words = [w for w in _key_words(fact.key) if w not in _KEY_FILLER]
+    text = fact.text
+    for old in olds:
+        start = text.find(old)
+        if start < 0:
+            continue
+        for new in fact.values:
+            at = text.find(new, start + len(old)) if new not in olds else -1
+            but = _CONTRAST.search(text, start + len(old), at) if at > 0 else None
+            if but is None:
+                continue
+            clause = _stems(re.findall(r"[a-z]{2,}", text[but.end() : at].lower()))
+            if words and all(_has_word(clause, w) for w in words):
+                return True
+    return False
+
+
 def _dropped(fact: Fact) -> list[str]:
     """The values ``fact`` shows replaced in its own text (``(was X)``)."""
     return [m.group(1) for m in _WAS_INLINE.finditer(fact.text)]
@@ -1923,6 +2070,8 @@ _NO_MORE_TAIL = re.compile(r"\bno more\s+\Z", re.IGNORECASE)  # *no more X*
 #: git's title of a revert commit: what the quoted title set is undone (*Revert "Bump x to 2.1.0"*).
 _REVERT_TITLE = re.compile(r'\bRevert\s+"([^"\n]*)"')
 _COMMA_NOT_TAIL = re.compile(r"\w[,;]\s*not\s+(?:the\s+)?\Z", re.IGNORECASE)  # *Y, not X*
+#: A sentence that opens on *Not X,* (*Use @b for it. Not @a, that one's stale.*).
+_OPENING_NOT_TAIL = re.compile(r"(?:^|[.!?]\s+)not\s+(?:the\s+)?\Z", re.IGNORECASE)
 _VALUE_CHAR = re.compile(r"[\w/.-]")
 _PATH_CHAR = re.compile(r"[\w/-]")
 _TAIL_REACH = 24  # past the spacing before a value: the longest tail word, and its boundary
@@ -1984,6 +2133,8 @@ def _declared_dropped(text: str, value: str) -> bool:
             return True
         if _COMMA_NOT_TAIL.search(text, reach, start) and not _PATH_CHAR.match(next_char):
             return True
+        if _OPENING_NOT_TAIL.search(text, reach, start) and next_char in (",", ";", "."):
+            return True
     return False
 
 
@@ -2025,6 +2176,8 @@ def declared_old(text: str, values: Sequence[str]) -> list[str]:
     ['OPS-1']
     >>> declared_old("the port is 5433, not 5432", ["5433", "5432"])
     ['5432']
+    >>> declared_old("Use @b_two for it. Not @a_one, that one's stale.", ["@b_two", "@a_one"])
+    ['@a_one']
     >>> declared_old("6847 ms? no — 4043 ms, checked", ["6847 ms", "4043 ms"])
     ['6847 ms']
     >>> declared_old("the value of POOL_MAX -> 6668", ["POOL_MAX", "6668"])
@@ -2286,6 +2439,9 @@ class _Index:
                 found.update(self.by_shape.get(shape, ()))
             for word in self._words(fact):
                 found.update(self.by_word.get(word, ()))
+            # a fact whose key this one's words name (``vndr_eol``, *`VNDR_EOL` is ...*)
+            for stem in _stems(_topic(fact)):
+                found.update(self.by_word.get(f"k:{stem}", ()))
         return sorted(n for n in found if n in self.facts)
 
 
@@ -2597,11 +2753,26 @@ def _resolve_rows(
         for value, number in ended_on(this_message, lambda v: is_earlier(v, message)):
             replaced([value], number)
         last = this_message[-1][0]
+        # Values a later revision replaced in this message are shown replaced in its lines too.
+        said = [f for _n, f in this_message]
+        revised = [
+            v for v in revised_away(said, lambda v: is_earlier(v, message)) if not worked_on(v)
+        ]
+        if revised:
+            replaced(revised, last)
+            for n, f in this_message:
+                held = [v for v in revised if v in f.values]
+                if held and n in index.facts:
+                    fact = index.get(n)
+                    index.remove(n)
+                    index.add(n, _with_superseded(fact, held))
         # What the message passed through (a field's arrows), and what one of its lines
         # declares dropped (*Revert "bump to X"*): no longer current in any of its lines,
         # newest first as ``git log`` lists them (*bump to X* below the revert) or not.
-        said = [f for _n, f in this_message]
-        gone = [*passed_through(said), *(v for f in said for v in _dropped(f))]
+        gone = [
+            *passed_through(said),
+            *(v for f in said for v in [*_dropped(f), *history_in_line(f)]),
+        ]
         passed = [v for v in dict.fromkeys(gone) if not worked_on(v)]
         if passed:
             replaced(passed, last)
@@ -2662,7 +2833,7 @@ def _resolve_rows(
             named = {
                 b for _a, b in _changed(newest, old) if b in newest.values and not worked_on(b)
             }
-            if named and _corrects(newest.text):
+            if named and (_corrects(newest.text) or _contrasts(newest, named)):
                 text = newest.text
                 for value in sorted(named, key=len, reverse=True):
                     text = mark_replaced(text, value)
@@ -2789,6 +2960,75 @@ def ended_on(
     return out
 
 
+#: A revision's number, after the name of what it revises when one stands right before it
+#: (*runbook rev 4*, ``rev 2  12:32:54  maren  34.20.422``).
+_REVISION = re.compile(
+    r"(?:\b([A-Za-z][\w-]*)\s+)?\b(?:rev|revision)\.?\s*#?(\d{1,5})\b", re.IGNORECASE
+)
+
+
+def revised_away(facts: Sequence[Fact], earlier: Callable[[str], bool]) -> list[str]:
+    """The earlier values one message's ``facts`` state under an older revision than a new
+    value of their kind, of the same document (``_revisions``): a document's or a setting's
+    history by revision number, in any order (``rev 2 ... 34.20.422`` above ``rev 1 ...
+    34.19.294``; *Runbook rev 4 is out. The date there reads X; rev 3 had Y*). Values under no
+    revision number are not judged, nor revisions of two documents (*design doc rev 3*, *the
+    runbook rev 2*).
+
+    >>> a = Fact("rev 2 12:32 ann 4.2.1", None, "tool", "value", 1.0, 1, values=("4.2.1",))
+    >>> b = replace(a, text="rev 1 10:18 bo 4.1.9", values=("4.1.9",))
+    >>> revised_away([a, b], lambda v: v == "4.1.9"), revised_away([b, a], lambda v: False)
+    (['4.1.9'], [])
+    """
+    revisions = _revisions(facts)
+    if len({number for _name, number in revisions.values()}) < 2:
+        return []  # (most messages name no revision)
+    # of one kind (``value_kind``), whatever the notation: a revision may write a date anew
+    fresh = [
+        (value_kind(value), name, number)
+        for value, (name, number) in revisions.items()
+        if not earlier(value) and _setting_form(value) is not None
+    ]
+    out = []
+    for value, (name, number) in revisions.items():
+        form = value_kind(value)
+        if _setting_form(value) is None or not earlier(value):
+            continue
+        if any(
+            f == form and n > number and (name is None or other is None or name == other)
+            for f, other, n in fresh
+        ):
+            out.append(value)
+    return out
+
+
+def _revisions(facts: Sequence[Fact]) -> dict[str, tuple[str | None, int]]:
+    """For each value of one message's ``facts``, the revision it is stated under: the last
+    revision named before it in its line, else in the message's lines before (*Rev 4 is out.
+    The date there reads X; rev 3 had Y*: X under 4, Y under 3), with the name of the document
+    when one stands before the number (lower case; ``None`` for none). A value under no
+    revision is left out; a value stated twice keeps its first."""
+    out: dict[str, tuple[str | None, int]] = {}
+    carried: tuple[str | None, int] | None = None
+    for fact in facts:
+        marks = [(m.start(), _revision_of(m)) for m in _REVISION.finditer(fact.text)]
+        for value in fact.values:
+            at = fact.text.find(value)
+            before = [mark for start, mark in marks if start < at]
+            revision = before[-1] if before else carried
+            if revision is not None and value not in out:
+                out[value] = revision
+        if marks:
+            carried = marks[-1][1]
+    return out
+
+
+def _revision_of(match: re.Match[str]) -> tuple[str | None, int]:
+    name = (match.group(1) or "").lower()
+    named = name and name not in _STOP and name not in _FUNCTION_WORDS and name not in _PRONOUNS
+    return (name if named else None), int(match.group(2))
+
+
 #: An arrow right before a value (``-> X``, ``=> "X"``, ``→ X``) and right after one.
 _ARROW_BEFORE = re.compile(r"(?:-+>|=>|[" + _ARROWS + r"])\s*[\"'`]?$")
 _ARROW_AFTER = re.compile(r"^\)?[\"'`]?\s*(?:-+>|=>|[" + _ARROWS + r"])")
@@ -2831,6 +3071,35 @@ _HISTORY_WORDS = frozenset(
         _words("previous prev old original orig before from was new updated after to now current"),
     )
 )
+
+
+#: The keys a one-line record gives a field's old and new value (``prev=X current=Y``).
+_OLD_SIDE = frozenset(map(_word_stem, _words("previous prev old original orig before was")))
+_NEW_SIDE = frozenset(map(_word_stem, _words("new updated after now current curr")))
+_INLINE_PAIR = re.compile(r"(?<![\w.-])([A-Za-z]+)\s*[=:]\s*\"?([^\s\",;]+)")
+
+
+def history_in_line(fact: Fact) -> list[str]:
+    """The values one line gives as a field's old value beside its new one, under the keys of a
+    record (``event=setting.rotated prev=stab/a-44 current=stab/b-78``, ``old: 40 new: 64``):
+    no longer current. Only values of ``fact`` and of one form on both sides.
+
+    >>> f = Fact("key=branch prev=st/a-4 current=st/b-7", "key", "tool", "value", 1.0, 1,
+    ...          values=("st/a-4", "st/b-7"))
+    >>> history_in_line(f), history_in_line(replace(f, text="from=st/a-4 to=st/b-7"))
+    (['st/a-4'], [])
+    """
+    if len(fact.values) < 2:
+        return []
+    olds, news = [], []
+    for key, value in _INLINE_PAIR.findall(fact.text):
+        stem = _word_stem(key.lower())
+        if value in fact.values and (form := _setting_form(value)) is not None:
+            if stem in _OLD_SIDE:
+                olds.append((value, form))
+            elif stem in _NEW_SIDE:
+                news.append((value, form))
+    return [v for v, form in olds if any(f == form and n != v for n, f in news)]
 
 
 def _label(fact: Fact) -> str | None:

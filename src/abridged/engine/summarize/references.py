@@ -42,11 +42,13 @@ _MONTH = (
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b\.?"
 )
 #: A date, ISO or written with its month's name and a year (``2029-05-04``, ``4 May 2029``,
-#: ``May 4th, 2029``), with the time of day when one follows (``4 May 2029 08:55``): one value,
+#: ``May 4th, 2029``), with slashes year first (``2029/05/04``) or dots day first
+#: (``04.05.2029``), with the time of day when one follows (``4 May 2029 08:55``): one value,
 #: so a deadline that moves is one value replaced, not a time of day beside a date. (Not its
 #: zone: a correction often names the old time without it.)
 DATE = re.compile(
-    r"\b(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?"
+    r"\b(?:(?:\d{4}-\d{2}-\d{2}|\d{4}/\d{2}/\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?"
+    r"|(?:0?[1-9]|[12]\d|3[01])\.(?:0?[1-9]|1[0-2])\.(?:19|20)\d{2}\b(?!\.\d)"
     r"|(?:\d{1,2}(?:st|nd|rd|th)?\s" + _MONTH + r"|" + _MONTH + r"\s\d{1,2}(?:st|nd|rd|th)?)"
     r",?\s\d{4}\b(?:,?\s(?:at\s)?" + _CLOCK + r")?)"
 )
@@ -55,7 +57,8 @@ DATE = re.compile(
 _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "url",
-        re.compile(r"\b(?:https?|ftp|s3|gs|git|ssh|wss?)://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]"),
+        # (any scheme: ``redis://``, ``postgresql+psycopg://``, ``amqps://``)
+        re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]"),
     ),
     ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")),
     # a handle, dotted ones too (``@ana.lopez``: a sentence's full stop is not in it), or a
@@ -156,6 +159,10 @@ STRONG_KINDS = frozenset(
 REFERENCES_PER_MESSAGE = 12
 
 
+#: Shapes a code span keeps its ``code`` kind for when it holds one of them whole.
+_CODE_SHAPES = frozenset({"code", "identifier", "file", "path"})
+
+
 def reference_kinds(text: str) -> list[tuple[str, str]]:
     """``(value, kind)`` of each exact reference in ``text``, in order of appearance, each value
     once; where shapes overlap the longest match wins. A path ending in a source file's
@@ -189,7 +196,13 @@ def _reference_kinds(text: str) -> tuple[tuple[str, str], ...]:
             if kind == "identifier" and not _IDENTIFIER_NEEDS.search(value):
                 continue
             found.append((start, end, value.strip(), kind))
-    found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
+    # A code span that is wholly one value of another shape (`` `6 November 2056` ``) is that
+    # value: the backticks mark it as exact, not as code. (A code name, a file or a path stays
+    # code: what an agent names in backticks is mostly the code it works on.)
+    spans = {(start, end) for start, end, _v, kind in found if kind not in _CODE_SHAPES}
+    found = [f for f in found if f[3] != "code" or (f[0] + 1, f[1] - 1) not in spans]
+    # (of two shapes of one span, a date wins: ``04.05.2029`` is no version)
+    found.sort(key=lambda f: (f[0], -(f[1] - f[0]), f[3] != "date"))
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
     covered_until = -1
