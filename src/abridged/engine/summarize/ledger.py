@@ -260,7 +260,7 @@ def structured(line: str) -> tuple[str, str] | None:
         listed is not None
         and (any(c in listed.group(1) for c in "_.") or _exact(listed.group(2)))
         # (``name | upload_bug`` then ``value | SHE#4083``: a record's fields, not settings)
-        and listed.group(1).lower() not in _GENERIC_SUBJECTS | _GENERIC_LABELS
+        and listed.group(1).lower() not in _RECORD_FIELDS
     ):
         return listed.group(1), listed.group(2).strip()
     if _TABLE_ROW.match(body):
@@ -412,8 +412,7 @@ _STOP = _words(
 _PRONOUNS = _words(
     "it this that there which what who he she they we i you them us here these those"
 )
-#: Pronouns a speaker's label holds (*he told me:*), besides ``_PRONOUNS``.
-_OBJECT_PRONOUNS = _words("me him her my our your")
+
 #: Labels that say what kind of statement follows, not what it is about.
 _GENERIC_LABELS = _words(
     "note notes rule rules warning important correction update decision info error fatal "
@@ -422,6 +421,10 @@ _GENERIC_LABELS = _words(
     "confirmed found heads btw psa change changes actually forget ignore nvm timeline recap tldr "
     "noted ok okay sure thanks understood"
 )
+#: Pronouns a speaker's label holds (*Maren just pinged me:*, *he told us:*).
+_SPEAKER_WORDS = _PRONOUNS | _words("me him her my our your")
+#: Names of a record's generic fields (``name``, ``value``, ``note``): no setting's key.
+_RECORD_FIELDS = _GENERIC_SUBJECTS | _GENERIC_LABELS
 #: A chat line's speaker: an emphasised name (``*mateo*``, ``**ops**``), a name after a clock
 #: (``[21:55] Kenji Ndiaye``), a handle before one (``felix 10:29``); a quote mark before it.
 _SPEAKER = re.compile(
@@ -584,7 +587,7 @@ def key_of(text: str) -> str | None:
         name = _normal(label.group(1))
         first = label.group(1).split()[0].lower()
         # (a label that speaks, *Maren just pinged me:*, says who told, not what about)
-        speaks = any(w.lower() in _PRONOUNS | _OBJECT_PRONOUNS for w in label.group(1).split())
+        speaks = any(w.lower() in _SPEAKER_WORDS for w in label.group(1).split())
         if name and first not in _GENERIC_LABELS and len(name.split()) <= 3 and not speaks:
             return name
         line = line[label.end() :]
