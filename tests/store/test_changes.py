@@ -51,3 +51,19 @@ async def test_a_change_made_through_one_store_is_heard_through_another(db_url: 
     finally:
         await one.close()
         await two.close()
+
+
+async def test_a_closed_poll_ends_between_two_reads(db_url: str) -> None:
+    store = Store(db_url)
+    try:
+        watched = (await store.create_conversation()).id
+        feed = store.follow_changes(lambda: {watched}, lambda _cid, _note: None, poll=0.05)
+        await asyncio.wait_for(feed.ready.wait(), HANG_GUARD)
+        await feed.close()
+        task = feed._task  # (white box: how it ended)
+        assert task.done()
+        if store.dialect == "sqlite":
+            # asked to stop, not cancelled: a read in flight would have been let finish
+            assert not task.cancelled()
+    finally:
+        await store.close()

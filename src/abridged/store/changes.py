@@ -38,6 +38,8 @@ _NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 MAX_NOTE = 7_000
 #: Seconds between two reads of the watched conversations on SQLite.
 POLL_SECONDS = 1.0
+#: Seconds a closing feed waits for its poll to end between two reads before cancelling it.
+STOP_WAIT_SECONDS = 10.0
 #: Seconds before a lost PostgreSQL listener connects again.
 RECONNECT_SECONDS = 2.0
 
@@ -49,12 +51,20 @@ class ChangeFeed:
     ``ready`` is set once it hears changes: its listener registered (PostgreSQL), its first
     poll read (SQLite). A change made before may go unheard on PostgreSQL."""
 
-    def __init__(self, task: asyncio.Task[None], ready: asyncio.Event) -> None:
+    def __init__(
+        self, task: asyncio.Task[None], ready: asyncio.Event, stop: asyncio.Event | None = None
+    ) -> None:
         self._task = task
         self.ready = ready
+        self._stop = stop
 
     async def close(self) -> None:
-        """Stop following."""
+        """Stop following. A poll asked to stop ends between two reads (cancelled in the
+        middle of one, the SQLite driver's thread would answer a loop that may be gone); a
+        poll that does not end within ``STOP_WAIT_SECONDS``, and a listener, are cancelled."""
+        if self._stop is not None:
+            self._stop.set()
+            await asyncio.wait({self._task}, timeout=STOP_WAIT_SECONDS)
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._task
@@ -97,7 +107,9 @@ class ChangeOps(StoreBase):
         if self.dialect == "postgresql":
             listening = self._listen(watched, on_change, ignore, poll, ready)
             return ChangeFeed(asyncio.ensure_future(listening), ready)
-        return ChangeFeed(asyncio.ensure_future(self._poll(watched, on_change, poll, ready)), ready)
+        stop = asyncio.Event()
+        polling = self._poll(watched, on_change, poll, ready, stop)
+        return ChangeFeed(asyncio.ensure_future(polling), ready, stop)
 
     async def _listen(
         self,
@@ -138,10 +150,14 @@ class ChangeOps(StoreBase):
         on_change: Callable[[str, str | None], None],
         poll: float,
         ready: asyncio.Event,
+        stop: asyncio.Event,
     ) -> None:
         seen: dict[str, Mark] = {}
         while True:
-            await asyncio.sleep(poll)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), poll)
+            if stop.is_set():
+                return
             ids = sorted(watched())
             if not ids:
                 seen.clear()
