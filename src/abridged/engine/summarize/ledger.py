@@ -412,7 +412,6 @@ _STOP = _words(
 _PRONOUNS = _words(
     "it this that there which what who he she they we i you them us here these those"
 )
-
 #: Labels that say what kind of statement follows, not what it is about.
 _GENERIC_LABELS = _words(
     "note notes rule rules warning important correction update decision info error fatal "
@@ -2391,12 +2390,13 @@ class _Index:
         return found[::-1]
 
     @staticmethod
-    def _words(fact: Fact) -> list[str]:
-        """``k:stem`` for each word of its key, ``kind:stem`` for each word of its topic and
-        each shape of its values."""
+    def _words(fact: Fact, topic: frozenset[str] | None = None) -> list[str]:
+        """``k:stem`` for each word of its key, ``kind:stem`` for each word of its topic
+        (``topic``: its stems, when the caller has them) and each shape of its values."""
         words = {f"k:{w}" for w in _key_words(fact.key or "")}
         kinds = {value_kind(v) for v in fact.values}
-        words.update(f"{kind}:{w}" for kind in kinds for w in _stems(_topic(fact)))
+        stems = topic if topic is not None else _stems(_topic(fact))
+        words.update(f"{kind}:{w}" for kind in kinds for w in stems)
         return sorted(words)
 
     def add(self, number: int, fact: Fact) -> None:
@@ -2440,10 +2440,11 @@ class _Index:
         if fact.values:
             for shape in self._shapes(fact):
                 found.update(self.by_shape.get(shape, ()))
-            for word in self._words(fact):
+            topic = _stems(_topic(fact))
+            for word in self._words(fact, topic):
                 found.update(self.by_word.get(word, ()))
             # a fact whose key this one's words name (``vndr_eol``, *`VNDR_EOL` is ...*)
-            for stem in _stems(_topic(fact)):
+            for stem in topic:
                 found.update(self.by_word.get(f"k:{stem}", ()))
         return sorted(n for n in found if n in self.facts)
 
@@ -2763,12 +2764,8 @@ def _resolve_rows(
         ]
         if revised:
             replaced(revised, last)
-            for n, f in this_message:
-                held = [v for v in revised if v in f.values]
-                if held and n in index.facts:
-                    fact = index.get(n)
-                    index.remove(n)
-                    index.add(n, _with_superseded(fact, held))
+            for n, _f in this_message:
+                show_replaced(n, revised)
         # What the message passed through (a field's arrows), and what one of its lines
         # declares dropped (*Revert "bump to X"*): no longer current in any of its lines,
         # newest first as ``git log`` lists them (*bump to X* below the revert) or not.
@@ -2779,11 +2776,17 @@ def _resolve_rows(
         passed = [v for v in dict.fromkeys(gone) if not worked_on(v)]
         if passed:
             replaced(passed, last)
-            if last in index.facts:  # (its last line too: *(empty) -> X* under *X -> Y*)
-                fact = index.get(last)
-                index.remove(last)
-                index.add(last, _with_superseded(fact, [v for v in passed if v in fact.values]))
+            show_replaced(last, passed)  # (its last line too: *(empty) -> X* under *X -> Y*)
         this_message.clear()
+
+    def show_replaced(number: int, values: Sequence[str]) -> None:
+        """Fact ``number``, if still current, with those of ``values`` it holds as ``(was X)``."""
+        if number in index.facts:
+            fact = index.get(number)
+            held = [v for v in values if v in fact.values]
+            if held:
+                index.remove(number)
+                index.add(number, _with_superseded(fact, held))
 
     for number, given in enumerate(facts):
         if this_message and this_message[-1][1].message != given.message:
@@ -2987,22 +2990,21 @@ def revised_away(facts: Sequence[Fact], earlier: Callable[[str], bool]) -> list[
     if len({number for _name, number in revisions.values()}) < 2:
         return []  # (most messages name no revision)
     # of one kind (``value_kind``), whatever the notation: a revision may write a date anew
-    fresh = [
-        (value_kind(value), name, number)
+    stated = [
+        (value, value_kind(value), name, number, earlier(value))
         for value, (name, number) in revisions.items()
-        if not earlier(value) and _setting_form(value) is not None
+        if _setting_form(value) is not None
     ]
-    out = []
-    for value, (name, number) in revisions.items():
-        form = value_kind(value)
-        if _setting_form(value) is None or not earlier(value):
-            continue
-        if any(
-            f == form and n > number and (name is None or other is None or name == other)
-            for f, other, n in fresh
-        ):
-            out.append(value)
-    return out
+    fresh = [(kind, name, number) for _v, kind, name, number, old in stated if not old]
+    return [
+        value
+        for value, kind, name, number, old in stated
+        if old
+        and any(
+            k == kind and n > number and (name is None or other is None or name == other)
+            for k, other, n in fresh
+        )
+    ]
 
 
 def _revisions(facts: Sequence[Fact]) -> dict[str, tuple[str | None, int]]:
@@ -3068,17 +3070,17 @@ def passed_through(facts: Iterable[Fact]) -> list[str]:
 
 #: Words a field's history labels its old and new value with (*previous_value*, *Original*,
 #: *Updated*, *From*, *To*), stemmed: two keys that differ by these alone are one field.
-_HISTORY_WORDS = frozenset(
-    map(
-        _word_stem,
-        _words("previous prev old original orig before from was new updated after to now current"),
-    )
-)
-
-
-#: The keys a one-line record gives a field's old and new value (``prev=X current=Y``).
+#: The keys a field's history gives its old value and its new one (*previous_value*, *Updated*),
+#: stemmed; ``from`` and ``to`` only as the labels of two lines (``_history_pair``), never of one
+#: line's record (``history_in_line``: *copy from=a to=b* copies).
 _OLD_SIDE = frozenset(map(_word_stem, _words("previous prev old original orig before was")))
 _NEW_SIDE = frozenset(map(_word_stem, _words("new updated after now current curr")))
+_HISTORY_WORDS = (_OLD_SIDE | _NEW_SIDE | frozenset(map(_word_stem, _words("from to")))) - {
+    "curr"  # (read in a record's line only)
+}
+
+
+#: A key and its value in a one-line record (``prev=X``, ``current: Y``).
 _INLINE_PAIR = re.compile(r"(?<![\w.-])([A-Za-z]+)\s*[=:]\s*\"?([^\s\",;]+)")
 
 
