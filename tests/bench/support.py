@@ -8,6 +8,7 @@ import importlib.util
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,6 +238,51 @@ def cut_outside(text: str, keep: Sequence[str]) -> str:
     }
     at = next(i for i in range(len(text)) if i not in covered)
     return text[:at] + text[at + 1 :]
+
+
+def assert_a_quoted_correction_is_safe(
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    names_old: Callable[[Mapping[str, Any]], bool],
+) -> None:
+    """The correction text alone never makes the value it corrects stale (``pairs``: each
+    correction with the canary it supersedes); the old fact stated elsewhere does; and a
+    correction that names its old value (``names_old``) is safe only while quoted whole: cut
+    anywhere, it presents the old value as current. One correction in six at least does."""
+    retention = load_bench("retention")
+    bites = 0
+    for new, old in pairs:
+        index = retention.KeepIndex(retention.canaries_from([old, new]))
+        held = index.of(Message.user(f"Summary of the task so far:\n{new['text']}\nNext: tests."))
+        assert f"stale:{old['id']}" not in held and all(k in held for k in new["keep"]), new
+        # the old fact stated as it was, elsewhere, is stale
+        stated = index.of(Message.user(f"{new['text']}\n\nStill: {old['text']}"))
+        assert f"stale:{old['id']}" in stated, new
+        # naming the old value is safe only while the correction is quoted whole: its words cut
+        # anywhere would present the old value as current
+        if names_old(new):
+            assert retention.presents_as_current(new["text"], old["keep"], new["keep"]), new
+            cut = index.of(Message.user(cut_outside(new["text"], [*old["keep"], *new["keep"]])))
+            assert f"stale:{old['id']}" in cut, new
+            bites += 1
+        else:
+            assert not retention.presents_as_current(new["text"], old["keep"], new["keep"]), new
+    assert bites >= len(pairs) // 6
+
+
+def assert_every_template_and_style_planted(
+    sessions: Sequence[Sequence[Mapping[str, Any]]],
+    templates: Mapping[str, Any],
+    styles: Iterable[str],
+) -> None:
+    """``sessions`` together plant every one of ``templates`` (name -> template, its ``shape``
+    ``"single"`` or a pair's) and ``styles``, and no template twice in one session (a pair
+    counts once)."""
+    assert {c["template"] for s in sessions for c in s} == set(templates)
+    assert {c["style"] for s in sessions for c in s} == set(styles)
+    for s in sessions:
+        names = Counter(c["template"] for c in s)
+        for t, n in names.items():
+            assert n == (1 if templates[t].shape == "single" else 2), t
 
 
 def nested_keys(tree: Any) -> set[str]:

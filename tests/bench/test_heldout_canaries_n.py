@@ -21,12 +21,13 @@ from abridged.core.model import Message
 from tests.bench.support import (
     BENCH,
     EARLIER_SURFACES,
+    assert_a_quoted_correction_is_safe,
+    assert_every_template_and_style_planted,
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
     assert_no_keep_string_recorded,
     bench_main,
     correction_pairs,
-    cut_outside,
     load_bench,
     nested_keys,
     value_skeleton,
@@ -473,35 +474,15 @@ def test_corrections_are_written_many_ways() -> None:
 
 
 def test_the_correction_text_alone_does_not_make_the_old_value_stale() -> None:
-    bites = 0
-    for new, old in correction_pairs(_sample()):
-        index = R.KeepIndex(R.canaries_from([old, new]))
-        held = index.of(Message.user(f"Summary of the task so far:\n{new['text']}\nNext: tests."))
-        assert f"stale:{old['id']}" not in held and all(k in held for k in new["keep"]), new
-        # the old fact stated as it was, elsewhere, is stale
-        stated = index.of(Message.user(f"{new['text']}\n\nStill: {old['text']}"))
-        assert f"stale:{old['id']}" in stated, new
-        # naming the old value is safe only while the correction is quoted whole: its words cut
-        # anywhere would present the old value as current
-        if N.CORRECTIONS[new["style"]].names_old:
-            assert R.presents_as_current(new["text"], old["keep"], new["keep"]), new
-            cut = index.of(Message.user(cut_outside(new["text"], [*old["keep"], *new["keep"]])))
-            assert f"stale:{old['id']}" in cut, new
-            bites += 1
-        else:
-            assert not R.presents_as_current(new["text"], old["keep"], new["keep"]), new
-    assert bites >= len(correction_pairs(_sample())) // 6
+    assert_a_quoted_correction_is_safe(
+        correction_pairs(_sample()), lambda new: bool(N.CORRECTIONS[new["style"]].names_old)
+    )
 
 
 @pytest.mark.parametrize(("seed", "first"), [(7, 0), (613, 0), (1234, 5)])
 def test_a_run_of_16_sessions_plants_every_template_surface_and_way(seed: int, first: int) -> None:
     sessions = [_canaries(seed, 24, v) for v in range(first, first + 16)]
-    assert {c["template"] for s in sessions for c in s} == set(N.TEMPLATE_BY_NAME)
-    assert {c["style"] for s in sessions for c in s} == set(N.REGISTER_OF)
-    for s in sessions:  # no template twice in one session (a pair counts once)
-        names = Counter(c["template"] for c in s)
-        for t, n in names.items():
-            assert n == (1 if N.TEMPLATE_BY_NAME[t].shape == "single" else 2), t
+    assert_every_template_and_style_planted(sessions, N.TEMPLATE_BY_NAME, N.REGISTER_OF)
 
 
 def test_no_keep_string_occurs_in_the_recorded_sessions(swebench_path: Path) -> None:
