@@ -1006,3 +1006,82 @@ def test_a_settings_file_being_written_or_a_json_action_is_no_fact() -> None:
     action = Message.assistant('```json\n{"action": "bash", "timeout": "731 s"}\n```')
     facts = " ".join(f.text for f in extract_facts([Message.user("Go."), written, action]))
     assert "9331" not in facts and "731 s" not in facts
+
+
+# -- code spans and code that holds a setting ----------------------------------------------------
+
+
+@pytest.mark.parametrize("voice", ["assistant", "tool"])
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("Releases are cut from `hotfix/ledger-rounding` this quarter.", "hotfix/ledger-rounding"),
+        ("`QUOTA_WINDOW_EXCEEDED` means the client may retry later.", "QUOTA_WINDOW_EXCEEDED"),
+        ("Nightly jobs publish to the `billing.events.v3` topic.", "billing.events.v3"),
+        ("The wheel's entry point is `ledgerctl.main:run_cli`.", "ledgerctl.main:run_cli"),
+        ("Parser fixtures live under `tests/golden/parse-cases/`.", "tests/golden/parse-cases/"),
+        ("Tracing output in this repo goes through `dump_span_tree()`.", "dump_span_tree()"),
+    ],
+)  # fmt: skip
+def test_a_code_span_the_conversation_names_once_is_a_fact(
+    voice: str, line: str, name: str
+) -> None:
+    said = (
+        [Message.assistant(line), Message.user("ok")]
+        if voice == "assistant"
+        else _bash("c1", "cat NOTES.md", f"{line}\n")
+    )
+    messages = [Message.user("Tidy up the exporter."), *said]
+    assert [f.text for f in extract_facts(messages) if f.listed and name in f.text] == [line]
+
+
+def test_a_code_span_of_the_code_at_hand_is_no_fact() -> None:
+    # the agent reads the function, then names it in passing: the conversation shows it anyway
+    messages = [
+        Message.user("Why is the export slow?"),
+        *_bash("c1", "grep -n flush_rows app/export.py", "41:def flush_rows(batch):\n"),
+        Message.assistant("The loop in `flush_rows` runs once per row."),
+        # a method of a class the source holds, named together for the first time
+        *_bash("c2", "sed -n 1,9p app/rows.py", "class RowBatch:\n    def settle_rows(self):\n"),
+        Message.assistant("So `RowBatch.settle_rows` drops the tail."),
+        # a line relating two names said once is reasoning about code
+        Message.assistant("Then `PendingTally` hands over to `QuorumSink`."),
+    ]
+    assert [f.text for f in extract_facts(messages) if f.listed and "`" in f.text] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "pair"),
+    [
+        # an assertion that a setting holds a literal (a drafted test, an edited expectation)
+        ('assert conf.queue_host == "mq-7.ops.example"', ("conf.queue_host", "mq-7.ops.example")),
+        ("    assert settings.max_batch == 250", ("settings.max_batch", "250")),
+        # an annotated constant, as source and an editor's hover card show it
+        ('GRACE_ENDS: Final[str] = "March 3, 2061"', ("GRACE_ENDS", "March 3, 2061")),
+        ('(constant) API_FLOOR: str = "2.4.0"', ("API_FLOOR", "2.4.0")),
+        # a function returning a literal dict
+        ('return {"engine_floor": "4.2.0.post1", "mode": "x"}', ("engine_floor", "4.2.0.post1")),
+        # comparisons of two names and a signature's default hold no literal setting
+        ("assert left == right", None),
+    ],
+)  # fmt: skip
+def test_code_that_gives_a_name_a_literal_is_a_setting(
+    line: str, pair: tuple[str, str] | None
+) -> None:
+    from abridged.engine.summarize.ledger import structured
+
+    assert structured(line) == pair
+
+
+def test_a_value_a_repl_shows_is_the_value_of_the_name_typed_before_it() -> None:
+    session = "In [3]: conf.export_root\nOut[3]: '/srv/export/tenants-b'\n"
+    facts = [f for f in extract_facts(_bash("c1", "ipython -i app/conf.py", session)) if f.listed]
+    assert [(f.key, f.text) for f in facts] == [
+        ("conf.export_root", "conf.export_root: '/srv/export/tenants-b'")
+    ]
+    # the REPL read again after an edit: the new value replaces the old one
+    later = "In [9]: conf.export_root\nOut[9]: '/srv/export/tenants-c'\n"
+    ledger = build_ledger([*_bash("c1", "ipython", session), *_bash("c2", "ipython", later)])
+    shown = " ".join(f.text for f in ledger.facts)
+    assert "tenants-c" in shown
+    assert "tenants-b" not in shown.replace("(was /srv/export/tenants-b)", "")

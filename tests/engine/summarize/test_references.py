@@ -74,6 +74,13 @@ def test_a_date_with_slashes_or_dots_is_a_date_and_a_version_stays_a_version() -
     assert reference_kinds("see logs/2045/04/01/app.log") == [("logs/2045/04/01/app.log", "file")]
 
 
+@pytest.mark.parametrize(
+    "version", ["3.2.0rc2", "1.8.4b1", "0.9.1.dev7", "5.0.2.post1", "v4.4.0a3"]
+)
+def test_a_pre_or_post_release_is_one_version(version: str) -> None:
+    assert reference_kinds(f"the agent runs on {version} until Friday") == [(version, "version")]
+
+
 def test_a_path_is_still_a_path() -> None:
     assert reference_kinds("see 3 src/main and kv/infra/db") == [
         ("src/main", "path"),

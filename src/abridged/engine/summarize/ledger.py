@@ -228,6 +228,16 @@ _JSON_MEMBER = re.compile(
 _JSON_VALUE = re.compile(r'"value"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
 _JSON_PAIR = re.compile(r'"([A-Za-z_][\w.\-]{0,60})"\s*:\s*("[^"]{0,120}"|[^,}\s]+)')
 _TABLE_ROW = re.compile(r"^\s*\|([^|]{1,60})\|([^|]{1,120})\|")
+#: A literal a line of code gives a name, which the code then holds as a setting: an assertion
+#: (``assert settings.host == "db-2"``), an annotated constant as source or an editor's hover
+#: shows it (``(variable) V1_SHUTDOWN: Final[str] = "April 20, 2063"``).
+_CODE_LITERAL = re.compile(
+    r"^(?:assert\s+([A-Za-z_][\w.]{0,60})\s*==\s*"
+    r"|(?:\(\w+\)\s+)?([A-Za-z_][\w.]{0,60})\s*:\s*[A-Za-z_][\w.\[\], |]{0,60}?\s*=\s*)"
+    r"(\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|-?\d[\w.]*)\s*$"
+)
+#: A function returning a literal dict (``return {"engine": "7.1.0"}``): the dict is the data.
+_RETURNED = re.compile(r"^return\s+(?=\{)")
 
 
 @functools.lru_cache(maxsize=16_384)  # the verbatim tail is read again at every compaction
@@ -241,6 +251,10 @@ def structured(line: str) -> tuple[str, str] | None:
     (('retry_limit', '5'), ('owner', 'Ann Lee'))
     """
     body = _LINE_MARK.sub("", line, count=1).strip()
+    literal = _CODE_LITERAL.match(body)
+    if literal is not None:
+        return literal.group(1) or literal.group(2), literal.group(3).strip("\"'")
+    body = _RETURNED.sub("", body, count=1)
     named = _JSON_NAMED.search(body)
     if named is not None:
         given = _JSON_VALUE.search(body)
@@ -619,6 +633,12 @@ _ASKED = re.compile(
 )
 
 
+#: A name typed at a REPL's prompt (``In [5]: settings.frozen_module``, ``>>> conf.host``),
+#: and the prompt of the value it shows (``Out[5]:``).
+_REPL_IN = re.compile(r"^\s*(?:In \[\d+\]:|>>>)\s*([A-Za-z_][\w.]{0,60})\s*$")
+_REPL_OUT = re.compile(r"^\s*Out\[\d+\]:\s*")
+
+
 def asked_key(question: str) -> str | None:
     """What a short question asks for (``> The coverage floor?`` -> ``coverage floor``), the
     key of the value that answers it; ``None`` for anything but a question of a few words.
@@ -626,6 +646,9 @@ def asked_key(question: str) -> str | None:
     >>> asked_key("> what's the catalog-api prod version now?"), asked_key("why?")
     ('catalog-api prod version', None)
     """
+    shown = _REPL_IN.match(question)
+    if shown is not None:  # a REPL shows the value of the name typed before it
+        return _normal(shown.group(1)) or None
     m = _ASKED.match(question)
     if m is None:
         return None
@@ -675,8 +698,10 @@ def _statement(line: str, source: Source) -> bool:
     to do. A gate, not a weight: what passes is ranked by the signals alone."""
     if len(line) < 6 or line.endswith("?"):
         return False
-    if _NAME_COMMENT.match(line):
-        return False  # a title alone (``# billing-api``) names what follows, it states nothing
+    if _NAME_COMMENT.match(line) or _REPL_IN.match(line):
+        # a title alone (``# billing-api``) names what follows, it states nothing; so does a
+        # name typed at a REPL's prompt (the line after shows its value)
+        return False
     if len(_WORD_CHARS.findall(line)) < 0.5 * len(line):
         return False  # mostly punctuation: a progress bar, a rule, a drawing
     if source == "tool" and (_NOISE.search(line) or (_is_code(line) and not is_setting(line))):
@@ -745,15 +770,24 @@ def _weigh(
     refs = reference_kinds(line)
     if source != "tool" and not _is_prose(line) and not refs and not _KEYED_LINE.match(line):
         return None  # a fragment of prose without anything exact
+    # A code span counts only when it is a name the conversation holds nowhere else (a
+    # branch, an error constant, a flag said once), and the only one of its line: the code
+    # the agent works on shows up again in its reads, edits and commands, and a line relating
+    # two spans (*`Sum` returns `Coalesce`*) is reasoning about code; both stay worth nothing.
+    spans = [v for v, k in refs if k == "code"]
+    spans = spans if len(spans) == 1 and _span_name(spans[0]) else []
     rare = frozenset(
         v
         for v in [v for v, k in refs if k == "identifier"]
-        + _OTHER_CODE_NAME.findall(_BACKTICKED.sub(" ", line))  # (code in backticks: none)
+        + _OTHER_CODE_NAME.findall(_BACKTICKED.sub(" ", line))
         + kebab_names(_BACKTICKED.sub(" ", line))
         if names is None or names.get(v, 0) <= 1
-    )
+    ) | frozenset(v for v in spans if names is None or _rare_span(v, names))
     listed = {v for v, _k in refs}
-    named = [*refs, *((v, "identifier") for v in sorted(rare) if v not in listed)]
+    named = [
+        *((v, "identifier" if k == "code" and v in rare else k) for v, k in refs),
+        *((v, "identifier") for v in sorted(rare) if v not in listed),
+    ]
     spec = specificity(named, line, rare=rare)
     # (A long statement typed in lower case, as people chat, is no fragment.)
     fragment = _COMMENT.match(line) or not _sentence_like(line, lenient=True)
@@ -1073,6 +1107,42 @@ _OTHER_CODE_NAME = re.compile(
     r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w-])"
 )
 
+#: A name as a code span may hold it, joined by ``_ - . / :`` (``tuomas/retry-budget``,
+#: ``jobs.v6``, ``app.cli:main``, ``E_SHARD_BUSY``, ``--fan-out``), not one plain word.
+_SPAN_NAME = re.compile(
+    r"(?<![\w./:-])-{0,2}\w+(?:[-_./:]\w+)*[-_./:]\w+(?:[-_./:]\w+)*(?![\w-]|[./:]\w)"
+)
+#: What a code span adds around a name: a call's ``()``, a folder's ``/``, a setting's ``=1``.
+_SPAN_DRESS = re.compile(r"(?:\(\)|/|=[^\s=]*)$")
+
+
+def _span_name(span: str) -> str | None:
+    """The name a code span holds (``_SPAN_NAME`` or a CamelCase name), without a call's
+    parentheses, a folder's slash or an assigned value; ``None`` for code that is no one name.
+
+    >>> _span_name("flush_leases()"), _span_name("tests/data/"), _span_name("LOG_FRAMES=1")
+    ('flush_leases', 'tests/data', 'LOG_FRAMES')
+    >>> _span_name("IromusEntryRow"), _span_name("settings"), _span_name("a + b")
+    ('IromusEntryRow', None, None)
+    """
+    name = _SPAN_DRESS.sub("", span)
+    if _SPAN_NAME.fullmatch(name) or _OTHER_CODE_NAME.fullmatch(name):
+        return name
+    return None
+
+
+def _rare_span(span: str, names: Mapping[str, int]) -> bool:
+    """Whether a code span names something the conversation names nowhere else: one of its
+    words is in one message only. ``Widget.subwidgets`` is no rare name when the source the
+    agent read holds both words; ``hotfix/ledger-rounding`` is, when nothing else says
+    *ledger*."""
+    name = _span_name(span)
+    return name is not None and any(names.get(w, 0) <= 1 for w in _NAME_WORD.findall(name))
+
+
+#: A word of three characters or more, as ``_name_counts`` counts them for code spans.
+_NAME_WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_]{2,}")
+
 
 #: A name of lower-case words joined by hyphens (``billing-api``, ``nightly-rollup``): what
 #: services, jobs, branches and packages are called.
@@ -1109,7 +1179,7 @@ def _name_counts(messages: Sequence[Message]) -> dict[str, int]:
         found = {
             n
             for text in texts
-            for pattern in (_CODE_NAME, _OTHER_CODE_NAME)
+            for pattern in (_CODE_NAME, _OTHER_CODE_NAME, _NAME_WORD)
             for n in pattern.findall(text[:MAX_SCAN_CHARS])
         }
         for name in found:
@@ -1216,7 +1286,7 @@ def _iter_facts(
                 # An answer to the short question before it is a value of what was asked
                 # (``> the default region?`` then ``mx-central-1, checked with Radek``).
                 asked = asked_key(context) if context and key_of(unit) is None else None
-                said = unit if asked is None else f"{asked}: {unit.strip()}"
+                said = unit if asked is None else f"{asked}: {_REPL_OUT.sub('', unit).strip()}"
                 located = None
                 if frame is not None and _ERROR_LINE.match(unit):
                     # ``KeyError: 'x'`` alone does not say where: the frame it ends does (shown

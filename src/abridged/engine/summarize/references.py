@@ -92,7 +92,11 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("number", re.compile(r"(?i)\bports?\b[^\d\n.;]{0,30}?(?<![\w.-])(\d{2,5})\b(?![.,]\d)")),
     ("number", re.compile(r"(?i)(?<![\w.,-])(\d{2,5})\b(?![.,:]\d)(?=[^\d\n.;]{0,30}?\bports?\b)")),
     ("version", re.compile(r"\b[A-Z][A-Za-z]+ \d+\.\d+(?:\.\d+)*\b")),
-    ("version", re.compile(r"\b[vV]?\d+\.\d+\.\d+(?:[-.+][\w.]+)?\b")),
+    # (a PEP 440 pre- or post-release is one version: ``6.1.14b7``, ``2.0.0rc1``, ``1.4.2.dev3``)
+    (
+        "version",
+        re.compile(r"\b[vV]?\d+\.\d+\.\d+(?:(?:a|b|rc|c|dev|post)\d+)?(?:[-.+][\w.]+)?\b"),
+    ),
     ("version", re.compile(r"\b[vV]?\d+(?:\.\d+)*\.x\b")),  # a release line: 6.x, 16.40.x
     ("ticket", re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")),
     ("ticket", re.compile(r"(?<![\w&])#\d{2,}\b")),
