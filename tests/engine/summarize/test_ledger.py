@@ -378,6 +378,10 @@ def test_a_user_message_is_marked_only_when_all_it_said_was_replaced() -> None:
 def test_a_huge_line_is_read_in_bounded_time_and_gives_no_fact() -> None:
     blob = "Zx9_-" * 40_000  # 200 KB without a space
     assert build_ledger(_observed(blob, "a-" * 50_000)).facts == ()
+    # a code span of many joined words that ends on no name (each split of its words tried
+    # in turn would take 2**38 steps)
+    said = Message.assistant(f"The job reads `{'q_' * 38}q!` once.")
+    assert [f.text for f in extract_facts([Message.user("Go."), said]) if f.listed] == []
 
 
 # -- supersession by subject, however it is worded ----------------------------------------------
@@ -991,7 +995,7 @@ def test_settings_an_assistant_quotes_in_a_fence_are_facts_and_code_is_not(
         'memory_limit = "2311 MiB"  # what each worker gets\n```\nI will keep to it.'
     )
     code = Message.assistant(
-        "The fix:\n\n```python\nRETRY_BUDGET = 731.5  # seconds\n```\nDone, the tests pass."
+        "The fix:\n\n```python\nretry_budget = 731.5  # seconds\n```\nDone, the tests pass."
     )
     facts = " ".join(f.text for f in extract_facts([Message.user("Go."), quoted, code]))
     assert "2311 MiB" in facts
@@ -1085,3 +1089,36 @@ def test_a_value_a_repl_shows_is_the_value_of_the_name_typed_before_it() -> None
     shown = " ".join(f.text for f in ledger.facts)
     assert "tenants-c" in shown
     assert "tenants-b" not in shown.replace("(was /srv/export/tenants-b)", "")
+
+
+FENCE = "```"
+
+
+@pytest.mark.parametrize(
+    ("block", "value"),
+    [
+        ('python\n# the shard we must not touch\nPINNED_SHARD = "shard-eu-0417"', "shard-eu-0417"),
+        ('python\nclass Conf(BaseSettings):\n    spool_dir: str = "var/spool/kelp/"', "var/spool/"),
+        ('python\ndef test_floor(conf):\n    assert conf.api_floor == "3.9.1"', "3.9.1"),
+        ('python\ndef defaults():\n    return {"cache_ttl": "93 s"}', "93 s"),
+        ("\n~/w/app $ export SINK_HOST='sink-4.lab.example'\n~/w/app $ make run", "sink-4.lab"),
+        ("\n$ make e2e ROUTE_TABLE='RouteTableV7'", "RouteTableV7"),
+        ("\n[defaults]\ncolor = auto\nschema_pin = 4.12.0rc2", "4.12.0rc2"),
+    ],
+)
+def test_a_setting_an_assistant_shows_in_code_is_a_fact_and_the_code_around_it_is_not(
+    block: str, value: str
+) -> None:
+    said = Message.assistant(f"Here it is:\n\n{FENCE}{block}\n{FENCE}\n\nThat is what I go by.")
+    facts = [f.text for f in extract_facts([Message.user("Go."), said]) if f.listed]
+    assert [f for f in facts if value in f] != []
+    # the code around the setting states nothing
+    assert not [f for f in facts if re.search(r"\bdef |\bclass |make run$|^#", f)]
+
+
+def test_a_local_variable_or_an_expression_in_an_assistants_code_is_no_fact() -> None:
+    code = Message.assistant(
+        "Repro:\n\n```python\nlookup_name = 'kelp_lookup'\nrows = fetch(conf.rows_url)\n"
+        "LIMIT = compute(conf)\n```\nRunning it now."
+    )
+    assert [f.text for f in extract_facts([Message.user("Go."), code]) if f.listed] == []

@@ -1083,7 +1083,7 @@ def _message_units(
     if request is not None:
         return [("user", request, "user", None)]
     if message.role == "assistant" and message.text.strip():
-        return [("assistant", strip_code(message.text), "assistant", None)]
+        return [("assistant", strip_code(message.text, keep_line=holds_literal), "assistant", None)]
     results = [p for p in message.parts if isinstance(p, ToolResult) and p.text]
     if results:
         return [
@@ -1095,6 +1095,38 @@ def _message_units(
         ("tool", text, _tool_origin(last_call), None)
         for text in observation_texts(message, previous)
     ]
+
+
+def holds_literal(line: str) -> bool:
+    """Whether a line of code holds a setting's value: a module constant or an annotated name
+    given a literal, an assertion that a name holds one, a returned dict literal, an
+    environment variable set at a terminal's prompt. What an assistant's code block holds so
+    is kept from it as a fact (``strip_code``); a local variable's value, an expression and
+    the rest of the code are not.
+
+    >>> holds_literal('    assert conf.host == "db-2"'), holds_literal("~/app (main) $ export N=4")
+    (True, True)
+    >>> holds_literal("MAX_ROWS = 40  # per page"), holds_literal("max_rows = 40")
+    (True, False)
+    >>> holds_literal("RETRIES = compute(cfg)"), holds_literal("for row in rows:")
+    (False, False)
+    """
+    body = _PROMPT.sub("", line, count=1).strip()
+    if _CODE_LITERAL.match(body) or _CONSTANT.match(body):
+        return True
+    if _RETURNED.match(body):
+        return structured(body) is not None
+    return body != line.strip() and _PROMPT_SETTING.search(body) is not None
+
+
+#: A terminal's prompt before a command (``$ ``, ``~/src/app (main) $ ``).
+_PROMPT = re.compile(r"^\s*(?:[~/\w.@:-]*(?: \([^()\n]{1,40}\))? )?[$%] ")
+#: A module constant given a literal (``MAX_ROWS = 40``, ``HOST = "db-2"``), a comment after.
+_CONSTANT = re.compile(
+    r"^[A-Z][A-Z0-9_]*\s*=\s*(?:\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|-?\d[\w.]*)\s*(?:#.*)?$"
+)
+#: An environment variable a command sets (``export REGION=eu-1``, ``make run MODEL='X'``).
+_PROMPT_SETTING = re.compile(r"(?<![\w-])[A-Z][A-Z0-9_]*=(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)")
 
 
 _BACKTICKED = re.compile(r"`[^`\n]*`")
@@ -1109,8 +1141,8 @@ _OTHER_CODE_NAME = re.compile(
 
 #: A name as a code span may hold it, joined by ``_ - . / :`` (``tuomas/retry-budget``,
 #: ``jobs.v6``, ``app.cli:main``, ``E_SHARD_BUSY``, ``--fan-out``), not one plain word.
-_SPAN_NAME = re.compile(
-    r"(?<![\w./:-])-{0,2}\w+(?:[-_./:]\w+)*[-_./:]\w+(?:[-_./:]\w+)*(?![\w-]|[./:]\w)"
+_SPAN_NAME = re.compile(  # (word runs and separator runs alternate: no backtracking blow-up)
+    r"(?<![\w./:-])-{0,2}[A-Za-z0-9]+(?:[-_./:]+[A-Za-z0-9]+)+(?![\w-]|[./:]\w)"
 )
 #: What a code span adds around a name: a call's ``()``, a folder's ``/``, a setting's ``=1``.
 _SPAN_DRESS = re.compile(r"(?:\(\)|/|=[^\s=]*)$")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from abridged.core.model import File, Image, Message, ToolResult
 from abridged.core.turns import is_user_message
@@ -323,6 +323,22 @@ SETTINGS_BLOCK_LINES = 12
 _JSON_ACTION = re.compile(r'^\s*\{\s*"(?:action|tool|arguments|function|tool_name)"', re.MULTILINE)
 
 
+#: An INI file's lines: a section header, a setting (``name = value``), a comment.
+_INI_HEADER = re.compile(r"\[[\w.\- ]{1,60}\]")
+_INI_LINE = re.compile(r"[#;].*|[\w.\-]{1,60}[ \t]*=.*|\[[\w.\- ]{1,60}\]")
+
+
+def _ini_text(body: str) -> bool:
+    """Whether ``body`` (a fenced block's text) is an INI file's: a section header first, then
+    only settings, headers and comments."""
+    lines = [line.strip() for line in body.removesuffix("```").split("\n") if line.strip()]
+    return (
+        bool(lines)
+        and _INI_HEADER.fullmatch(lines[0]) is not None
+        and all(_INI_LINE.fullmatch(line) for line in lines[1:])
+    )
+
+
 def _settings_block(block: re.Match[str], text: str) -> bool:
     """Whether the fenced ``block`` of ``text`` shows settings: a short block (at most
     ``SETTINGS_BLOCK_LINES`` lines, no tool call) whose notation says so, or under a line that
@@ -333,15 +349,18 @@ def _settings_block(block: re.Match[str], text: str) -> bool:
     info = head[3:].strip().lower()
     if info:
         return info.split()[0] in SETTINGS_NOTATIONS
+    if _ini_text(body.rstrip()):
+        return True  # an INI file's section and its settings, whatever its name
     window = text[max(0, block.start() - _CAPTION_CHARS) : block.start()].rstrip()
     caption = _CAPTION_FILE.search(window[window.rfind("\n") + 1 :])
     return caption is not None and caption.group(1).lower() in SETTINGS_NOTATIONS
 
 
-def strip_code(text: str) -> str:
+def strip_code(text: str, keep_line: Callable[[str], bool] | None = None) -> str:
     """``text`` without fenced code blocks and ``THOUGHT:`` labels: the prose of a message.
     A block of settings (``ini``, ``toml``, ``yaml``, ``json``, ...; or a block under a line
-    naming such a file) is no code: the values it shows stay, without their fences.
+    naming such a file) is no code: the values it shows stay, without their fences. Of other
+    blocks (not a shell action's), the lines ``keep_line`` accepts stay too.
 
     >>> strip_code("THOUGHT: Look.\\n\\n```bash\\nls\\n```")
     'Look.'
@@ -350,10 +369,13 @@ def strip_code(text: str) -> str:
     """
 
     def kept(block: re.Match[str]) -> str:
-        if not _settings_block(block, text):
-            return " "
         body = block.group().split("\n", 1)[1] if "\n" in block.group() else ""
-        return body[:-3].rstrip() if body.rstrip().endswith("```") else body.rstrip()
+        body = body[:-3].rstrip() if body.rstrip().endswith("```") else body.rstrip()
+        if _settings_block(block, text):
+            return body
+        if keep_line is None or _FENCED_ACTION.match(block.group()):
+            return " "
+        return "\n".join(line for line in body.split("\n") if keep_line(line)) or " "
 
     return _THOUGHT.sub("", _FENCE.sub(kept, text)).strip()
 
