@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
-import os
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -26,6 +22,7 @@ from tests.bench.support import (
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
     assert_no_keep_string_recorded,
+    assert_reproduced_in_another_process,
     bench_main,
     correction_pairs,
     load_bench,
@@ -104,20 +101,7 @@ def test_a_seed_reproduces_its_canaries() -> None:
 
 
 def test_a_seed_reproduces_its_canaries_in_another_process() -> None:
-    code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); import heldout_canaries_n as N; "
-        "print(json.dumps(N.generate(29, 24, 4)))"
-    )
-    for hash_seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        done = subprocess.run(
-            [sys.executable, "-c", code, str(BENCH)],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=env,
-        )
-        assert json.loads(done.stdout) == json.loads(json.dumps(N.generate(29, 24, 4)))
+    assert_reproduced_in_another_process(N, 29)
 
 
 def test_other_seeds_and_sessions_draw_other_values() -> None:
