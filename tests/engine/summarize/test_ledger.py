@@ -1122,3 +1122,18 @@ def test_a_local_variable_or_an_expression_in_an_assistants_code_is_no_fact() ->
         "LIMIT = compute(conf)\n```\nRunning it now."
     )
     assert [f.text for f in extract_facts([Message.user("Go."), code]) if f.listed] == []
+
+
+def test_a_keyword_argument_on_its_own_line_gives_its_name_a_literal() -> None:
+    output = 'Calling:\nrebuild_index(\n    shard_budget="312 GiB",\n    verbose=True,\n)\n'
+    facts = [f for f in extract_facts(_bash("c1", "cat plan.txt", output)) if f.listed]
+    assert [(f.key, f.text) for f in facts] == [("shard_budget", 'shard_budget="312 GiB"')]
+
+
+def test_a_line_stamped_with_a_clock_alone_is_read_past_its_stamp() -> None:
+    output = (
+        "09:12:40  Starting the nightly build\n"
+        "09:12:41  [owner note] Page Ilse Varkonen before touching the warehouse.\n"
+    )
+    facts = [f.text for f in extract_facts(_bash("c1", "make nightly", output)) if f.listed]
+    assert [f for f in facts if "Ilse Varkonen" in f] != []

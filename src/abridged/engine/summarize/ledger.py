@@ -245,7 +245,8 @@ def structured(line: str) -> tuple[str, str] | None:
     """``(key, value)`` of a line whose shape names both: ``key = value``, ``key: value``
     (YAML, a header, an env file; after a diff, list or comment mark), a JSON field or a JSON
     record naming its field, a table row (its first cell the key), a ``key=value`` inside a
-    log line. ``None`` for anything else.
+    log line, code that gives a name a literal (an assertion, an annotated constant, a
+    returned dict). ``None`` for anything else.
 
     >>> structured('+  retry_limit: 5'), structured('| owner | Ann Lee | since May |')
     (('retry_limit', '5'), ('owner', 'Ann Lee'))
@@ -906,6 +907,8 @@ _WAS_ANYWHERE = re.compile(r"\(was [^()\n]*\)")
 _WAS_INLINE = re.compile(r"\(was ([^()\n]*)\)")
 _STAMP = re.compile(
     r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
+    # or a clock alone, as dbt, make and many tools stamp their lines (``10:33:46  Done.``)
+    r"|^\s*\[?\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?(?=\s)"
 )
 
 
@@ -1026,6 +1029,11 @@ _MAY_HAVE_BLOCKS = re.compile(
 _JSON_MEMBER_COMMA = re.compile(
     r'^(\s*"[^"\n]{1,80}"\s*:\s*(?:"[^"\n]*"|[\w.+-]+)),[ \t]*$', re.MULTILINE
 )
+#: A keyword argument of a call written one per line (``    region="eu-1",``): its comma only
+#: separates it from the next, and without it the line gives a name a literal.
+_KEYWORD_COMMA = re.compile(
+    r"^(\s*[A-Za-z_]\w*\s*=\s*(?:\"[^\"\n]*\"|'[^'\n]*'|-?\d[\w.]*)),[ \t]*$", re.MULTILINE
+)
 
 
 def _units(text: str, source: Source, command: str | None = None) -> Iterable[str]:
@@ -1036,7 +1044,8 @@ def _units(text: str, source: Source, command: str | None = None) -> Iterable[st
     if source == "tool":
         # A JSON member's comma only separates it from the next: ``"region": "eu-1",``
         # states what ``"region": "eu-1"`` does (and no code ends so).
-        for line in _JSON_MEMBER_COMMA.sub(r"\1", text).split("\n"):
+        text = _KEYWORD_COMMA.sub(r"\1", _JSON_MEMBER_COMMA.sub(r"\1", text))
+        for line in text.split("\n"):
             if len(line) > 600:
                 yield from (s for s in _SENTENCE_END.split(line) if s)
             elif line.strip() and not line.lstrip().startswith("<"):
