@@ -1026,13 +1026,13 @@ _MAY_HAVE_BLOCKS = re.compile(
 )
 
 
-_JSON_MEMBER_COMMA = re.compile(
-    r'^(\s*"[^"\n]{1,80}"\s*:\s*(?:"[^"\n]*"|[\w.+-]+)),[ \t]*$', re.MULTILINE
-)
-#: A keyword argument of a call written one per line (``    region="eu-1",``): its comma only
-#: separates it from the next, and without it the line gives a name a literal.
-_KEYWORD_COMMA = re.compile(
-    r"^(\s*[A-Za-z_]\w*\s*=\s*(?:\"[^\"\n]*\"|'[^'\n]*'|-?\d[\w.]*)),[ \t]*$", re.MULTILINE
+#: A JSON member (``"region": "eu-1",``) or a call's keyword argument written one per line
+#: (``region="eu-1",``): the comma only separates it from the next, and without it the line
+#: states what it holds (and no code ends so).
+_SEPARATING_COMMA = re.compile(
+    r'^(\s*(?:"[^"\n]{1,80}"\s*:\s*(?:"[^"\n]*"|[\w.+-]+)'
+    r"""|[A-Za-z_]\w*\s*=\s*(?:"[^"\n]*"|'[^'\n]*'|-?\d[\w.]*))),[ \t]*$""",
+    re.MULTILINE,
 )
 
 
@@ -1042,10 +1042,8 @@ def _units(text: str, source: Source, command: str | None = None) -> Iterable[st
     what it read, ``lookups``; a terminal pasted into a message is read so too)."""
     text = with_sections(rewrite_records(rewrite_lookups(text, command=command)))
     if source == "tool":
-        # A JSON member's comma only separates it from the next: ``"region": "eu-1",``
-        # states what ``"region": "eu-1"`` does (and no code ends so).
-        text = _KEYWORD_COMMA.sub(r"\1", _JSON_MEMBER_COMMA.sub(r"\1", text))
-        for line in text.split("\n"):
+        # (a member's or a keyword argument's comma only separates it from the next)
+        for line in _SEPARATING_COMMA.sub(r"\1", text).split("\n"):
             if len(line) > 600:
                 yield from (s for s in _SENTENCE_END.split(line) if s)
             elif line.strip() and not line.lstrip().startswith("<"):
