@@ -506,7 +506,9 @@ def _declared_old_by_one_pattern_per_value(text: str, values: list[str]) -> list
         moved = rf"\bfrom\s+{v}\s+(?:to|->|→)\s"
         gone = (
             rf"\bnot\s+(?:the\s+)?{v}\s*,?\s*(?:anymore|any more|any longer)\b|\bno more\s+{v}|"
-            rf"\w[,;]\s*not\s+(?:the\s+)?{v}(?![\w/-])"
+            rf"\w[,;]\s*not\s+(?:the\s+)?{v}(?![\w/-])|"
+            # a sentence that opens on *Not X,*
+            rf"(?:^|[.!?]\s+)not\s+(?:the\s+)?{v}(?=[,;.])"
         )
         # ``X -> Y`` drops X only for a Y of X's shape (``the value of KEY -> 6668`` sets KEY)
         arrow = rf"(?=(?<![\w/.-]){v}[\s,;:)]*(?:->|→|=>)\s*[\"'`]?([\w./@:+-]+))"
@@ -579,6 +581,7 @@ _SENTENCES = st.lists(
 @example('Revert "Bump aa to v1.2", a/b stays', ["v1.2", "a/b"])
 @example("the port is 5432, not OPS-1.", ["5432", "OPS-1"])
 @example("5432? no — OPS-1", ["5432", "OPS-1"])
+@example("not the OPS-1, forget", ["OPS-1"])  # (a draw the oracle once lacked)
 @given(
     st.one_of(_PHRASES, _SENTENCES),
     st.lists(_VALUE_WORDS, min_size=1, max_size=3, unique=True),
