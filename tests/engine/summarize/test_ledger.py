@@ -145,6 +145,35 @@ def test_a_mark_carried_in_a_previous_summary_is_kept_once() -> None:
 
 # -- ranking --------------------------------------------------------------------------------------
 
+
+def test_a_carried_code_name_other_entries_repeat_is_not_rare() -> None:
+    """A summary's entries are weighed again at the next compaction: a code name that other
+    entries or the new messages name too is the code at hand, and weighs as it did when fresh
+    (not as a name said once, which would lift the agent's reasoning about it over facts)."""
+    previous = [
+        "[assistant] `either_dict_or_kwargs` merges the keyword arguments.",
+        "[assistant] The loc path reaches `either_dict_or_kwargs` first.",
+        "[assistant] `frobnicate_once` merges the keyword arguments.",
+    ]
+    ledger = build_ledger([Message.user("Go on with the fix.")], previous=previous)
+    weight = {f.text: f.weight for f in ledger.facts}
+    repeated = weight["`either_dict_or_kwargs` merges the keyword arguments."]
+    assert weight["`frobnicate_once` merges the keyword arguments."] > repeated
+
+
+def test_binding_words_from_the_agent_about_nothing_exact_weigh_less() -> None:
+    """The agent's *run the script*, *use it if it is set* is its plan or what code does; the
+    same words about something exact (a host, a version) still bind as they did."""
+    assistant = Message.assistant(
+        "Run the script to update the FAQ.\nUse eu-west-7.db.example.net for the replica."
+    )
+    ledger = build_ledger([Message.user("Fix the FAQ."), assistant])
+    weight = {f.text: f.weight for f in ledger.facts}
+    assert weight["Use eu-west-7.db.example.net for the replica."] >= 2 * weight.get(
+        "Run the script to update the FAQ.", 0.0
+    )
+
+
 PYTHON_FILE = '''import os
 from pathlib import Path
 

@@ -64,14 +64,17 @@ def test_an_unknown_signal_is_a_setting_error() -> None:
 
 
 def test_removing_a_signal_changes_the_ranking_it_decides() -> None:
-    """A rule without values and a value without rule language, from one tool output: with
-    both signals the rule (it binds) ranks first; without modality the value does."""
-    output = "Never restart the primary during business hours.\nThe cache holds 512 MiB.\n"
+    """A rule and a line without rule language that is more exact, from one tool output: with
+    both signals the rule (it binds) ranks first; without modality the more exact line does."""
+    output = (
+        "Never restart db-7.example.net during business hours.\n"
+        "The cache on 10.0.0.7 holds 512 MiB.\n"
+    )
     messages = [Message.user(f"<returncode>0</returncode><output>\n{output}</output>")]
     ranked = [f.text for f in build_ledger(messages).facts]
     assert ranked[0].startswith("Never restart")
     flat = [f.text for f in build_ledger(messages, weights=signals.without("modality")).facts]
-    assert flat[0] == "The cache holds 512 MiB."
+    assert flat[0] == "The cache on 10.0.0.7 holds 512 MiB."
 
 
 @pytest.mark.parametrize("weights", [{"vibes": 1.0}, {"modality": -1.0}, {"modality": True}])
@@ -112,3 +115,16 @@ def test_picking_something_up_is_no_decision() -> None:
     not: a log's routine line is no decision."""
     assert signals.modality("We picked Postgres for the event store.") == 1.0
     assert signals.modality("2026-06-04T16:31:33Z INFO worker 96 picked up batch 074c4874") == 0.0
+
+
+def test_words_inside_code_and_comparisons_from_the_agent_bind_nothing() -> None:
+    """What a code span holds is the code's (``drop=drop`` is no instruction to drop), and
+    *instead of* from the agent mostly says what code does; from the user it settles a choice."""
+    assert signals.modality("So `Dataset.sel` returns `self.isel(indexers={}, drop=drop)`.") == 0.0
+    described = "It gets passed as the `method` argument, instead of being treated as a dimension."
+    assert signals.modality(described, "assistant") == 0.0
+    moved = "The cutover happens on Friday instead of Monday."
+    assert signals.modality(moved, "user") == 1.0
+    assert signals.modality(moved, "assistant") == 0.0
+    # A rule word outside the span still binds.
+    assert signals.modality("Never call `flush_all()` in a request.", "assistant") == 1.0

@@ -762,8 +762,7 @@ def _weigh(
     ``None`` when it is no statement (``_statement``) or states nothing exact or binding
     (content below ``MIN_CONTENT``). ``names``: how many messages
     name each code name (``_name_counts``); one named in a single message is rare
-    (``signals.specificity``); ``None`` (a carried fact, whose messages are gone): every code
-    name it holds was rare when it was chosen."""
+    (``signals.specificity``); ``None``: every code name counts as rare."""
     # Secrets never become facts, values or "(was ...)" notes; a huge line is read in part.
     line = redact(text[:MAX_UNIT_CHARS]).strip()
     if not _statement(line, source):
@@ -797,6 +796,10 @@ def _weigh(
         # states a fact only when it holds something exact.
         return None
     modal = modality(line, source) if _is_prose(line) or source != "tool" else 0.0
+    if source != "user" and spec == 0:
+        # Binding words from the agent or a tool about nothing exact are mostly its own plan
+        # or what code does (*run the script to update the FAQ*, *use it if it is set*).
+        modal /= 2
     if spec + modal < MIN_CONTENT:
         return None
     spec /= max(1, seen_in)
@@ -1266,11 +1269,13 @@ def _iter_facts(
     per_message: int,
     start_order: int,
     weights: Mapping[str, float] = WEIGHTS,
+    names: Mapping[str, int] | None = None,
 ) -> Iterator[Fact]:
     """``extract_facts``, one message at a time: ``build_ledger`` resolves each fact as it
-    comes, so the candidates of a long conversation are never all alive at once."""
+    comes, so the candidates of a long conversation are never all alive at once. ``names``:
+    ``_name_counts(messages)``, when the caller has it."""
     repeats = _line_repeats(messages)
-    names = _name_counts(messages)
+    names = _name_counts(messages) if names is None else names
     order = start_order
     calls: dict[str, ToolCall] = {}
     last_call: ToolCall | None = None
@@ -1448,11 +1453,16 @@ _PRINTED = re.compile(r'^printed: "(.*)"$')
 
 
 def parse_facts(
-    lines: Iterable[str], *, start_order: int = 0, weights: Mapping[str, float] = WEIGHTS
+    lines: Iterable[str],
+    *,
+    start_order: int = 0,
+    weights: Mapping[str, float] = WEIGHTS,
+    names: Mapping[str, int] | None = None,
 ) -> list[Fact]:
     """Facts carried from a previous summary's entries, oldest first: their attribution
     (``[tool: bash `cmd`] printed: "..."``) read back into source and origin, their ``(was
-    ...)`` kept; weighed again, never below ``MIN_CONTENT`` (they were facts once), and
+    ...)`` kept; weighed again (``names``: how many entries and messages name each code name,
+    ``None``: each is rare), never below ``MIN_CONTENT`` (they were facts once), and
     ``CARRIED_MARGIN`` more when they hold something exact or binding (``_held``): a new fact
     takes such a kept one's place only when it weighs more."""
     out: list[Fact] = []
@@ -1477,7 +1487,7 @@ def parse_facts(
                 line = printed.group(1)
         if not line:
             continue
-        candidate = _weigh(line, "assistant" if source == "carried" else source)
+        candidate = _weigh(line, "assistant" if source == "carried" else source, names=names)
         refs = reference_kinds(line)
         content = dict(candidate.signals) if candidate else {}
         content["specificity"] = max(content.get("specificity", 0.0), MIN_CONTENT)
@@ -3362,13 +3372,23 @@ def build_ledger(
         for fact in extract_facts([Message.user(entry)], per_message=per_message, weights=weights):
             said.append(replace(fact, message=-2 - i, order=len(said)))
     previous_entries = list(previous)
+    # A code name is rare when one carried entry or message names it: a name that several
+    # entries or the new messages repeat is the code at hand, however rare it was once.
+    names = _name_counts(messages)
+    in_entries = _name_counts([Message.assistant(e) for e in previous_entries])
     carried = [
         replace(f, order=len(said) + f.order)
-        for f in parse_facts(previous_entries, weights=weights)
+        for f in parse_facts(
+            previous_entries,
+            weights=weights,
+            names={n: names.get(n, 0) + in_entries.get(n, 0) for n in {*names, *in_entries}},
+        )
     ]
     carried = [*said, *carried]
     current, superseded, replaced_values = _resolve_rows(
-        _candidates(carried, messages, later, per_message=per_message, weights=weights),
+        _candidates(
+            carried, messages, later, per_message=per_message, weights=weights, names=names
+        ),
         MessageTexts([*messages, *later], [*previous_entries, *users]),
     )
     # Ranked as rows: only the ``max_facts`` best become ``Fact`` objects (see ``_Row``); a
@@ -3474,14 +3494,16 @@ def _candidates(
     *,
     per_message: int,
     weights: Mapping[str, float],
+    names: Mapping[str, int] | None = None,
 ) -> Iterator[Fact]:
-    """Every candidate fact in order: ``carried``, then those of ``messages``, then those of
-    ``later`` (their ``message`` past the end of ``messages``), numbered on from one another;
-    one message at a time, so that the caller holds only the facts it keeps."""
+    """Every candidate fact in order: ``carried``, then those of ``messages`` (``names``: their
+    ``_name_counts``), then those of ``later`` (their ``message`` past the end of
+    ``messages``), numbered on from one another; one message at a time, so that the caller
+    holds only the facts it keeps."""
     yield from carried
     fresh = 0
     for fact in _iter_facts(
-        messages, per_message=per_message, start_order=len(carried), weights=weights
+        messages, per_message=per_message, start_order=len(carried), weights=weights, names=names
     ):
         fresh += 1
         yield fact

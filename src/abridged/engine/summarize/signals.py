@@ -6,7 +6,10 @@ A candidate fact is ranked by what it holds, never by particular words of partic
   code names the conversation names only once, a ``key: value`` shape (in any notation, JSON
   too), names of people; the more exact it is, the less a reader can rebuild it;
 - ``modality``: rule, decision or finding language (must, never, only, prefer, agreed, the root
-  cause is, ...), halved when hedged or when the agent plans its own move around it.
+  cause is, ...), halved when hedged or when the agent plans its own move around it; words
+  inside a code span are the code's, and *instead of* binds only when the user says it. The
+  ledger halves it again for the agent's or a tool's line that holds nothing exact (its own
+  plan, what code does: *run the script*, *use it if it is set*).
 
 Facts of equal weight rank newest first. Three more signals were measured and dropped (the
 ablation in bench/RESULTS.md: removing each changed survival on generated canaries by at most
@@ -76,6 +79,12 @@ DECISION = re.compile(
     r"the plan is|plan|rather than|instead of|approved|signed off)",
     re.IGNORECASE,
 )
+#: Comparison words: a decision when the user sets it; from the agent or a tool mostly what
+#: code does or an alternative tried (*passes `key` instead of `**key`*).
+_COMPARED = re.compile(r"\b(?:rather than|instead of)\b", re.IGNORECASE)
+#: Code quoted in prose: its words (``drop=drop``, ``only_once``) are the code's, not the
+#: speaker's.
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
 _FINDING = re.compile(
     r"\b(?:the (?:root )?(?:cause|problem|issue|bug|culprit|reason) (?:is|was|lies)|turns out|"
     r"confirmed|this means|which means|is caused by|because)\b",
@@ -198,7 +207,10 @@ def modality(text: str, origin: str = "user") -> float:
     (*I should*, *we need to*); a finding (the cause is, turns out) 0.3 (not enough alone). A
     hedge (probably, seems) halves it: what follows is not settled; so does the agent or a
     tool planning its own move around a rule word (*I need to make sure I don't break it*):
-    that is work in progress, not a rule someone set.
+    that is work in progress, not a rule someone set. Words inside a code span are the code's
+    (``drop=drop`` is no instruction), and a comparison (*instead of*, *rather than*) settles
+    a choice only when the user makes it: from the agent or a tool it mostly says what code
+    does (*passed as `method` instead of as a dimension*).
 
     >>> modality("Never push to main."), modality("It turns out it was cold."), modality("ok")
     (1.0, 0.3, 0.0)
@@ -207,7 +219,9 @@ def modality(text: str, origin: str = "user") -> float:
     >>> modality("I need to make sure I don't break it.", "assistant")
     0.5
     """
-    if _STRONG.search(text) or _IMPERATIVE.search(text) or DECISION.search(text):
+    text = _CODE_SPAN.sub("code", text)
+    decided = DECISION.search(text if origin == "user" else _COMPARED.sub(" ", text))
+    if _STRONG.search(text) or _IMPERATIVE.search(text) or decided:
         found = 1.0
     elif origin == "user" and _WEAK.search(text) and not _PLANNING.search(text):
         found = 0.6
@@ -215,7 +229,7 @@ def modality(text: str, origin: str = "user") -> float:
         found = 0.3
     else:
         return 0.0
-    planning = origin != "user" and _PLANNING.search(text) and not DECISION.search(text)
+    planning = origin != "user" and _PLANNING.search(text) and not decided
     return found / 2 if _HEDGE.search(text) or planning else found
 
 
