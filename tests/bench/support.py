@@ -11,7 +11,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -110,6 +110,31 @@ def assert_reproduced_in_another_process(generator: ModuleType, seed: int) -> No
             env=env,
         )
         assert json.loads(done.stdout) == json.loads(json.dumps(generator.generate(seed, 24, 4)))
+
+
+def assert_evaluation_seeds_apart(generator: ModuleType, test_seeds: Collection[int]) -> None:
+    """A blind generator's three evaluation seeds are seven-digit, none of ``test_seeds`` nor
+    ``generator_run``'s (5), and each is recorded in its lab note."""
+    evaluation = set(generator.EVALUATION_SEEDS)
+    assert len(evaluation) == 3
+    assert all(1_000_000 <= s < 10_000_000 for s in evaluation)
+    assert not evaluation & {*test_seeds, 5}
+    assert all(str(s) in (generator.__doc__ or "") for s in evaluation)
+
+
+def assert_main_refuses_the_evaluation_seeds(
+    generator: ModuleType, seed: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A blind generator's ``main`` exits with a usage error on each evaluation seed, and
+    prints ``generate``'s canaries on ``seed`` (a test seed)."""
+    for evaluation in generator.EVALUATION_SEEDS:
+        with pytest.raises(SystemExit) as exited:
+            generator.main(["--seed", str(evaluation)])
+        assert exited.value.code == 2
+    capsys.readouterr()
+    generator.main(["--seed", str(seed), "--count", "8", "--variant", "2"])
+    drawn = json.loads(json.dumps(generator.generate(seed, 8, 2)))
+    assert json.loads(capsys.readouterr().out) == drawn
 
 
 def assert_coexisting_pairs_scored_apart(sessions: Sequence[Sequence[Mapping[str, Any]]]) -> int:

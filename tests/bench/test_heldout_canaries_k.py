@@ -24,6 +24,7 @@ from abridged.core.model import Message
 from tests.bench.support import (
     BENCH,
     EARLIER_SURFACES,
+    assert_evaluation_seeds_apart,
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
     assert_no_keep_string_recorded,
@@ -109,11 +110,7 @@ def _version(value: str) -> tuple[int, ...]:
 
 
 def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
-    evaluation = set(K.EVALUATION_SEEDS)
-    assert len(evaluation) == 3
-    assert all(1_000_000 <= s < 10_000_000 for s in evaluation)
-    assert not evaluation & {*SEEDS, *OTHER_SEEDS, 5}  # 5: the seed of generator_run
-    assert all(str(s) in (K.__doc__ or "") for s in evaluation)  # recorded in the lab note
+    assert_evaluation_seeds_apart(K, {*SEEDS, *OTHER_SEEDS})
 
 
 def test_a_seed_reproduces_its_canaries() -> None:

@@ -17,6 +17,7 @@ from abridged.core.model import Message
 from tests.bench.support import (
     BENCH,
     EARLIER_SURFACES,
+    assert_evaluation_seeds_apart,
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
     assert_no_keep_string_recorded,
@@ -63,11 +64,7 @@ def _all() -> list[dict[str, Any]]:
 
 
 def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
-    evaluation = set(L.EVALUATION_SEEDS)
-    assert len(evaluation) == 3
-    assert all(1_000_000 <= s < 10_000_000 for s in evaluation)
-    assert not evaluation & {*SEEDS, *OTHER_SEEDS, RUN_SEED, 5}  # 5: support.generator_run
-    assert all(str(s) in (L.__doc__ or "") for s in evaluation)  # recorded in the lab note
+    assert_evaluation_seeds_apart(L, {*SEEDS, *OTHER_SEEDS, RUN_SEED})
 
 
 def test_a_seed_reproduces_its_canaries() -> None:

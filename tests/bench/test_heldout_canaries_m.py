@@ -18,6 +18,7 @@ from tests.bench.support import (
     assert_a_quoted_correction_is_safe,
     assert_a_tiny_run_names_its_parts,
     assert_coexisting_pairs_scored_apart,
+    assert_evaluation_seeds_apart,
     assert_every_template_and_style_planted,
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
@@ -74,11 +75,7 @@ def _made_up_words() -> set[str]:
 
 
 def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
-    evaluation = set(M.EVALUATION_SEEDS)
-    assert len(evaluation) == 3
-    assert all(1_000_000 <= s < 10_000_000 for s in evaluation)
-    assert not evaluation & {*SEEDS, *OTHER_SEEDS, RUN_SEED, 5, 1234}  # 5: support.generator_run
-    assert all(str(s) in (M.__doc__ or "") for s in evaluation)  # recorded in the lab note
+    assert_evaluation_seeds_apart(M, {*SEEDS, *OTHER_SEEDS, RUN_SEED, 1234})
 
 
 def test_a_seed_reproduces_its_canaries() -> None:

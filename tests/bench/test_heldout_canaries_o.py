@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -20,8 +19,10 @@ from tests.bench.support import (
     assert_a_quoted_correction_is_safe,
     assert_a_tiny_run_names_its_parts,
     assert_coexisting_pairs_scored_apart,
+    assert_evaluation_seeds_apart,
     assert_every_template_and_style_planted,
     assert_facts_land_in_each_placement,
+    assert_main_refuses_the_evaluation_seeds,
     assert_no_keep_string_recorded,
     assert_reproduced_in_another_process,
     correction_pairs,
@@ -110,21 +111,11 @@ def _shape(value: str) -> str:
 
 
 def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
-    evaluation = set(OSET.EVALUATION_SEEDS)
-    assert len(evaluation) == 3
-    assert all(1_000_000 <= s < 10_000_000 for s in evaluation)
-    assert not evaluation & {*SEEDS, *OTHER_SEEDS, RUN_SEED, 917, 5}  # 5: support.generator_run
-    assert all(str(s) in (OSET.__doc__ or "") for s in evaluation)  # recorded in the lab note
+    assert_evaluation_seeds_apart(OSET, {*SEEDS, *OTHER_SEEDS, RUN_SEED, 917})
 
 
 def test_main_refuses_the_evaluation_seeds(capsys: pytest.CaptureFixture[str]) -> None:
-    for seed in OSET.EVALUATION_SEEDS:
-        with pytest.raises(SystemExit) as exited:
-            OSET.main(["--seed", str(seed)])
-        assert exited.value.code == 2
-    capsys.readouterr()
-    OSET.main(["--seed", "11", "--count", "8", "--variant", "2"])
-    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(OSET.generate(11, 8, 2)))
+    assert_main_refuses_the_evaluation_seeds(OSET, 11, capsys)
 
 
 def test_a_seed_reproduces_its_canaries() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -19,9 +18,11 @@ from tests.bench.support import (
     assert_a_quoted_correction_is_safe,
     assert_a_tiny_run_names_its_parts,
     assert_coexisting_pairs_scored_apart,
+    assert_evaluation_seeds_apart,
     assert_every_template_and_style_planted,
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
+    assert_main_refuses_the_evaluation_seeds,
     assert_no_keep_string_recorded,
     assert_reproduced_in_another_process,
     correction_pairs,
@@ -102,21 +103,11 @@ def _shape(value: str) -> str:
 
 
 def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
-    evaluation = set(PSET.EVALUATION_SEEDS)
-    assert len(evaluation) == 3
-    assert all(1_000_000 <= s < 10_000_000 for s in evaluation)
-    assert not evaluation & {*SEEDS, *OTHER_SEEDS, RUN_SEED, RING_SEED, 5}  # 5: generator_run
-    assert all(str(s) in (PSET.__doc__ or "") for s in evaluation)  # recorded in the lab note
+    assert_evaluation_seeds_apart(PSET, {*SEEDS, *OTHER_SEEDS, RUN_SEED, RING_SEED})
 
 
 def test_main_refuses_the_evaluation_seeds(capsys: pytest.CaptureFixture[str]) -> None:
-    for seed in PSET.EVALUATION_SEEDS:
-        with pytest.raises(SystemExit) as exited:
-            PSET.main(["--seed", str(seed)])
-        assert exited.value.code == 2
-    capsys.readouterr()
-    PSET.main(["--seed", "271", "--count", "8", "--variant", "2"])
-    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(PSET.generate(271, 8, 2)))
+    assert_main_refuses_the_evaluation_seeds(PSET, 271, capsys)
 
 
 def test_a_seed_reproduces_its_canaries() -> None:
