@@ -157,3 +157,43 @@ def test_two_windows_of_two_things_both_hold_and_a_moved_one_is_replaced() -> No
     assert "18:45-21:40 UTC" in ledger.replaced_values
     assert "02:00-03:30 UTC" not in ledger.replaced_values
     assert ledger.superseded_users == {0}  # the first said is replaced, the backup's stands
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        ("The SoC starts throttling at 62.0 °C.", "62.0 °C", "quantity"),
+        ("The pallet weighs 366.1 kg.", "366.1 kg", "quantity"),
+        ("The rail sits at 2114 mV.", "2114 mV", "quantity"),
+        ("Order 4298 pcs.", "4298 pcs", "quantity"),
+        ("The daily allowance is 11 514 SEK.", "11 514 SEK", "quantity"),
+        ("Total EUR 1.250,00 incl. VAT", "EUR 1.250,00", "quantity"),
+        ("Calibration data sits at flash offset 0x002AFC00.", "0x002AFC00", "hex"),
+        ("Build Version 1.24 (53008) is in review.", "Version 1.24 (53008)", "version"),
+        ("Parcel CN408487704YN left the depot.", "CN408487704YN", "ticket"),
+        ("We buy from Prabiath GmbH now.", "Prabiath GmbH", "name"),
+        ("The supplier is Mauhoheild s.r.o. in Brno.", "Mauhoheild s.r.o.", "name"),
+        ("It ships as com.jaudu.smusvau.", "com.jaudu.smusvau", "name"),
+        ("Contracts are due 6/20/2091.", "6/20/2091", "date"),
+        (
+            r"Scans go to \\eidird-fs\bogreonard\crinaeng now.",
+            r"\\eidird-fs\bogreonard\crinaeng",
+            "path",
+        ),
+    ],
+)
+def test_amounts_units_offsets_parcels_companies_and_shares_are_values(
+    text: str, value: str, kind: str
+) -> None:
+    """Notations of hardware, purchasing, travel and office work: a temperature, a weight, a
+    voltage, a count of pieces, an amount grouped by spaces or dots with its currency, a
+    hexadecimal offset, an app's version with its build, a parcel's number, a company by its
+    legal form, a reverse-domain id, a US date, a Windows share."""
+    assert (value, kind) in reference_kinds(text)
+
+
+def test_a_repr_address_and_a_short_hex_constant_are_no_values() -> None:
+    """An object's address in a repr (12 hex digits) is noise of the run, and ``0x10`` is a
+    constant of code: neither is read as a value."""
+    assert reference_kinds("<function f at 0x7f8b8c0e1d30>") == []
+    assert not [k for _v, k in reference_kinds("flags = 0x10") if k == "hex"]

@@ -128,3 +128,10 @@ def test_words_inside_code_and_comparisons_from_the_agent_bind_nothing() -> None
     assert signals.modality(moved, "assistant") == 0.0
     # A rule word outside the span still binds.
     assert signals.modality("Never call `flush_all()` in a request.", "assistant") == 1.0
+
+
+def test_a_name_with_a_middle_initial_is_one_person_and_a_plan_b_is_none() -> None:
+    assert signals.persons("Our account manager is Gaspard H. Fojeos.") == ["Gaspard H. Fojeos"]
+    assert signals.persons("Folasade T. Rizau receives the goods.") == ["Folasade T. Rizau"]
+    # (an initial that ends a sentence: the next word opens another)
+    assert signals.persons("We go with Plan B. Then we ship.") == []

@@ -29,8 +29,16 @@ _UNITS = (
     + r"|ms|s|sec|secs|seconds?|µs|us|microseconds?|ns|nanoseconds?|milliseconds?|minutes?|mins?|"
     r"hours?|hrs?|h|days?|weeks?|months?|years?|[kKMGTP]i?B|bytes?|[kKMG]|%|percent|tokens?|"
     r"elements?|items?|rows?|lines?|files?|requests?|req/s|rps|qps|users?|px|[kMG]?Hz|cores?|"
-    r"CPUs?|GPUs?|workers?|threads?|retries|records?|calls?|steps?|x"
+    r"CPUs?|GPUs?|workers?|threads?|retries|records?|calls?|steps?|x|"
+    # physical units and counts of things (``62.0 °C``, ``366.1 kg``, ``2114 mV``, ``4298 pcs``)
+    r"°[CF]|kg|mg|lbs?|oz|[mk]?[VAW]h?|MW|mAh|kWh|Ω|[mck]m|pcs|pieces|units|words|pages"
 )
+#: An amount with its currency's ISO code or sign, before or after it, its thousands grouped
+#: by commas, spaces or dots (``11 514 SEK``, ``EUR 1.250,00``, ``CHF 3,613.85``).
+_CURRENCY = (
+    r"(?:USD|EUR|GBP|CHF|SEK|NOK|DKK|ISK|PLN|CZK|HUF|JPY|CNY|INR|AUD|CAD|NZD|ZAR|BRL|[€$£¥])"
+)
+_AMOUNT = r"\d{1,3}(?:[ \u00a0\u202f.,]\d{3})*(?:[.,]\d{1,2})?"
 
 #: A time of day and its half of the day (``08:55``, ``8:45 pm``).
 _CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?\b)?"
@@ -49,6 +57,7 @@ _MONTH = (
 DATE = re.compile(
     r"\b(?:(?:\d{4}-\d{2}-\d{2}|\d{4}/\d{2}/\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?"
     r"|(?:0?[1-9]|[12]\d|3[01])\.(?:0?[1-9]|1[0-2])\.(?:19|20)\d{2}\b(?!\.\d)"
+    r"|(?<![\d/])(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])/(?:19|20)\d{2}\b(?!/)"
     r"|(?:\d{1,2}(?:st|nd|rd|th)?\s" + _MONTH + r"|" + _MONTH + r"\s\d{1,2}(?:st|nd|rd|th)?)"
     r",?\s\d{4}\b(?:,?\s(?:at\s)?" + _CLOCK + r")?)"
 )
@@ -70,6 +79,8 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("uuid", re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")),
     ("code", re.compile(r"`([^`\n]{2,80})`")),
     ("path", re.compile(r"(?<![\w/:.@-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w")),
+    # a Windows share (``\\files-2\finance\q3``)
+    ("path", re.compile(r"(?<![\w\\])\\\\[\w.$-]+(?:\\[\w.$-]*[\w$-])+")),
     (
         "file",
         re.compile(
@@ -98,6 +109,21 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"\b[vV]?\d+\.\d+\.\d+(?:(?:a|b|rc|c|dev|post)\d+)?(?:[-.+][\w.]+)?\b"),
     ),
     ("version", re.compile(r"\b[vV]?\d+(?:\.\d+)*\.x\b")),  # a release line: 6.x, 16.40.x
+    # an app's version with its build number, as stores print it (``1.24 (53008)``)
+    ("version", re.compile(r"\b(?:[A-Z][A-Za-z]+ )?\d+\.\d+(?:\.\d+)?\s\(\d{3,}\)")),
+    # a postal item's number (UPU S10: ``CN408487704YN``)
+    ("ticket", re.compile(r"\b[A-Z]{2}\d{9}[A-Z]{2}\b")),
+    # a company by its legal form (``Prabiath GmbH``, ``Graki ApS``, ``Mauhoheild s.r.o.``)
+    (
+        "name",
+        re.compile(
+            r"\b[A-Z][\w&'-]+(?:\s[A-Z][\w&'-]+){0,3}\s(?:GmbH|AG|BV|B\.V\.|NV|SA|SAS|SARL|"
+            r"SpA|Srl|S\.r\.l\.|ApS|A/S|AB|ASA|Oy|Oyj|Ltd\.?|LLC|LLP|Inc\.?|Corp\.?|plc|PLC|"
+            r"s\.r\.o\.|a\.s\.|Kft\.?|KK|Pty\sLtd)(?![\w/])"
+        ),
+    ),
+    # a reverse-domain id (``com.jaudu.smusvau``: an app bundle, a Java package)
+    ("name", re.compile(r"\b(?:com|org|net|io|dev|app|de|uk)\.[a-z][\w-]*(?:\.[a-z][\w-]*)+\b")),
     ("ticket", re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")),
     ("ticket", re.compile(r"(?<![\w&])#\d{2,}\b")),
     # a record number with its letters and no hyphen (``INC552043``, ``CHG0012345``)
@@ -125,6 +151,10 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("quantity", re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])")),
     ("quantity", re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b")),
+    ("quantity", re.compile(r"(?<![\w.,])" + _CURRENCY + r"\s?" + _AMOUNT + r"(?![\d])")),
+    ("quantity", re.compile(r"(?<![\w.,])" + _AMOUNT + r"\s?" + _CURRENCY + r"(?![\w])")),
+    # a number written in hexadecimal (``0x001DE800``: an offset, a register, an address)
+    ("hex", re.compile(r"\b0x[0-9A-Fa-f]{4,10}\b")),
     ("hex", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),
     # (not the digits of a word: ``INC552043`` is one reference, ``a12345`` none)
     ("number", re.compile(r"(?<![\w.,])\d{5,}(?![\d]|[.,]\d)")),

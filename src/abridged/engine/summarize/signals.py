@@ -93,10 +93,13 @@ _FINDING = re.compile(
 #: ``name: value`` or ``name = value`` (a setting, a field, a header of a table row), also as
 #: a JSON object's field (``{"name": value``): one fact weighs the same in any notation.
 _KEYED = re.compile(r"^\s*[-+*>#|•\s]*(?:\{\s*)?\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S")
-#: A person's name: two capitalized words, not the text's first (``Maren Lindqvist``).
-PERSON = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+#: A person's name: two capitalized words, not the text's first (``Maren Lindqvist``), also
+#: with a middle initial (``Gaspard H. Fojeos``).
+PERSON = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]+(?:(?:[ -]|\s[A-Z]\.\s)[A-Z][a-z]+)+\b")
 #: The same at the text's start, after a list, diff or comment mark (``Dario Buvoek owns it``).
-_PERSON_OPENING = re.compile(r"^[\s\-+*>#/•]*([A-Z][a-z]+(?:[ -][A-Z][a-z]+)+)\b")
+_PERSON_OPENING = re.compile(r"^[\s\-+*>#/•]*([A-Z][a-z]+(?:(?:[ -]|\s[A-Z]\.\s)[A-Z][a-z]+)+)\b")
+#: A middle initial: what follows it may open the next sentence (*Plan B. Then ...*).
+_INITIAL = re.compile(r"\s[A-Z]\.\s")
 #: Capitalised words that open a sentence without naming anyone.
 _OPENER_WORDS = (
     "the this that these those we i you it its our your my their his her please note also and "
@@ -143,6 +146,8 @@ def persons(text: str) -> list[str]:
     found: list[str] = []
     for m in PERSON.finditer(text):
         name = _without_openers(m.group())
+        if name is not None and _INITIAL.search(name):
+            name = _before_a_sentence(name)
         if name is not None and name not in found:
             found.append(name)
     opening = _PERSON_OPENING.match(text)
@@ -151,6 +156,15 @@ def persons(text: str) -> list[str]:
         if not any(w.lower() in _OPENERS for w in words) and opening.group(1) not in found:
             found.insert(0, opening.group(1))
     return found
+
+
+def _before_a_sentence(name: str) -> str | None:
+    """``name`` (holding an initial) up to the initial when the word after it opens a sentence
+    (*Plan B. Then*), ``None`` when less than two words are left."""
+    head, tail = _INITIAL.split(name, maxsplit=1)
+    if tail.split()[0].lower() not in _OPENERS:
+        return name
+    return head if " " in head or "-" in head else None
 
 
 #: Shapes worth less than the strong ones: names with digits or underscores, source files (the
