@@ -5,6 +5,7 @@ picking real sessions that compact."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -110,6 +111,32 @@ def assert_reproduced_in_another_process(generator: ModuleType, seed: int) -> No
             env=env,
         )
         assert json.loads(done.stdout) == json.loads(json.dumps(generator.generate(seed, 24, 4)))
+
+
+def assert_a_seed_reproduces(generator: ModuleType, seeds: Sequence[int], default: int) -> None:
+    """A blind generator draws the same canaries twice for each of ``seeds`` (sessions 0 and 9),
+    and ``generate(default)`` is ``generate(default, 24, 0)``."""
+    for seed in seeds:
+        for variant in (0, 9):
+            assert generator.generate(seed, 24, variant) == generator.generate(seed, 24, variant)
+    assert generator.generate(default) == generator.generate(default, 24, 0)
+
+
+def assert_seeds_and_sessions_draw_apart(
+    draw: Callable[[int, int, int], Sequence[Mapping[str, Any]]], seeds: Sequence[int]
+) -> None:
+    """``draw(seed, 24, session)`` of two seeds or two sessions shares at most one keep string,
+    the sessions of one seed walk on through the templates, and seeds shuffle them apart."""
+    drawn = {
+        (s, v): {k for c in draw(s, 24, v) for k in c["keep"]} for s in seeds for v in (0, 1, 2)
+    }
+    for (a, va), (b, vb) in itertools.combinations(drawn.items(), 2):
+        assert len(va & vb) <= 1, (a, b, va & vb)
+    plans = {
+        s: [tuple(sorted(c["template"] for c in draw(s, 24, v))) for v in range(3)] for s in seeds
+    }
+    assert all(len(set(p)) == 3 for p in plans.values())  # sessions of one seed walk on
+    assert len({p[0] for p in plans.values()}) == len(plans)  # seeds shuffle differently
 
 
 def assert_evaluation_seeds_apart(generator: ModuleType, test_seeds: Collection[int]) -> None:

@@ -24,10 +24,12 @@ from abridged.core.model import Message
 from tests.bench.support import (
     BENCH,
     EARLIER_SURFACES,
+    assert_a_seed_reproduces,
     assert_evaluation_seeds_apart,
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
     assert_no_keep_string_recorded,
+    assert_seeds_and_sessions_draw_apart,
     correction_pairs,
     generator_run,
     load_bench,
@@ -114,27 +116,11 @@ def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
 
 
 def test_a_seed_reproduces_its_canaries() -> None:
-    for seed in SEEDS:
-        for variant in (0, 9):
-            assert K.generate(seed, 24, variant) == K.generate(seed, 24, variant)
-    assert K.generate(3) == K.generate(3, 24, 0)
+    assert_a_seed_reproduces(K, SEEDS, 3)
 
 
 def test_other_seeds_and_sessions_draw_other_values() -> None:
-    def values(seed: int, variant: int) -> set[str]:
-        return {k for c in _canaries(seed, 24, variant) for k in c["keep"]}
-
-    drawn = {(s, v): values(s, v) for s in (*SEEDS, *OTHER_SEEDS) for v in (0, 1, 2)}
-    pairs = [(a, b) for a in drawn for b in drawn if a < b]
-    for a, b in pairs:
-        assert len(drawn[a] & drawn[b]) <= 1, (a, b, drawn[a] & drawn[b])
-    # and other templates: sessions of one seed walk on, seeds shuffle differently
-    plans = {
-        s: [tuple(sorted(c["template"] for c in _canaries(s, 24, v))) for v in range(3)]
-        for s in (*SEEDS, *OTHER_SEEDS)
-    }
-    assert all(len(set(p)) == 3 for p in plans.values())
-    assert len({p[0] for p in plans.values()}) == len(plans)
+    assert_seeds_and_sessions_draw_apart(_canaries, (*SEEDS, *OTHER_SEEDS))
 
 
 def test_every_canary_is_well_formed() -> None:

@@ -5,7 +5,6 @@ keys, not figures, are looked at."""
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections import Counter
 from pathlib import Path
@@ -17,11 +16,13 @@ from abridged.core.model import Message
 from tests.bench.support import (
     BENCH,
     EARLIER_SURFACES,
+    assert_a_seed_reproduces,
     assert_evaluation_seeds_apart,
     assert_facts_land_in_each_placement,
     assert_keep_strings_apart,
     assert_no_keep_string_recorded,
     assert_reproduced_in_another_process,
+    assert_seeds_and_sessions_draw_apart,
     bench_main,
     correction_pairs,
     cut_outside,
@@ -68,10 +69,7 @@ def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
 
 
 def test_a_seed_reproduces_its_canaries() -> None:
-    for seed in SEEDS:
-        for variant in (0, 9):
-            assert L.generate(seed, 24, variant) == L.generate(seed, 24, variant)
-    assert L.generate(3) == L.generate(3, 24, 0)
+    assert_a_seed_reproduces(L, SEEDS, 3)
 
 
 def test_a_seed_reproduces_its_canaries_in_another_process() -> None:
@@ -79,18 +77,7 @@ def test_a_seed_reproduces_its_canaries_in_another_process() -> None:
 
 
 def test_other_seeds_and_sessions_draw_other_values() -> None:
-    def values(seed: int, variant: int) -> set[str]:
-        return {k for c in _canaries(seed, 24, variant) for k in c["keep"]}
-
-    drawn = {(s, v): values(s, v) for s in (*SEEDS, *OTHER_SEEDS) for v in (0, 1, 2)}
-    for (a, va), (b, vb) in itertools.combinations(drawn.items(), 2):
-        assert len(va & vb) <= 1, (a, b, va & vb)
-    plans = {
-        s: [tuple(sorted(c["template"] for c in _canaries(s, 24, v))) for v in range(3)]
-        for s in (*SEEDS, *OTHER_SEEDS)
-    }
-    assert all(len(set(p)) == 3 for p in plans.values())  # sessions of one seed walk on
-    assert len({p[0] for p in plans.values()}) == len(plans)  # seeds shuffle differently
+    assert_seeds_and_sessions_draw_apart(_canaries, (*SEEDS, *OTHER_SEEDS))
 
 
 def test_every_canary_is_well_formed() -> None:

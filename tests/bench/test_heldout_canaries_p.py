@@ -5,7 +5,6 @@ keys, not figures, are looked at."""
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections import Counter
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 from tests.bench.support import (
     EARLIER_SURFACES,
     assert_a_quoted_correction_is_safe,
+    assert_a_seed_reproduces,
     assert_a_tiny_run_names_its_parts,
     assert_coexisting_pairs_scored_apart,
     assert_evaluation_seeds_apart,
@@ -25,6 +25,7 @@ from tests.bench.support import (
     assert_main_refuses_the_evaluation_seeds,
     assert_no_keep_string_recorded,
     assert_reproduced_in_another_process,
+    assert_seeds_and_sessions_draw_apart,
     correction_pairs,
     load_bench,
     value_skeleton,
@@ -111,10 +112,7 @@ def test_main_refuses_the_evaluation_seeds(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_a_seed_reproduces_its_canaries() -> None:
-    for seed in SEEDS:
-        for variant in (0, 9):
-            assert PSET.generate(seed, 24, variant) == PSET.generate(seed, 24, variant)
-    assert PSET.generate(13) == PSET.generate(13, 24, 0)
+    assert_a_seed_reproduces(PSET, SEEDS, 13)
 
 
 def test_a_seed_reproduces_its_canaries_in_another_process() -> None:
@@ -122,18 +120,7 @@ def test_a_seed_reproduces_its_canaries_in_another_process() -> None:
 
 
 def test_other_seeds_and_sessions_draw_other_values() -> None:
-    def values(seed: int, variant: int) -> set[str]:
-        return {k for c in _canaries(seed, 24, variant) for k in c["keep"]}
-
-    drawn = {(s, v): values(s, v) for s in (*SEEDS, *OTHER_SEEDS) for v in (0, 1, 2)}
-    for (a, va), (b, vb) in itertools.combinations(drawn.items(), 2):
-        assert len(va & vb) <= 1, (a, b, va & vb)
-    plans = {
-        s: [tuple(sorted(c["template"] for c in _canaries(s, 24, v))) for v in range(3)]
-        for s in (*SEEDS, *OTHER_SEEDS)
-    }
-    assert all(len(set(p)) == 3 for p in plans.values())  # sessions of one seed walk on
-    assert len({p[0] for p in plans.values()}) == len(plans)  # seeds shuffle differently
+    assert_seeds_and_sessions_draw_apart(_canaries, (*SEEDS, *OTHER_SEEDS))
 
 
 def test_every_canary_is_well_formed() -> None:
