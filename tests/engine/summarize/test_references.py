@@ -197,3 +197,12 @@ def test_a_repr_address_and_a_short_hex_constant_are_no_values() -> None:
     constant of code: neither is read as a value."""
     assert reference_kinds("<function f at 0x7f8b8c0e1d30>") == []
     assert not [k for _v, k in reference_kinds("flags = 0x10") if k == "hex"]
+
+
+def test_a_bare_dollar_and_digit_is_a_field_not_an_amount() -> None:
+    """``$1`` is a shell's argument, an awk field, a debugger's value history; a dollar amount
+    is grouped or has cents."""
+    for text in ("$1 = 42", "awk '{print $1}' rows.txt", "echo $10"):
+        assert not [v for v, k in reference_kinds(text) if k == "quantity"], text
+    assert ("$31,406", "quantity") in reference_kinds("The budget is $31,406.")
+    assert ("$5.00", "quantity") in reference_kinds("A fee of $5.00 applies.")

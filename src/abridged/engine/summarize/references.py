@@ -35,10 +35,11 @@ _UNITS = (
 )
 #: An amount with its currency's ISO code or sign, before or after it, its thousands grouped
 #: by commas, spaces or dots (``11 514 SEK``, ``EUR 1.250,00``, ``CHF 3,613.85``).
-_CURRENCY = (
-    r"(?:USD|EUR|GBP|CHF|SEK|NOK|DKK|ISK|PLN|CZK|HUF|JPY|CNY|INR|AUD|CAD|NZD|ZAR|BRL|[€$£¥])"
-)
+_CURRENCY = r"(?:USD|EUR|GBP|CHF|SEK|NOK|DKK|ISK|PLN|CZK|HUF|JPY|CNY|INR|AUD|CAD|NZD|ZAR|BRL|[€£¥])"
 _AMOUNT = r"\d{1,3}(?:[ \u00a0\u202f.,]\d{3})*(?:[.,]\d{1,2})?"
+#: A dollar amount only when grouped or with cents (``$31,406``, ``$5.00``): a bare ``$1`` is
+#: a shell's argument, an awk field, a debugger's value history.
+_DOLLARS = r"\$(?:\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2})(?!\d|[.,]\d)"
 
 #: A time of day and its half of the day (``08:55``, ``8:45 pm``).
 _CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?\b)?"
@@ -152,6 +153,7 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("quantity", re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])")),
     ("quantity", re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b")),
     ("quantity", re.compile(r"(?<![\w.,])" + _CURRENCY + r"\s?" + _AMOUNT + r"(?![\d])")),
+    ("quantity", re.compile(r"(?<![\w.,$])" + _DOLLARS)),
     ("quantity", re.compile(r"(?<![\w.,])" + _AMOUNT + r"\s?" + _CURRENCY + r"(?![\w])")),
     # a number written in hexadecimal (``0x001DE800``: an offset, a register, an address)
     ("hex", re.compile(r"\b0x[0-9A-Fa-f]{4,10}\b")),
