@@ -75,9 +75,7 @@ from abridged.engine.summarize.references import (
 )
 from abridged.engine.summarize.short_forms import SHORT_FORMS
 from abridged.engine.summarize.signals import (
-    DECISION as _DECISION,
-)
-from abridged.engine.summarize.signals import (
+    CODE_SPAN,
     PERSON,
     WEIGHTS,
     combine,
@@ -85,6 +83,9 @@ from abridged.engine.summarize.signals import (
     modality,
     persons,
     specificity,
+)
+from abridged.engine.summarize.signals import (
+    DECISION as _DECISION,
 )
 from abridged.engine.summarize.transcript import truncate_tokens
 
@@ -779,8 +780,8 @@ def _weigh(
     rare = frozenset(
         v
         for v in [v for v, k in refs if k == "identifier"]
-        + _OTHER_CODE_NAME.findall(_BACKTICKED.sub(" ", line))
-        + kebab_names(_BACKTICKED.sub(" ", line))
+        + _OTHER_CODE_NAME.findall(CODE_SPAN.sub(" ", line))
+        + kebab_names(CODE_SPAN.sub(" ", line))
         if names is None or names.get(v, 0) <= 1
     ) | frozenset(v for v in spans if names is None or _rare_span(v, names))
     listed = {v for v, _k in refs}
@@ -1139,7 +1140,6 @@ _CONSTANT = re.compile(
 _PROMPT_SETTING = re.compile(r"(?<![\w-])[A-Z][A-Z0-9_]*=(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)")
 
 
-_BACKTICKED = re.compile(r"`[^`\n]*`")
 _CODE_NAME = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b")
 #: Code names ``reference_kinds`` does not list (no digit or underscore inside): a CamelCase
 #: name of two words or more (``TestZeroNade``), a private name (``_lubizis_vipo``), a long

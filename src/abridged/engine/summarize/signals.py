@@ -84,7 +84,7 @@ DECISION = re.compile(
 _COMPARED = re.compile(r"\b(?:rather than|instead of)\b", re.IGNORECASE)
 #: Code quoted in prose: its words (``drop=drop``, ``only_once``) are the code's, not the
 #: speaker's.
-_CODE_SPAN = re.compile(r"`[^`\n]*`")
+CODE_SPAN = re.compile(r"`[^`\n]*`")
 _FINDING = re.compile(
     r"\b(?:the (?:root )?(?:cause|problem|issue|bug|culprit|reason) (?:is|was|lies)|turns out|"
     r"confirmed|this means|which means|is caused by|because)\b",
@@ -93,11 +93,12 @@ _FINDING = re.compile(
 #: ``name: value`` or ``name = value`` (a setting, a field, a header of a table row), also as
 #: a JSON object's field (``{"name": value``): one fact weighs the same in any notation.
 _KEYED = re.compile(r"^\s*[-+*>#|•\s]*(?:\{\s*)?\"?[A-Za-z_][\w .\-]{0,40}\"?\s*(?:=|:|\|)\s*\S")
-#: A person's name: two capitalized words, not the text's first (``Maren Lindqvist``), also
-#: with a middle initial (``Gaspard H. Fojeos``).
-PERSON = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]+(?:(?:[ -]|\s[A-Z]\.\s)[A-Z][a-z]+)+\b")
+#: Capitalized words, two or more, also with a middle initial (``Gaspard H. Fojeos``).
+_NAME_WORDS = r"[A-Z][a-z]+(?:(?:[ -]|\s[A-Z]\.\s)[A-Z][a-z]+)+"
+#: A person's name: two capitalized words, not the text's first (``Maren Lindqvist``).
+PERSON = re.compile(r"(?<=[\s(\"'])" + _NAME_WORDS + r"\b")
 #: The same at the text's start, after a list, diff or comment mark (``Dario Buvoek owns it``).
-_PERSON_OPENING = re.compile(r"^[\s\-+*>#/•]*([A-Z][a-z]+(?:(?:[ -]|\s[A-Z]\.\s)[A-Z][a-z]+)+)\b")
+_PERSON_OPENING = re.compile(r"^[\s\-+*>#/•]*(" + _NAME_WORDS + r")\b")
 #: A middle initial: what follows it may open the next sentence (*Plan B. Then ...*).
 _INITIAL = re.compile(r"\s[A-Z]\.\s")
 #: Capitalised words that open a sentence without naming anyone.
@@ -233,7 +234,7 @@ def modality(text: str, origin: str = "user") -> float:
     >>> modality("I need to make sure I don't break it.", "assistant")
     0.5
     """
-    text = _CODE_SPAN.sub("code", text)
+    text = CODE_SPAN.sub("code", text)
     decided = DECISION.search(text if origin == "user" else _COMPARED.sub(" ", text))
     if _STRONG.search(text) or _IMPERATIVE.search(text) or decided:
         found = 1.0
@@ -272,6 +273,7 @@ def without(*names: str, weights: Mapping[str, float] = WEIGHTS) -> dict[str, fl
 
 
 __all__ = [
+    "CODE_SPAN",
     "DECISION",
     "PERSON",
     "SIGNALS",
