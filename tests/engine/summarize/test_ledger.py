@@ -1169,3 +1169,87 @@ def test_a_line_stamped_with_a_clock_alone_is_read_past_its_stamp() -> None:
     )
     facts = [f.text for f in extract_facts(_bash("c1", "make nightly", output)) if f.listed]
     assert [f for f in facts if "Ilse Varkonen" in f] != []
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        # a label before a sentence of its own says where it was found, not what about
+        ("Call summary: Our contact at the bank is Maren Solberg.", "contact bank"),
+        ("Site memo: The cold room on level 2 is kept at 4.5 °C.", "cold room level 2"),
+        # a label that speaks says who reads the value out
+        ("I'm going by the signed quote: 5100 W.", None),
+        # (and what follows *that* is what the sentence is about)
+        (
+            "Looping you in: Joao wrote that the bank's contact for us is Pieter Claes.",
+            "bank contact us",
+        ),
+        # a label before the value itself stays its key; so does a setting's name said by
+        # someone, whoever it is
+        ("Rack budget: 4200 W", "rack budget"),
+        ("I read it off the sheet: RETRY_BUDGET=7", "retry_budget"),
+    ],
+)
+def test_a_label_is_a_key_only_when_it_names_the_value_after_it(line: str, key: str | None) -> None:
+    from abridged.engine.summarize.ledger import key_of
+
+    assert key_of(line) == key
+
+
+@pytest.mark.parametrize(
+    ("line", "pair"),
+    [
+        # a form's field tag, a REPL's pair of strings, an EDI segment, an order's line
+        ("  [invoice_ref] INV 20417733", ("invoice_ref", "INV 20417733")),
+        ("('Ship to', 'Harrowgate Depot')", ("Ship to", "Harrowgate Depot")),
+        ("REF*ZZ*PALLET_LIMIT*910 kg~", ("PALLET_LIMIT", "910 kg")),
+        (
+            "30  cover_art_src  assets/covers/spring-08.png",
+            ("cover_art_src", "assets/covers/spring-08.png"),
+        ),
+        # a log's level and a plain word in brackets, a segment of codes only: no setting
+        ("[INFO] worker started", None),
+        ("[notes] left empty", None),
+        ("ST*855*7176~", None),
+    ],
+)
+def test_records_of_forms_repls_and_edi_name_their_field(
+    line: str, pair: tuple[str, str] | None
+) -> None:
+    from abridged.engine.summarize.ledger import structured
+
+    assert structured(line) == pair
+
+
+def test_a_setting_whose_value_is_a_name_said_once_is_a_fact() -> None:
+    printed = "From: the build service\n\nRelease channel: Marrowind\nPlatform: iOS\n"
+    facts = extract_facts(
+        [Message.user("Check the build mail."), *_bash("c1", "cat mail.txt", printed)]
+    )
+    listed = {f.text for f in facts if f.listed}
+    assert "Release channel: Marrowind" in listed
+    # a name the conversation keeps using is its subject matter, not a rare value
+    again = [
+        Message.user("Marrowind is the channel we ship to."),
+        *_bash("c1", "cat mail.txt", printed),
+    ]
+    assert "Release channel: Marrowind" not in {f.text for f in extract_facts(again) if f.listed}
+
+
+def test_a_tables_header_row_is_no_fact() -> None:
+    printed = "| Item | Detail |\n| --- | --- |\n| Offsite venue | Bleida Hall |\n"
+    facts = extract_facts([Message.user("Plan the offsite."), *_bash("c1", "cat plan.md", printed)])
+    listed = {f.text for f in facts if f.listed}
+    assert "| Offsite venue | Bleida Hall |" in listed
+    assert "| Item | Detail |" not in listed
+
+
+def test_a_capitalised_literal_in_code_is_no_rare_value() -> None:
+    from abridged.engine.summarize.ledger import _rare_proper_value
+
+    # code's keyword arguments and string literals name no setting; a literal is no name
+    assert not _rare_proper_value("subprocess.run(args, check=True, env=env)", None)
+    assert not _rare_proper_value('name="Foo"', None)
+    assert not _rare_proper_value("Platform: True", None)
+    assert _rare_proper_value("Release channel: Marrowind", None) == {"Marrowind"}
+    assert _rare_proper_value("('Ship to', 'Harrowgate')", None) == {"Harrowgate"}

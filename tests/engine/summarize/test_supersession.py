@@ -317,6 +317,25 @@ WITHOUT_A_MARKER = [
         "cache.srv.addr = redis://kv-8.corp.internal:6379/2",
         "redis://kv-3.corp.internal:6379/2",
     ),
+    # where each was found, then the same subject worded two ways (a label before a sentence
+    # of its own is no key; what follows *that* is what a sentence is about)
+    (
+        "Call summary: Our contact at the bank is Maren Solberg.",
+        "Forwarding from Joao: he wrote that the bank's contact for us is Pieter Claes.",
+        "Maren Solberg",
+    ),
+    # the one value of its form so far, its subject's words in another order
+    (
+        "For overnight shipping we prefer Kestrel Couriers Ltd; they answer within the hour.",
+        "In the scan you sent, the sheet lists Finch Freight Ltd as the courier for overnight "
+        "shipping.",
+        "Kestrel Couriers Ltd",
+    ),
+    (
+        "Site memo: The cold room on level 2 is kept at 4.5 °C.",
+        "Facilities confirmed the level 2 cold room setpoint: 3.0 °C.",
+        "4.5 °C",
+    ),
 ]
 
 
@@ -327,6 +346,19 @@ def test_a_correction_without_a_marker_word_replaces_the_earlier_value(
 ) -> None:
     first, second, old = case
     assert not _stale(first, second, old, placement)
+
+
+@pytest.mark.parametrize("placement", ["user", "assistant"])
+def test_a_value_read_out_after_a_sentence_naming_its_subject_replaces_it(placement: str) -> None:
+    # Said apart, the second sentence holds the value and the first its subject: the one
+    # value of its form so far is replaced. (Printed by a tool, the two sentences are one
+    # line with two numbers, rack 12's and the new cap: not yet linked.)
+    first = "Rack budget: The power draw of rack 12 must stay under 4200 W."
+    second = (
+        "The invoice and the quote disagree on the power cap for rack 12. "
+        "I'm going by the signed quote: 5100 W."
+    )
+    assert not _stale(first, second, "4200 W", placement)
 
 
 #: (earlier, later): the same shapes, and both facts hold.
@@ -352,6 +384,15 @@ STILL_TWO = [
         "The limit of queue_exports is 40 ms for the nightly run.",
         "The limit of queue_imports is 90 ms for the nightly run.",
     ),
+    # one kind of thing, each with its own qualifier (*hot tier*, *cold tier*)
+    ("The hot tier of the archive holds 79.2 TiB.", "The cold tier of the archive holds 96.5 TiB."),
+    # a statement that says it adds to what holds
+    (
+        "Model build 4.48.2 serves the production traffic.",
+        "Model build 6.23.1 serves the shadow traffic next to it, too.",
+    ),
+    # a bare value whose subject only the command before it names
+    ("ops/import-input-dir: /srv/in-a7", "$ jq -r '.import_output_dir' settings.json\n/srv/out-b9"),
 ]
 
 

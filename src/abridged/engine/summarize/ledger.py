@@ -290,6 +290,14 @@ def structured(line: str) -> tuple[str, str] | None:
     labeled = _LABELED.match(body)
     if labeled is not None and labeled.group(1).split()[0].lower() not in _GENERIC_LABELS:
         return labeled.group(1), labeled.group(2).strip()
+    record = (
+        _FIELD_TAG.match(body)
+        or _PAIR_TUPLE.match(body)
+        or _SEGMENT_FIELD.match(body)
+        or _NUMBERED_FIELD.match(body)
+    )
+    if record is not None:  # ``[po_number] X``, ``('Channel plan', 'X')``, ``REF*ZZ*KEY*X~``
+        return record.group("key"), record.group("value").strip()
     flag = _FLAG_VALUE.search(body)
     if flag is not None:  # a command's option and its value: a setting of the run
         return flag.group(1), next(g for g in flag.group(2, 3, 4) if g)
@@ -416,6 +424,26 @@ _BARE_ROW = re.compile(r"^([A-Za-z_][\w.\-]{0,60})\s+\|\s*([^|\s][^|]{0,120}?)\s
 #: A long option given a value (``--mig-own='Sefa Lee'``, ``--pool-max=40``).
 _FLAG_VALUE = re.compile(
     r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)+)=(?:'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|([^\s,;'\"`]+))"
+)
+#: A form's field tag before its value (``[enclosure_po] PO 4578970756``): a setting's name,
+#: with ``_ . -`` in it (``[INFO]``, ``[notes]`` are a log's level and a plain word).
+_FIELD_TAG = re.compile(
+    r"^\[(?P<key>[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+)\]\s+(?P<value>\S.{0,200})$"
+)
+#: A REPL's pair of strings, a label and its value (``('Channel plan', 'Svegekirn')``).
+_PAIR_TUPLE = re.compile(
+    r"^\(\s*(?P<q>['\"])(?P<key>[A-Za-z][\w .-]{0,60})(?P=q)\s*,\s*"
+    r"(?P<r>['\"])(?P<value>[^'\"\n]{1,120})(?P=r)\s*\)$"
+)
+#: An EDI segment (X12, EDIFACT): elements apart by ``*`` or ``+``, a qualifier that names a
+#: setting (``REF*ZZ*CONTRACT_RETENTION*477 days~``), its value in the element after it.
+_SEGMENT_FIELD = re.compile(
+    r"^[A-Z][A-Z0-9]{1,2}(?:[*+][^*+~'\n]*)*?[*+](?P<key>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"
+    r"[*+](?P<value>[^*+~'\n]+)[~']?$"
+)
+#: An order's numbered line, its field's name and value in columns (``10  setup_src  X``).
+_NUMBERED_FIELD = re.compile(
+    r"^\d{1,4}\s{2,}(?P<key>[a-z][a-z0-9]*(?:[_.-][a-z0-9]+)+)\s{2,}(?P<value>\S.{0,200})$"
 )
 #: What ends a value written inside prose: a closing code span or quote, a sentence's stop.
 _PROSE_TAIL = re.compile(r"[`'\"]?[.,;:!?]*$")
@@ -582,6 +610,27 @@ def _is_prose(text: str) -> bool:
     return letters / max(1, len(text.strip())) >= 0.45
 
 
+def _speaks(label: str) -> bool:
+    """Whether a label speaks (*Maren just pinged me:*, *I'm going by the signed PDF:*,
+    *Looping you in:*): it says who told, not what about."""
+    return any(w.lower().split("'")[0] in _SPEAKER_WORDS for w in label.split())
+
+
+def _states_itself(rest: str) -> bool:
+    """Whether ``rest`` (what follows a label) is a sentence of its own: it opens with a capital,
+    runs five words or more, and says what is what (a copula, a change, a modal verb)."""
+    words = rest.split()
+    if len(words) < 5 or not rest[:1].isupper():
+        return False
+    return bool(_COPULA.search(rest) or _CHANGE.search(rest) or _STATES.search(rest))
+
+
+#: What may stand before a sentence's subject: a comma, a label's colon, *that*.
+_SUBJECT_OPENS = re.compile(r",|:\s|\bthat\s")
+#: Words by which a sentence says what is what (besides ``_COPULA`` and ``_CHANGE``).
+_STATES = re.compile(r"\b(?:must|should|shall|needs?|never|always|only|prefer|get|gets|are|is)\b")
+
+
 @functools.lru_cache(maxsize=16_384)  # the verbatim tail is read again at every compaction
 def key_of(text: str) -> str | None:
     """What a fact is about, when its shape says: the left side of ``key = value`` or
@@ -595,26 +644,42 @@ def key_of(text: str) -> str | None:
     line = _SPEAKER.sub("", text.strip(), count=1)
     pair = structured(line)
     if pair is not None and pair[0].lower() not in _GENERIC_LABELS:
-        return _normal(pair[0]) or None
+        said = line[: max(0, line.find(pair[0]))] + pair[0]  # (who reads it out, if anyone)
+        if not (_speaks(said) or _states_itself(pair[1])):
+            return _normal(pair[0]) or None
     line = _DISCOURSE.sub("", _LINE_MARK.sub("", line, count=1))
     # Labels that say what kind of statement follows (*NOTE: Heads up:*) are read past.
     while (label := _LABEL.match(line)) is not None:
         name = _normal(label.group(1))
         first = label.group(1).split()[0].lower()
-        # (a label that speaks, *Maren just pinged me:*, says who told, not what about)
-        speaks = any(w.lower() in _SPEAKER_WORDS for w in label.group(1).split())
-        if name and first not in _GENERIC_LABELS and len(name.split()) <= 3 and not speaks:
+        # (a label that speaks, *Maren just pinged me:*, says who told, not what about; a
+        # label before a sentence of its own, *Image note: The boards are assembled by X.*,
+        # says where the statement was found: the sentence names its own subject)
+        if (
+            name
+            and first not in _GENERIC_LABELS
+            and len(name.split()) <= 3
+            and not _speaks(label.group(1))
+            and not _states_itself(line[label.end() :])
+        ):
             return name
         line = line[label.end() :]
     embedded = _EMBEDDED_ASSIGN.search(line)
-    if embedded is not None and embedded.group(1).lower() not in _GENERIC_LABELS:
+    if (
+        embedded is not None
+        and embedded.group(1).lower() not in _GENERIC_LABELS
+        # (a word in capitals someone reads a value off, *I'm going by the PDF: X*, is no
+        # setting's name; ``RETRY_MAX`` is, whoever says it)
+        and not (embedded.group(1).isalpha() and _speaks(line[: embedded.end(1)]))
+    ):
         return _normal(embedded.group(1))
     for pattern in (_CHANGE, _COPULA, _MAPS_TO):
         m2 = pattern.search(line)
         if m2 is None:
             continue
         subject = line[: m2.start()]
-        subject = subject.split(",")[-1]
+        # (what a label, a comma or *that* sets before it says who or where, not what)
+        subject = _SUBJECT_OPENS.split(subject)[-1]
         subject = _PREPOSITION.sub("", subject)
         name = _normal(subject)
         words = name.split()
@@ -784,6 +849,7 @@ def _weigh(
         + kebab_names(CODE_SPAN.sub(" ", line))
         if names is None or names.get(v, 0) <= 1
     ) | frozenset(v for v in spans if names is None or _rare_span(v, names))
+    rare |= _rare_proper_value(line, names)
     listed = {v for v, _k in refs}
     named = [
         *((v, "identifier" if k == "code" and v in rare else k) for v, k in refs),
@@ -808,6 +874,28 @@ def _weigh(
     return _Candidate(
         line, _kind(line, source, modal), {"specificity": spec, "modality": modal}, values
     )
+
+
+#: A value that is a proper name: a capitalised word or two (``Thigin``, ``Bleida Hall``).
+_PROPER_VALUE = re.compile(r"[A-Z][a-z]{2,}(?:[ -][A-Z][a-z]{2,})?")
+
+
+def _rare_proper_value(line: str, names: Mapping[str, int] | None) -> frozenset[str]:
+    """The value of a setting line (``structured``) when it is a proper name no other message
+    holds (``Channel plan: Thigin``): a name the conversation does not rebuild, as rare a
+    value as a code name said once. A name the session keeps using is its subject matter."""
+    pair = structured(line)
+    # (code's ``name="Foo"`` and ``check=True`` name no setting; a table's row of capitalised
+    # words is as often its header, ``| Item | Detail |``, as data)
+    code = _is_code(line) and _PAIR_TUPLE.match(line.strip()) is None
+    if pair is None or code or "|" in line:
+        return frozenset()
+    value = pair[1].strip().strip("\"'").rstrip(".")
+    if _PROPER_VALUE.fullmatch(value) is None or value.lower() in _LITERALS:
+        return frozenset()
+    if names is not None and any(names.get(w, 0) > 1 for w in re.split(r"[ -]", value)):
+        return frozenset()
+    return frozenset({value})
 
 
 _WORD_CHARS = re.compile(r"[\w\s]")
@@ -1679,7 +1767,7 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
         return marked and (a[0] in b or b[0] in a)
     if not marked and (_thing_unnamed(new.key, old) or _thing_unnamed(old.key, new)):
         return False  # the same slot of another thing (*the drami service ... port*)
-    new_topic, old_topic = _stems(_topic(new)), _stems(_topic(old))
+    new_topic, old_topic = _value_topic(new), _value_topic(old)
     shared = new_topic & old_topic
     if not shared:
         return False  # a date or a host alike, but about something else
@@ -1697,7 +1785,13 @@ def _replaces(new: Fact, old: Fact, entities: Collection[str] = frozenset()) -> 
     overlap = len(shared) / max(1, min(len(new_topic), len(old_topic)))
     if marked:
         return overlap >= 0.3
-    return len(shared) >= 2 and overlap >= 0.6 and not _another_named_thing(new, old, changed)
+    return (
+        len(shared) >= 2
+        and overlap >= 0.6
+        and not _another_named_thing(new, old, changed)
+        and not _qualified_apart(new, old)
+        and not _adds(new)
+    )
 
 
 #: A numbered line of printed output (``nl``, ``grep -n``, a listing): ``118 checks_class = X``.
@@ -2122,6 +2216,38 @@ def _corrects(text: str) -> bool:
 def _topic(fact: Fact) -> frozenset[str]:
     """What a fact talks about (``Fact.topic``, else the words of its text)."""
     return fact.topic or _topic_words(fact.text, fact.values)
+
+
+#: Where a statement's own words start or stop: a sentence's end, a semicolon, a label's colon.
+_STATEMENT_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|:\s+(?=[A-Z])")
+
+
+def _value_topic(fact: Fact) -> frozenset[str]:
+    """What ``fact`` says its values are, stemmed: the words of the statements of its text that
+    hold a value (a sentence, a clause after a label), not of the ones around them (*The
+    countersigned copy came back. The contract manufacturer: X.*); its whole topic when no
+    statement holds one."""
+    held = _value_statements(fact)
+    if held == fact.text:
+        return _stems(_topic(fact))
+    return _stems(_topic_words(held, fact.values))
+
+
+def _value_statements(fact: Fact) -> str:
+    """The statements of ``fact``'s text that hold one of its values (a statement that is
+    little more than the value, *X.* after *the owner of the search service:*, with the one
+    before it); its whole text when none does."""
+    pieces = _STATEMENT_END.split(fact.text)
+    held: list[str] = []
+    for at, piece in enumerate(pieces):
+        if any(v in piece for v in fact.values):
+            rest = piece
+            for value in fact.values:
+                rest = rest.replace(value, " ")
+            if at and len(re.findall(r"[a-z]{3,}", rest.lower())) < 2:
+                held.append(pieces[at - 1])
+            held.append(piece)
+    return " ".join(dict.fromkeys(held)) or fact.text
 
 
 def _topic_words(text: str, values: Sequence[str]) -> frozenset[str]:
@@ -2575,19 +2701,30 @@ def _slot_of(index: _Index, fact: Fact, entities: Collection[str] = frozenset())
     (``strongly_corrects``: *ignore the earlier advisory*, *moved to*), and the two share a
     word of what they are about (its key, its topic, a unit). A correction in so many words
     needs no shared word when its subject is that value's, and no rival key says otherwise.
-    ``None`` when no fact is that one."""
+    Without either, the one fact of its form so far, when the two are about one thing
+    (``_takes_the_slot``). ``None`` when no fact is that one."""
     # Only a correction of one value can be placed by form: with several, the word may be
     # about any of them (*... rides along instead of a 5.0.x patch*).
     strong = strongly_corrects(fact.text) and len(fact.values) == 1
     restated = fact.key is not None and structured(fact.text) is not None
-    if not (strong or restated) or not fact.values:
+    if not fact.values:
         return None
     mine = _subject_stems(fact)
     for value in fact.values:
         form = value_form(value)
         if form is None:
             continue
-        for rank, number in enumerate(index.newest_of_form(form)[:SLOT_FANOUT]):
+        held = index.newest_of_form(form)
+        # The one fact of its form so far, about a thing this one names too: the same slot,
+        # however the two are worded (*the 3V3 rail must stay below X*, *the ceiling on the
+        # 3V3 rail: Y*). Two of a form are two things until a word says which one changed.
+        if len(held) == 1 and len(fact.values) == 1 and not (strong or restated):
+            if _takes_the_slot(fact, index.get(held[0]), entities):
+                return held[0]
+            continue
+        if not (strong or restated):
+            continue
+        for rank, number in enumerate(held[:SLOT_FANOUT]):
             old = index.get(number)
             if (
                 value in old.values
@@ -2620,6 +2757,74 @@ def _slot_of(index: _Index, fact: Fact, entities: Collection[str] = frozenset())
             ):
                 return number
     return None
+
+
+#: How many words of what they are about the one fact of a form and a later one share before
+#: the later one takes its slot unasked (``_slot_of``).
+SLOT_WORDS = 2
+
+#: A word and the word after it (overlapping: *the hot tier holds* gives *hot tier*, *tier
+#: holds*), apart by spacing or a key's separators (``api_memory_limit``).
+_MODIFIED = re.compile(r"(?<![a-z0-9])([a-z0-9]+)[\s_.-]+(?=([a-z]{3,})(?![a-z]))")
+
+
+def _modifiers(fact: Fact) -> dict[str, set[str]]:
+    """Each word of ``fact``'s statements that hold a value, stemmed, with the words right
+    before it that say which one (*hot* of *the hot tier*, *api* of *API pods*)."""
+    text = _value_statements(fact)
+    for value in fact.values:
+        text = text.replace(value, " ; ")
+    found: dict[str, set[str]] = {}
+    for m in _MODIFIED.finditer(text.lower()):
+        word, head = m.group(1), m.group(2)
+        if word in _STOP or word in _FUNCTION_WORDS or word in _TOPIC_STOP or word in _PRONOUNS:
+            continue
+        found.setdefault(_word_stem(head), set()).add(_word_stem(word))
+    return found
+
+
+#: Words that say a statement adds to what holds rather than replacing it (*Y runs in shadow
+#: next to it, too*).
+_ADDS = re.compile(r"\b(?:too|also|as well|in addition|additionally|besides)\b", re.IGNORECASE)
+
+
+def _adds(fact: Fact) -> bool:
+    """Whether the statement of ``fact`` that holds its value says it adds to what holds."""
+    return _ADDS.search(_value_statements(fact)) is not None
+
+
+def _qualified_apart(new: Fact, old: Fact) -> bool:
+    """Whether the two name one kind of thing each with its own qualifier and none in common:
+    *the hot tier* and *the archive tier*, *API pods* and *worker pods*, two things."""
+    a, b = _modifiers(new), _modifiers(old)
+    return any(a[head] and b[head] and not (a[head] & b[head]) for head in a.keys() & b.keys())
+
+
+def _takes_the_slot(new: Fact, old: Fact, entities: Collection[str]) -> bool:
+    """Whether ``new``, of one value, takes the slot of ``old``, the one fact of that value's
+    form so far, unasked: its own words (not only the line before it) and ``old``'s share
+    ``SLOT_WORDS`` words of what they are about (a unit both values carry aside), no key,
+    named thing or qualifier of one is missing from the other, and ``new`` does not say it
+    adds."""
+    if new.values[0] in old.values or not _may_replace(new, old):
+        return False
+    own = _topic_words(new.text, new.values) - _TOPIC_STOP
+    if not own or _other_entities(new, old, entities) or _rivals(new, old) or _rivals(old, new):
+        return False
+    common = _about(new) & _about(old)
+    return len(common) >= SLOT_WORDS and not (
+        _qualified_apart(new, old)
+        or _adds(new)
+        or _another_named_thing(new, old, _changed(new, old))
+        or _thing_unnamed(new.key, old)
+        or _thing_unnamed(old.key, new)
+    )
+
+
+def _about(fact: Fact) -> frozenset[str]:
+    """The words of ``fact``'s key and of its statements that hold a value, stemmed."""
+    words = set(_key_words(fact.key or "")) | _value_topic(fact)
+    return frozenset(w for w in words if w not in _KEY_FILLER and len(w) >= 2)
 
 
 #: The most facts a name may be shared by and still tie a correction to what it corrects.
