@@ -391,6 +391,11 @@ STILL_TWO = [
         "Model build 4.48.2 serves the production traffic.",
         "Model build 6.23.1 serves the shadow traffic next to it, too.",
     ),
+    # a negation shared is no subject shared (*do not load*, *will not backport*)
+    (
+        "Memory cap on the CI runners is 7.5 GiB, so do not load every fixture at once.",
+        "We will not backport this to the 2.x line; note that in the release entry.",
+    ),
     # a bare value whose subject only the command before it names
     ("ops/import-input-dir: /srv/in-a7", "$ jq -r '.import_output_dir' settings.json\n/srv/out-b9"),
 ]

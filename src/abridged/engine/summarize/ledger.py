@@ -118,7 +118,9 @@ _TOPIC_STOP = _words(
     "this that with from have will would should could been being were they them their there "
     "here what when where which while also just only instead correction changed moved "
     "update updated now from earlier later before after please used using need make made "
-    "like about into over more less than then since until"
+    "like about into over more less than then since until "
+    # (a negation says how, not what about: *do not load ...*, *will not backport ...*)
+    "not don doesn didn won isn aren wasn"
 )
 #: At most this many facts are listed from one message (a long output cannot flood the ledger;
 #: the rest still replace by key or value).
