@@ -206,3 +206,24 @@ def test_a_bare_dollar_and_digit_is_a_field_not_an_amount() -> None:
         assert not [v for v, k in reference_kinds(text) if k == "quantity"], text
     assert ("$31,406", "quantity") in reference_kinds("The budget is $31,406.")
     assert ("$5.00", "quantity") in reference_kinds("A fee of $5.00 applies.")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("The noise gate opens at -29.5 dBFS.", "-29.5 dBFS"),
+        ("Keep the samples at -18 °C.", "-18 °C"),
+        ("Transmit power is 3 dBm.", "3 dBm"),
+        ("The course is capped at 267 students.", "267 students"),
+        ("We recruit 48 participants.", "48 participants"),
+    ],
+)
+def test_signed_levels_and_counts_of_people_are_quantities(text: str, value: str) -> None:
+    """A level below zero keeps its sign (a correction from -18 to 18 changes it), decibels
+    are a unit, and so are people counted (students, participants, seats)."""
+    assert (value, "quantity") in reference_kinds(text)
+
+
+def test_a_ranges_dash_is_no_sign() -> None:
+    assert ("20 ms", "quantity") in reference_kinds("Latency runs 10-20 ms.")
+    assert not [v for v, _k in reference_kinds("Latency runs 10-20 ms.") if v.startswith("-")]

@@ -31,7 +31,9 @@ _UNITS = (
     r"elements?|items?|rows?|lines?|files?|requests?|req/s|rps|qps|users?|px|[kMG]?Hz|cores?|"
     r"CPUs?|GPUs?|workers?|threads?|retries|records?|calls?|steps?|x|"
     # physical units and counts of things (``62.0 °C``, ``366.1 kg``, ``2114 mV``, ``4298 pcs``)
-    r"°[CF]|kg|mg|lbs?|oz|[mk]?[VAW]h?|MW|mAh|kWh|Ω|[mck]m|pcs|pieces|units|words|pages"
+    r"°[CF]|kg|mg|lbs?|oz|[mk]?[VAW]h?|MW|mAh|kWh|Ω|[mck]m|pcs|pieces|units|words|pages|"
+    # levels in decibels (``-20.2 dBFS``, ``3 dBm``) and counts of people (``297 students``)
+    r"dB(?:FS|m|A|i)?|students?|participants?|attendees?|people|seats?"
 )
 #: An amount with its currency's ISO code or sign, before or after it, its thousands grouped
 #: by commas, spaces or dots (``11 514 SEK``, ``EUR 1.250,00``, ``CHF 3,613.85``).
@@ -150,7 +152,8 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"[\d*][\d*/,-]*(?:\s[\d*][\d*/,-]*){4}(?![\w*/,-])"
         ),
     ),
-    ("quantity", re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])")),
+    # (a sign before it is the value's: ``-20.2 dBFS``, ``-18 °C``; not a range's dash)
+    ("quantity", re.compile(r"(?:(?<![\w.-])-)?\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])")),
     ("quantity", re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b")),
     ("quantity", re.compile(r"(?<![\w.,])" + _CURRENCY + r"\s?" + _AMOUNT + r"(?![\d])")),
     ("quantity", re.compile(r"(?<![\w.,$])" + _DOLLARS)),
