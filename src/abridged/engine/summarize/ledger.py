@@ -2239,17 +2239,22 @@ def _value_statements(fact: Fact) -> str:
     """The statements of ``fact``'s text that hold one of its values (a statement that is
     little more than the value, *X.* after *the owner of the search service:*, with the one
     before it); its whole text when none does."""
-    pieces = _STATEMENT_END.split(fact.text)
+    return _statements_holding(fact.text, fact.values)
+
+
+@functools.lru_cache(maxsize=8_192)  # asked once per pair of facts: the same facts many times
+def _statements_holding(text: str, values: tuple[str, ...]) -> str:
+    pieces = _STATEMENT_END.split(text)
     held: list[str] = []
     for at, piece in enumerate(pieces):
-        if any(v in piece for v in fact.values):
+        if any(v in piece for v in values):
             rest = piece
-            for value in fact.values:
+            for value in values:
                 rest = rest.replace(value, " ")
             if at and len(re.findall(r"[a-z]{3,}", rest.lower())) < 2:
                 held.append(pieces[at - 1])
             held.append(piece)
-    return " ".join(dict.fromkeys(held)) or fact.text
+    return " ".join(dict.fromkeys(held)) or text
 
 
 def _topic_words(text: str, values: Sequence[str]) -> frozenset[str]:
@@ -2711,7 +2716,7 @@ def _slot_of(index: _Index, fact: Fact, entities: Collection[str] = frozenset())
     restated = fact.key is not None and structured(fact.text) is not None
     if not fact.values:
         return None
-    mine = _subject_stems(fact)
+    mine = _subject_stems(fact) if strong or restated else frozenset()
     for value in fact.values:
         form = value_form(value)
         if form is None:
@@ -2810,7 +2815,7 @@ def _takes_the_slot(new: Fact, old: Fact, entities: Collection[str]) -> bool:
     adds."""
     if new.values[0] in old.values or not _may_replace(new, old):
         return False
-    own = _topic_words(new.text, new.values) - _TOPIC_STOP
+    own = _topic_words(new.text, new.values)
     if not own or _other_entities(new, old, entities) or _rivals(new, old) or _rivals(old, new):
         return False
     common = _about(new) & _about(old)
