@@ -184,3 +184,16 @@ def test_deep_nesting_and_lone_surrogates_in_a_line(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.jsonl"
         path.write_text(text, encoding="utf-8")
         _load_everyhow(path)
+
+
+def test_a_lone_surrogate_as_a_sessions_id_loads(tmp_path: Path) -> None:
+    # Found by the fuzz test above: a JSON string may escape a lone surrogate (``"\ud800"``),
+    # and a mini-SWE-agent session's id is hashed into its tool calls' ids.
+    lines = _lines("mini_swe_agent.jsonl")
+    lines[0]["instance_id"] = "\ud800"
+    path = tmp_path / "surrogate.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    transcripts = load_transcripts(path)
+    assert transcripts[0].id == "\ud800"
+    assert any(m.tool_calls for m in transcripts[0].messages)
+    _load_everyhow(path)

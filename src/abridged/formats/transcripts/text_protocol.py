@@ -63,7 +63,10 @@ def text_protocol_call_id(transcript_id: str, step: int) -> str:
     >>> text_protocol_call_id("astropy__astropy-14369", 3)
     'call_9464e4b7_3'
     """
-    digest = hashlib.blake2b(transcript_id.encode("utf-8"), digest_size=4).hexdigest()
+    # (a lone surrogate, valid in a JSON string, hashes as itself: ``surrogatepass``)
+    digest = hashlib.blake2b(
+        transcript_id.encode("utf-8", "surrogatepass"), digest_size=4
+    ).hexdigest()
     return f"call_{digest}_{step}"
 
 
