@@ -20,6 +20,7 @@ from tests.bench.support import (
     EARLIER_SURFACES,
     assert_a_quoted_correction_is_safe,
     assert_a_seed_reproduces,
+    assert_a_tiny_run_names_its_parts,
     assert_coexisting_pairs_scored_apart,
     assert_evaluation_seeds_apart,
     assert_every_template_and_style_planted,
@@ -44,6 +45,7 @@ OTHER_SEEDS = (88, 2718)
 MAIN_SEED = 515  # main's refusal test draws this one
 RING_SEED = 9137  # a run of 16 sessions from session 5
 RUN_OUT_SEEDS = range(800, 830)
+RUN_SEED = 67  # the tiny retention run (added after the set was written)
 PLACEMENT_CASES = [(23, 0), (515, 5), (4242, 12), (88, 15)]
 KEYS = {"id", "kind", "at", "text", "keep", "style", "template", "subject"}
 #: words and signs that announce a correction: none may be in more than a quarter of them (set
@@ -178,7 +180,7 @@ def _shape(value: str) -> str:
 
 def test_the_evaluation_seeds_are_not_the_test_seeds() -> None:
     assert tuple(SSET.EVALUATION_SEEDS) == EVALUATION_SEEDS
-    used = {*SEEDS, *OTHER_SEEDS, MAIN_SEED, RING_SEED, *RUN_OUT_SEEDS}
+    used = {*SEEDS, *OTHER_SEEDS, MAIN_SEED, RING_SEED, RUN_SEED, *RUN_OUT_SEEDS}
     used |= {s for s, _ in PLACEMENT_CASES}
     assert_evaluation_seeds_apart(SSET, used)
 
@@ -617,3 +619,9 @@ def test_every_fact_lands_in_each_placement(swebench_path: Path, tmp_path: Path)
 def _guarded_generate(seed: int, count: int, variant: int) -> dict[str, Any]:
     assert seed not in EVALUATION_SEEDS
     return dict(SSET.generate(seed, count, variant))
+
+
+def test_a_tiny_retention_run_with_this_generator(
+    swebench_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_a_tiny_run_names_its_parts(SSET, RUN_SEED, swebench_path, capsys)
