@@ -1221,6 +1221,31 @@ def test_records_of_forms_repls_and_edi_name_their_field(
     assert structured(line) == pair
 
 
+@pytest.mark.parametrize(
+    ("line", "pair"),
+    [
+        # a setting's name with ``_`` in it, then its value after spaces or a dash
+        ("MAX_UPLOAD_SIZE 512 MiB", ("MAX_UPLOAD_SIZE", "512 MiB")),
+        ("handover_room -- Tarvel House, room 4.12", ("handover_room", "Tarvel House, room 4.12")),
+        ("db_host   db-primary-3.internal", ("db_host", "db-primary-3.internal")),
+        ("export_dir ~/exports/q3_final", ("export_dir", "~/exports/q3_final")),
+        # a sentence whose subject is a name, an operator, a test runner's line: no setting
+        ("lars_path called with copy_X", None),
+        ("MAX_ENTRIES is 3.", None),
+        ("show_hidden_initial -- Boolean that says if it renders", None),
+        ("resulting_coeff *= 2", None),
+        ("test_merge_drop (tests.MergeCase) ... ok", None),
+        ("requires_migrations_check attribute.", None),
+    ],
+)  # fmt: skip
+def test_a_named_setting_and_its_value_apart_by_spaces_is_a_field(
+    line: str, pair: tuple[str, str] | None
+) -> None:
+    from abridged.engine.summarize.ledger import structured
+
+    assert structured(line) == pair
+
+
 def test_a_setting_whose_value_is_a_name_said_once_is_a_fact() -> None:
     printed = "From: the build service\n\nRelease channel: Marrowind\nPlatform: iOS\n"
     facts = extract_facts(

@@ -937,6 +937,113 @@ BESIDE_ACROSS_LINES = [
 ]
 
 
+#: (earlier, later, earlier value): a later message that goes back to the earlier value in a
+#: statement of its own, then gives another of its form in a later one, with no word that
+#: says it corrects; or a field's later line under the same name.
+GIVEN_AFTER = [
+    # a source weighed against another: the later one's value holds
+    (
+        "Pilot lot: KX-4411",
+        "Your spreadsheet says KX-4411 for the pilot lot; the signed order says KX-9034.",
+        "KX-4411",
+    ),
+    # the old value put down to where it was read, the new one read again
+    (
+        "Intake closes on 2031-05-14 for the autumn cohort.",
+        "That 2031-05-14 came from last year's brochure. This year's page shows 2031-06-02 "
+        "for when intake closes.",
+        "2031-05-14",
+    ),
+    # an erratum: it appears as X; it is Y
+    (
+        "The handbook keeps records for 45 days.",
+        "In the printed handbook the retention appears as 45 days. It is 60 days; the web "
+        "copy is right.",
+        "45 days",
+    ),
+    # the row below: the old value, then the row for the subject with the new one
+    (
+        "Handover room: Tarvel House, room 4.12",
+        "The Tarvel House, room 4.12 I gave you is in the row below. The row for the handover "
+        "room has Quenby House, room 2.07.",
+        "Tarvel House",
+    ),
+    # a settings file that names a field twice: the later line is the one that holds
+    (
+        "The artifact cache is capped at 3866MB.",
+        'artifact_cache_cap = "3866MB"\nretries = 4\nartifact_cache_cap = "1532MB"',
+        "3866MB",
+    ),
+    # a report line keyed by the setting's name, then prose naming its words
+    (
+        "MAX_UPLOAD_SIZE 512 MiB",
+        "Checked with the platform team: the max upload size is 2048 MiB from today.",
+        "512 MiB",
+    ),
+]
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("case", GIVEN_AFTER)
+def test_a_message_going_back_to_the_earlier_value_to_give_another_replaces_it(
+    case: tuple[str, str, str], placement: str
+) -> None:
+    first, second, old = case
+    assert not _stale(first, second, old, placement)
+
+
+#: (earlier, later, earlier value): later messages that name the earlier value, then another
+#: of its form in a later statement, where both hold.
+STILL_BESIDE = [
+    # a listing's lines name values side by side
+    (
+        "-rw-r--r--  1 root root  806 Nov 19 00:38 notes.txt",
+        "-rw-r--r--  1 root root  806 Nov 19 00:38 notes.txt\n"
+        "-rw-r--r--  1 root root  120 Nov 19 00:45 todo.txt",
+        "00:38",
+    ),
+    # two people, two roles
+    (
+        "Ann Lee reviewed the patch.",
+        "Ann Lee reviewed the patch yesterday. Bo Chen will merge the patch tomorrow.",
+        "Ann Lee",
+    ),
+    # the new value added, or set beside the old
+    (
+        "Nightly dumps go to s3://kelp-07.",
+        "We keep the dumps in s3://kelp-07. We also copy the dumps to s3://kelp-12.",
+        "s3://kelp-07",
+    ),
+    (
+        "The web tier runs 512 MiB pods.",
+        "The web tier runs 512 MiB pods. The batch tier runs 2048 MiB pods.",
+        "512 MiB",
+    ),
+    (
+        "Badges are printed on PR-4410.",
+        "Badges for staff are printed on PR-4410. Badges for visitors are printed on PR-7702, "
+        "while staff keep theirs.",
+        "PR-4410",
+    ),
+    # code names one setting twice in two places
+    (
+        "The timeout is 30s.",
+        'def a():\n    timeout = "30s"\ndef b():\n    timeout = "90s"',
+        "30s",
+    ),
+]
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("case", STILL_BESIDE)
+def test_a_message_naming_the_earlier_value_before_one_that_also_holds_keeps_it(
+    case: tuple[str, str, str], placement: str
+) -> None:
+    first, second, old = case
+    text = summary_of(first, second, placement)
+    assert f"(was {old}" not in text and SUPERSEDED_MARK not in text, text
+
+
 @pytest.mark.parametrize("placement", PLACEMENTS)
 @pytest.mark.parametrize("case", BESIDE_ACROSS_LINES)
 def test_a_message_naming_the_earlier_value_beside_one_that_also_holds_keeps_it(

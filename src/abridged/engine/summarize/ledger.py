@@ -297,6 +297,7 @@ def structured(line: str) -> tuple[str, str] | None:
         or _PAIR_TUPLE.match(body)
         or _SEGMENT_FIELD.match(body)
         or _NUMBERED_FIELD.match(body)
+        or _spaced_field(body)
     )
     if record is not None:  # ``[po_number] X``, ``('Channel plan', 'X')``, ``REF*ZZ*KEY*X~``
         return record.group("key"), record.group("value").strip()
@@ -313,6 +314,20 @@ def structured(line: str) -> tuple[str, str] | None:
     if arrow is not None:  # ``the test class name -> TestB``: what the left side names
         return arrow.group(1), arrow.group(2)
     return None
+
+
+def _spaced_field(body: str) -> re.Match[str] | None:
+    """``_SPACED_FIELD``'s match of ``body``, unless its value reads as words of a sentence
+    (*show_hidden_initial -- Boolean that specifies if*)."""
+    field = _SPACED_FIELD.match(body)
+    if field is None:
+        return None
+    words = {w.strip(".,;:!?").lower() for w in field.group("value").split()}
+    return None if words & (_STOP | _FUNCTION_WORDS | _STATE_WORDS) else field
+
+
+#: Verbs a sentence states with.
+_STATE_WORDS = _words("is are was were be been has have had must should will can does do")
 
 
 def _exact(value: str) -> bool:
@@ -446,6 +461,15 @@ _SEGMENT_FIELD = re.compile(
 #: An order's numbered line, its field's name and value in columns (``10  setup_src  X``).
 _NUMBERED_FIELD = re.compile(
     r"^\d{1,4}\s{2,}(?P<key>[a-z][a-z0-9]*(?:[_.-][a-z0-9]+)+)\s{2,}(?P<value>\S.{0,200})$"
+)
+#: A setting's name with ``_`` in it, then its value after spaces or a dash (``panel_room --
+#: Skebru Building``, ``ENROLMENT_GOAL 2,380 participants``): a report's line, a dump's column.
+#: The value opens as data does (a capital, a digit, a quote, a path, a currency, or a word
+#: with a digit or separator in it) and runs a few words (``_spaced_field``): a sentence
+#: whose subject is a name (*lars_path called with ...*, *MAX_ENTRIES is 3.*) sets nothing.
+_SPACED_FIELD = re.compile(
+    r"^(?P<key>[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?:\s+[-–—]{1,2}\s+|\s+)"
+    r"(?P<value>(?:[A-Z0-9\"'/~$£€@]|[a-z]+(?:\d|[._/@:-](?=\S)))\S*(?: \S+){0,5})$"
 )
 #: What ends a value written inside prose: a closing code span or quote, a sentence's stop.
 _PROSE_TAIL = re.compile(r"[`'\"]?[.,;:!?]*$")
@@ -2778,8 +2802,12 @@ _MODIFIED = re.compile(r"(?<![a-z0-9])([a-z0-9]+)[\s_.-]+(?=([a-z]{3,})(?![a-z])
 def _modifiers(fact: Fact) -> dict[str, set[str]]:
     """Each word of ``fact``'s statements that hold a value, stemmed, with the words right
     before it that say which one (*hot* of *the hot tier*, *api* of *API pods*)."""
-    text = _value_statements(fact)
-    for value in fact.values:
+    return _statement_modifiers(_value_statements(fact), *fact.values)
+
+
+def _statement_modifiers(text: str, *values: str) -> dict[str, set[str]]:
+    """``_modifiers`` of ``text``, its ``values`` aside."""
+    for value in values:
         text = text.replace(value, " ; ")
     found: dict[str, set[str]] = {}
     for m in _MODIFIED.finditer(text.lower()):
@@ -2803,7 +2831,12 @@ def _adds(fact: Fact) -> bool:
 def _qualified_apart(new: Fact, old: Fact) -> bool:
     """Whether the two name one kind of thing each with its own qualifier and none in common:
     *the hot tier* and *the archive tier*, *API pods* and *worker pods*, two things."""
-    a, b = _modifiers(new), _modifiers(old)
+    return _apart(_modifiers(new), _modifiers(old))
+
+
+def _apart(a: Mapping[str, set[str]], b: Mapping[str, set[str]]) -> bool:
+    """Whether modifiers ``a`` and ``b`` (``_modifiers``) name one head word with qualifiers
+    and none in common: two things."""
     return any(a[head] and b[head] and not (a[head] & b[head]) for head in a.keys() & b.keys())
 
 
@@ -3085,7 +3118,10 @@ def _resolve_rows(
 
     def message_ends() -> None:
         message = this_message[-1][1].message
-        for value, number in ended_on(this_message, lambda v: is_earlier(v, message)):
+        in_code = texts.holds_code(message)
+        for value, number in ended_on(
+            this_message, lambda v: is_earlier(v, message), in_code=in_code
+        ):
             replaced([value], number)
         last = this_message[-1][0]
         # Values a later revision replaced in this message are shown replaced in its lines too.
@@ -3242,7 +3278,7 @@ def _paired_forms(values: Iterable[str]) -> set[str]:
 
 
 def ended_on(
-    facts: Sequence[tuple[int, Fact]], earlier: Callable[[str], bool]
+    facts: Sequence[tuple[int, Fact]], earlier: Callable[[str], bool], *, in_code: bool = False
 ) -> list[tuple[str, int]]:
     """The earlier values one message shows replaced by how it ends, with its last fact's
     number. Of each value form (``_setting_form``): the one earlier value ``X`` the message
@@ -3258,7 +3294,8 @@ def ended_on(
     form, or ending on the old one, replaces nothing; nor does one naming things side by side
     (*numpy 1.26.4 works with pandas 2.2.1, and pandas 2.2.1 is the newest*: one line; ``auth:
     X`` and ``billing: Y``: two keys); nor one naming code. ``facts`` are the message's facts
-    with their numbers; ``earlier`` says whether an earlier message named a value.
+    with their numbers; ``earlier`` says whether an earlier message named a value; ``in_code``
+    whether the message holds code (``_given_after``).
 
     >>> old = Fact("previous_value: s3://kelp-07", "previous_value", "tool", "decision", 1.0, 1,
     ...            values=("s3://kelp-07",))
@@ -3294,7 +3331,134 @@ def ended_on(
             new_fact is not old_fact and _history_pair(_label(old_fact), _label(new_fact))
         ):
             out.append((old, facts[-1][0]))
+    ended = {old for old, _number in out}
+    for old, _new in _given_after(facts, earlier, in_code=in_code):
+        if old not in ended:
+            out.append((old, facts[-1][0]))
     return out
+
+
+def _given_form(value: str) -> str | None:
+    """The form (``value_form``) of a value a message may go back to and replace: any but
+    code's (``_CODE_KINDS``, a class in CamelCase) and a person's (*Ann reviewed it. Bob will
+    merge.*: two people, two roles)."""
+    form = value_form(value)
+    if form is None or form == "person" or _CAMEL.fullmatch(value):
+        return None
+    return None if form.split(":", 1)[0] in _CODE_KINDS else form
+
+
+def _given_after(
+    facts: Sequence[tuple[int, Fact]], earlier: Callable[[str], bool], *, in_code: bool = False
+) -> list[tuple[str, str]]:
+    """The earlier values a message names in statements of their own and then replaces, with
+    the value that replaces each: a message that names two values of one form
+    (``_given_form``), an earlier one first and a new one in a later statement that does not
+    name the old (*Your notes say X for the rotor; the signed form says Y*; *The X I quoted
+    came from a cached copy. Reloaded, it shows Y*; *In the article as printed it appears as
+    X. It is Y.*), or a later line of the same key (``cap = "1532MB"`` below ``cap =
+    "3866MB"``). No word that says it corrects is asked for: the message goes back to a value
+    to give another. Lines of a listing or of code name values side by side (``ls -l``'s
+    times): only prose and lines of one key (in a message that holds no code, ``in_code``)
+    count. Not when the new value's statement says it adds (*also*, *too*), sets it beside the
+    old (*whereas*, *while*) or names another of a thing the old one's names (*the web tier*,
+    *the batch tier*: ``_modifiers``)."""
+    # each statement, whether its line is prose (a listing's or code's lines name values side
+    # by side: ``ls -l``'s times, a doctest's units), and its fact's key
+    statements = [
+        (piece, _reads_as_prose(fact.text), fact.key)
+        for _n, fact in facts
+        for piece in _STATEMENT_END.split(fact.text)
+    ]
+    forms: dict[str, set[str]] = {}
+    for _number, fact in facts:
+        for value in fact.values:
+            form = _given_form(value)
+            if form is not None:
+                forms.setdefault(form, set()).add(value)
+    out: list[tuple[str, str]] = []
+    for values in forms.values():
+        if len(values) != 2:
+            continue
+        olds = [v for v in values if earlier(v)]
+        if len(olds) != 1:
+            continue
+        (old,) = olds
+        (new,) = values - {old}
+        at_old = [at for at, (piece, *_rest) in enumerate(statements) if _names(piece, old)]
+        at_new = [at for at, (piece, *_rest) in enumerate(statements) if _names(piece, new)]
+        if not at_old or not at_new or max(at_old) >= min(at_new):
+            continue
+        said, prose, key = statements[min(at_new)]
+        before, old_prose, old_key = statements[max(at_old)]
+        # (two lines of one key, the later one's value is the one that holds)
+        # (not in code: two functions may give one name two values)
+        laid_out = (
+            not in_code and key is not None and old_key is not None and _same_key(key, old_key)
+        )
+        if not ((prose and old_prose) or laid_out) or _ADDS.search(said) or _BESIDE.search(said):
+            continue
+        if _apart(*(_things_named(text, value) for text, value in ((said, new), (before, old)))):
+            continue
+        # (prose goes on about the same thing: it shares a word with the old value's
+        # statement, refers back to it, or reports what a source gives; *the worker has X;
+        # the node has Y* is two things)
+        if not laid_out and not (
+            (_topic_words(said, (new,)) & _topic_words(before, (old,))) - _FRAME_VERBS
+            or _GOES_ON.search(said.replace(new, " "))
+        ):
+            continue
+        out.append((old, new))
+    return out
+
+
+def _reads_as_prose(line: str) -> bool:
+    """Whether ``line`` is prose: words, not code, not an assignment (``path = "/srv"``)."""
+    return _is_prose(line) and not _is_code(line) and not _CODE_ASSIGN.match(line)
+
+
+#: Verbs that frame a value, saying nothing of what it is about (*the worker has X*).
+_FRAME_VERBS = _words("has have had are was were get gets got will would")
+
+
+def _things_named(statement: str, value: str) -> dict[str, set[str]]:
+    """The qualified words of ``statement`` (``_statement_modifiers``), but verbs that frame
+    or report a value (*the signed order says*: no *order* kind of saying)."""
+    found = _statement_modifiers(statement, value)
+    return {head: words for head, words in found.items() if head not in _FRAMING}
+
+
+#: A statement that goes on about what the one before named: it refers back to it (*It is
+#: Y*) or says what a source gives (*the signed form says Y*, *it shows Y*).
+_GOES_ON = re.compile(
+    r"^\W*(?:it|that|this)\b|\b(?:says|said|shows|showed|reads|gives|gave|lists|states|puts|"
+    r"carries|records)\b",
+    re.IGNORECASE,
+)
+
+#: The stems of verbs that frame or report a value (``_FRAME_VERBS``, ``_GOES_ON``'s).
+_FRAMING = frozenset(
+    map(_word_stem, _FRAME_VERBS | _words("says said shows showed reads gives gave lists states"))
+)
+
+#: Words that set a value beside another, not in its place.
+_BESIDE = re.compile(r"\b(?:whereas|while|alongside|besides|beside|apart from)\b", re.IGNORECASE)
+
+
+def _names(text: str, value: str) -> bool:
+    """Whether ``text`` names ``value`` as a whole token (not ``v1.0`` in ``v1.0.1``; a
+    sentence's full stop after it is no part of it)."""
+    for start, end in _occurrences(text, value):
+        before = text[start - 1] if start else " "
+        after = text[end : end + 2]
+        if _VALUE_CHAR.match(before):
+            continue
+        if after and _PATH_CHAR.match(after[0]):
+            continue
+        if after[:1] == "." and len(after) > 1 and _VALUE_CHAR.match(after[1]):
+            continue
+        return True
+    return False
 
 
 #: A revision's number, after the name of what it revises when one stands right before it
@@ -3622,6 +3786,15 @@ def build_ledger(
     )
 
 
+#: A line of a program (a definition, a block's opening or closing brace, a return): not of a
+#: settings file, a shell session or a REPL.
+_PROGRAM_LINE = re.compile(
+    r"^\s*(?:(?:async )?def |class |function |func |fn |public |private |protected |return\b"
+    r"|(?:if|for|while) .*:$|[{}]\s*$)",
+    re.MULTILINE,
+)
+
+
 class MessageTexts:
     """What ``messages`` say (text and tool results, up to ``MAX_SCAN_CHARS`` of each), after
     carried summary ``entries`` (each a text of its own): how many name a value, counting tool
@@ -3668,6 +3841,15 @@ class MessageTexts:
                     break  # enough to call it a thing the conversation works on
             self._mentions[value] = found
         return found
+
+    def holds_code(self, message: int) -> bool:
+        """Whether message ``message``'s text has a line of a program (``_PROGRAM_LINE``):
+        its lines of one name are code's, not a settings file's."""
+        self._read()
+        at = len(self._entries) + message
+        if not 0 <= at < len(self._said):
+            return False
+        return _PROGRAM_LINE.search(self._said[at]) is not None
 
     def first(self, value: str) -> int | None:
         """The index of the first message whose text names ``value`` as a whole token (-1: the
