@@ -8,6 +8,7 @@ import importlib.util
 import itertools
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -162,6 +163,100 @@ def assert_main_refuses_the_evaluation_seeds(
     generator.main(["--seed", str(seed), "--count", "8", "--variant", "2"])
     drawn = json.loads(json.dumps(generator.generate(seed, 8, 2)))
     assert json.loads(capsys.readouterr().out) == drawn
+
+
+def guard_evaluation_seeds(
+    generator: ModuleType, seeds: Collection[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Make a blind generator unable to draw on one of ``seeds`` (its evaluation seeds, as the
+    test file writes them, not taken from the module) even if its ``main`` stopped refusing:
+    its ``generate`` and every ``random.Random`` it makes fail on a seed that names one."""
+    real = generator.generate
+
+    def guarded(seed: int, count: int = 24, variant: int = 0) -> Any:
+        assert seed not in seeds, "generate reached with an evaluation seed"
+        return real(seed, count, variant)
+
+    class GuardedRandom(random.Random):
+        def __init__(self, x: Any = None) -> None:
+            assert not [s for s in seeds if str(s) in str(x)], "evaluation seed"
+            super().__init__(x)
+
+    monkeypatch.setattr(generator, "generate", guarded)
+    monkeypatch.setattr(generator, "random", SimpleNamespace(Random=GuardedRandom))
+
+
+def assert_canaries_well_formed(
+    generator: ModuleType,
+    sessions: Sequence[Sequence[Mapping[str, Any]]],
+    keys: Collection[str],
+    draw: Callable[[int, int, int], Sequence[Mapping[str, Any]]],
+    seed: int,
+) -> None:
+    """A blind generator's ``sessions`` (24 canaries each, drawn on test seeds) are well formed:
+    ids apart, in order, each canary's fields (``keys``, a correction's ``supersedes``, a
+    pair's ``coexists``) as ``canaries_from`` reads them, its kind its template's, its one
+    keep string in its text. ``draw(seed, count, variant)`` on ``seed`` gives every count from
+    6 to ``MAX_COUNT`` with a single fact, two corrections and two pairs; other counts fail."""
+    retention = load_bench("retention")
+    for session in sessions:
+        assert len(session) == 24
+        assert len({c["id"] for c in session}) == 24
+        assert [c["at"] for c in session] == sorted(c["at"] for c in session)
+        parsed = retention.canaries_from({"canaries": list(session)})
+        assert [p.id for p in parsed] == [c["id"] for c in session]
+        for c, p in zip(session, parsed, strict=True):
+            template = generator.TEMPLATE_BY_NAME[c["template"]]
+            assert set(keys) <= set(c) <= {*keys, "supersedes", "coexists"}, c
+            assert c["kind"] in generator.KINDS
+            assert 0 < c["at"] < 1
+            assert len(c["keep"]) == 1 and len(c["keep"][0]) >= 5
+            assert c["keep"][0] in c["text"], c
+            assert c["style"] in generator.REGISTER_OF
+            assert ("supersedes" in c) == (c["style"] in generator.CORRECTIONS)
+            assert template.kind == c["kind"]
+            assert c["subject"] and c["subject"] not in c["keep"]
+            assert p.keep == tuple(c["keep"]) and p.style == c["style"]
+            assert p.template == c["template"] and p.text == c["text"]
+            assert p.supersedes == c.get("supersedes") and p.coexists == c.get("coexists")
+    for count in (6, 7, 13, 40, generator.MAX_COUNT):
+        session = draw(seed, count, 3)
+        assert len(session) == count
+        shapes = Counter(generator.TEMPLATE_BY_NAME[c["template"]].shape for c in session)
+        assert shapes["single"] >= 1 and shapes["correction"] >= 2 and shapes["coexist"] >= 2
+    for bad in (5, generator.MAX_COUNT + 1):
+        with pytest.raises(ValueError, match="count"):
+            generator.generate(seed, bad)
+
+
+def assert_corrections_supersede_their_subject(
+    generator: ModuleType, sessions: Sequence[Sequence[Mapping[str, Any]]], per_session: int
+) -> None:
+    """Each of a blind generator's corrections (``per_session`` a session) comes at least 0.2
+    of the session after the fact it supersedes, of the same template, subject and kind, with
+    a new keep string the old text lacks; it names the old value exactly when its way says so
+    (``names_old``); each old fact is corrected once, by its own template only."""
+    pairs = correction_pairs(sessions)
+    assert len(pairs) == per_session * len(sessions)
+    for new, old in pairs:
+        template = generator.TEMPLATE_BY_NAME[new["template"]]
+        assert old["at"] + 0.2 <= new["at"], (old, new)
+        assert new["subject"] == old["subject"] and new["template"] == old["template"]
+        assert new["kind"] == old["kind"]
+        assert template.shape == "correction"
+        assert new["style"] in generator.CORRECTIONS and old["style"] in generator.SURFACES
+        assert "supersedes" not in old and "coexists" not in new and "coexists" not in old
+        assert new["keep"] != old["keep"]
+        assert not any(k in old["text"] for k in new["keep"])
+        names_old = generator.CORRECTIONS[new["style"]].names_old
+        assert names_old == any(k in new["text"] for k in old["keep"]), new
+    for session in sessions:
+        olds = [c["supersedes"] for c in session if "supersedes" in c]
+        assert len(olds) == len(set(olds))
+        for c in session:
+            if generator.TEMPLATE_BY_NAME[c["template"]].shape == "correction":
+                same = [x for x in session if x["template"] == c["template"]]
+                assert len(same) == 2 and sum("supersedes" in x for x in same) == 1
 
 
 def assert_coexisting_pairs_scored_apart(sessions: Sequence[Sequence[Mapping[str, Any]]]) -> int:

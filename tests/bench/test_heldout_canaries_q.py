@@ -19,7 +19,9 @@ from tests.bench.support import (
     assert_a_quoted_correction_is_safe,
     assert_a_seed_reproduces,
     assert_a_tiny_run_names_its_parts,
+    assert_canaries_well_formed,
     assert_coexisting_pairs_scored_apart,
+    assert_corrections_supersede_their_subject,
     assert_evaluation_seeds_apart,
     assert_every_template_and_style_planted,
     assert_facts_land_in_each_placement,
@@ -135,56 +137,11 @@ def test_other_seeds_and_sessions_draw_other_values() -> None:
 
 
 def test_every_canary_is_well_formed() -> None:
-    for session in _sample():
-        assert len(session) == 24
-        assert len({c["id"] for c in session}) == 24
-        assert [c["at"] for c in session] == sorted(c["at"] for c in session)
-        parsed = R.canaries_from({"canaries": list(session)})
-        assert [p.id for p in parsed] == [c["id"] for c in session]
-        for c, p in zip(session, parsed, strict=True):
-            assert KEYS <= set(c) <= KEYS | {"supersedes", "coexists"}, c
-            assert c["kind"] in QSET.KINDS
-            assert 0 < c["at"] < 1
-            assert len(c["keep"]) == 1 and len(c["keep"][0]) >= 5
-            assert c["keep"][0] in c["text"], c
-            assert c["style"] in QSET.REGISTER_OF
-            assert ("supersedes" in c) == (c["style"] in QSET.CORRECTIONS)
-            assert _template(c).kind == c["kind"]
-            assert c["subject"] and c["subject"] not in c["keep"]
-            assert p.keep == tuple(c["keep"]) and p.style == c["style"]
-            assert p.template == c["template"] and p.text == c["text"]
-            assert p.supersedes == c.get("supersedes") and p.coexists == c.get("coexists")
-    for count in (6, 7, 13, 40, QSET.MAX_COUNT):
-        session = _canaries(523, count, 3)
-        assert len(session) == count
-        shapes = Counter(_template(c).shape for c in session)
-        assert shapes["single"] >= 1 and shapes["correction"] >= 2 and shapes["coexist"] >= 2
-    for bad in (5, QSET.MAX_COUNT + 1):
-        with pytest.raises(ValueError, match="count"):
-            QSET.generate(523, bad)
+    assert_canaries_well_formed(QSET, _sample(), KEYS, _canaries, 523)
 
 
 def test_a_correction_supersedes_an_earlier_fact_of_its_subject() -> None:
-    pairs = correction_pairs(_sample())
-    assert len(pairs) == 5 * len(_sample())
-    for new, old in pairs:
-        assert old["at"] + 0.2 <= new["at"], (old, new)
-        assert new["subject"] == old["subject"] and new["template"] == old["template"]
-        assert new["kind"] == old["kind"]
-        assert _template(new).shape == "correction"
-        assert new["style"] in QSET.CORRECTIONS and old["style"] in QSET.SURFACES
-        assert "supersedes" not in old and "coexists" not in new and "coexists" not in old
-        assert new["keep"] != old["keep"]
-        assert not any(k in old["text"] for k in new["keep"])
-        names_old = QSET.CORRECTIONS[new["style"]].names_old
-        assert names_old == any(k in new["text"] for k in old["keep"]), new
-    for session in _sample():  # each old fact is corrected once, by its own template only
-        olds = [c["supersedes"] for c in session if "supersedes" in c]
-        assert len(olds) == len(set(olds))
-        for c in session:
-            if _template(c).shape == "correction":
-                same = [x for x in session if x["template"] == c["template"]]
-                assert len(same) == 2 and sum("supersedes" in x for x in same) == 1
+    assert_corrections_supersede_their_subject(QSET, _sample(), 5)
 
 
 def test_corrections_come_from_every_voice() -> None:
