@@ -785,6 +785,41 @@ def test_a_chat_lines_speaker_is_not_its_key(line: str, key: str | None) -> None
     assert key_of(line) == key
 
 
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        # a person said to be a role: the role is what the fact is about
+        ("Evander F. Banennas is company manager; contracts go through them.", "company manager"),
+        ("Ann Lee is the release manager.", "release manager"),
+        # a person said to be how, or where: the person
+        ("Ann Lee is very happy now.", "ann lee"),
+        ("Ann Lee is on leave until May.", "ann lee"),
+        # a record's id in a log line names no setting: the key given a value there does
+        (
+            "[tix-bridge 08:48:33] event EV6794: wrote saturday_cover=Jules Thrinn (3 rows)",
+            "saturday_cover",
+        ),
+        ("[limsd 20:45:09] project PRJ-119: pushed line_cap=£286,874 (by laleh)", "line_cap"),
+    ],
+)
+def test_what_a_line_is_about_is_not_the_value_it_names(line: str, key: str) -> None:
+    from abridged.engine.summarize.ledger import key_of
+
+    assert key_of(line) == key
+
+
+def test_a_person_in_a_role_is_replaced_by_the_next_one_named_to_it() -> None:
+    ledger = build_ledger(
+        [
+            Message.user("Draft the crew contact sheet."),
+            Message.assistant("Mara Quill is company manager; contracts go through them."),
+            Message.user("ok"),
+            Message.assistant("The company manager is Tobin Saele from Monday."),
+        ]
+    )
+    assert "Mara Quill" in ledger.replaced_values
+
+
 def test_deadlines_of_three_things_in_one_date_form_do_not_replace_one_another() -> None:
     # Keys read from ``Noted:``, a zone before a colon and gdb's ``$1`` tied the three into one
     # slot: each date replaced the one before, the current one of each thing too.

@@ -116,6 +116,54 @@ def test_a_looked_up_value_is_a_fact_of_its_setting_and_a_later_one_replaces_it(
     assert any("lavodu-17" in line for line in ledger.lines())
 
 
+@pytest.mark.parametrize(
+    ("text", "rows"),
+    [
+        # a day and a time, no one named, a count after the rows
+        (
+            "JOURNAL rehearsal_room\n  22/12 18:47  Studio G, Tarn House\n"
+            "  22/12 19:05  Studio M, Jiel House\n  2 entries",
+            ["rehearsal_room: Studio G, Tarn House", "rehearsal_room: Studio M, Jiel House"],
+        ),
+        # newest first, the current row marked: the marked one goes last
+        (
+            "audit: history (export_bucket)\n  16:28  Cosima    s3://exp-b2  [current]\n"
+            "  15:12  Benedek   s3://exp-a1",
+            ["export_bucket: s3://exp-a1", "export_bucket: s3://exp-b2"],
+        ),
+    ],
+)
+def test_a_fields_history_reads_as_its_values_oldest_first(text: str, rows: list[str]) -> None:
+    lines = rewrite_lookups(text).split("\n")
+    assert [
+        line for line in lines if ": " in line and not line.startswith(("JOURNAL", "audit"))
+    ] == rows
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # stamped lines under no field's name, one stamped row only
+        "build log\n  10:12  compile\n  10:13  link",
+        "history (export_bucket)\n  15:12  s3://exp-a1\nno more rows",
+    ],
+)
+def test_stamped_lines_without_a_fields_name_are_left_as_they_are(text: str) -> None:
+    assert rewrite_lookups(text) == text
+
+
+def test_a_fields_history_replaces_the_value_said_before_it() -> None:
+    history = "field history (panel_room)\n  09:12  Ann  Room 4.12\n  10:40  Bo   Room 7.03\n"
+    messages = [
+        Message.user("Book the panel interviews. The panel room is Room 4.12."),
+        Message.assistant("Checking the booking system."),
+        *bash("c1", "eln show 1575 --history panel_room", history),
+    ]
+    ledger = build_ledger(messages)
+    assert "Room 4.12" in ledger.replaced_values
+    assert any("Room 7.03" in line for line in ledger.lines())
+
+
 def test_a_value_printed_after_a_prompt_in_output_is_kept_as_its_setting() -> None:
     output = "Deploy notes\n$ salt 'web-3' pillar.get app:beta_cut\nweb-3:\n    2032-301\n"
     facts = [f for f in extract_facts(bash("c1", "cat deploy.log", output)) if f.listed]

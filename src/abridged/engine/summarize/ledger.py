@@ -306,6 +306,8 @@ def structured(line: str) -> tuple[str, str] | None:
         return flag.group(1), next(g for g in flag.group(2, 3, 4) if g)
     for embedded in _EMBEDDED_KEY_VALUE.finditer(body):
         key, value = embedded.group(1, 2) if embedded.group(1) else embedded.group(3, 4)
+        if _RECORD_ID.fullmatch(key):
+            continue  # (a record's id, *event EV6794: wrote key=X*, names no setting)
         if key.lower() not in _GENERIC_LABELS:  # ``NOTE: Heads up`` sets nothing
             # inside prose the value ends where its code span or its sentence does
             # (*the config has `owner: a@b.example`.*)
@@ -426,13 +428,16 @@ _QUOTED = re.compile(r'"[^"\n]{1,120}"|\'[^\'\n]{1,120}\'|`[^`\n]{1,120}`')
 _LITERALS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "nil"})
 
 
+#: A record's id in capitals and digits (``EV6794``, ``INC42``): what a log line is about, no
+#: setting's name.
+_RECORD_ID = re.compile(r"[A-Z]{1,6}\d{2,}")
 _EMBEDDED_KEY_VALUE = re.compile(
     # (a capitalised word right after a number is its unit or zone, ``09:55 UTC: ...``)
     # (not a URL's host before its port: ``redis://cache.internal:6379``)
     r"(?<![\w./])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|(?<!\d\s)[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*"
-    r"([\w\"'/.@-][^\s,;]*)"
+    r"([\w\"'/.@$£€-][^\s,;]*)"
     # or a log line's ``key=value`` (no spaces around the sign)
-    r"|(?<=\s)([a-z][a-z0-9]{2,})=([\w\"'/.@-][^\s,;]*)"
+    r"|(?<=\s)([a-z][a-z0-9]{2,})=([\w\"'/.@$£€-][^\s,;]*)"
 )
 #: A name, dot leaders, a value (``cfg_path ....... ~/.config/app.toml``).
 _DOT_LEADER = re.compile(r"^([A-Za-z_][\w.\-]{0,60}?)\s*\.{4,}\s*(\S.{0,200})$")
@@ -706,6 +711,11 @@ def key_of(text: str) -> str | None:
         subject = line[: m2.start()]
         # (what a label, a comma or *that* sets before it says who or where, not what)
         subject = _SUBJECT_OPENS.split(subject)[-1]
+        if pattern is _COPULA and value_kind(subject.strip()) == "person":
+            # *Ann Lee is the release manager*: the person is the value, the role the key
+            role = _role_after(line[m2.end() :])
+            if role is not None:
+                return role
         subject = _PREPOSITION.sub("", subject)
         name = _normal(subject)
         words = name.split()
@@ -717,6 +727,26 @@ def key_of(text: str) -> str | None:
         if short and named and not clause and not generic:
             return name
     return None
+
+
+#: A role said after a copula: a short noun phrase up to the clause's end (*the release
+#: manager*; *company manager; contracts go through them*).
+_ROLE = re.compile(r"^\s*(the |our |their |a |an )?([a-z][a-z' -]{2,40}?)\s*(?:[.;,:(]|$)")
+
+
+def _role_after(predicate: str) -> str | None:
+    """The role ``predicate`` names, as a key (``release manager``), when it is a noun phrase
+    of two to four words, or one after an article (not *happy*), none a pronoun or a word a
+    clause opens with."""
+    found = _ROLE.match(predicate)
+    if found is None:
+        return None
+    words = found.group(2).split()
+    if not (2 if found.group(1) is None else 1) <= len(words) <= 4 or any(
+        w in _PRONOUNS or w in _NOT_A_NAME or w in _STOP or w in _TOPIC_STOP for w in words
+    ):
+        return None
+    return _normal(found.group(2)) or None
 
 
 _ASKED = re.compile(
@@ -3431,8 +3461,8 @@ def _things_named(statement: str, value: str) -> dict[str, set[str]]:
 #: A statement that goes on about what the one before named: it refers back to it (*It is
 #: Y*) or says what a source gives (*the signed form says Y*, *it shows Y*).
 _GOES_ON = re.compile(
-    r"^\W*(?:it|that|this)\b|\b(?:says|said|shows|showed|reads|gives|gave|lists|states|puts|"
-    r"carries|records)\b",
+    r"^\W*(?:it|that|this)\b|\b(?:says?|said|shows?|showed|reads|gives?|gave|lists|states|"
+    r"puts|carries|records)\b",
     re.IGNORECASE,
 )
 

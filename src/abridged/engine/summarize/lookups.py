@@ -17,6 +17,13 @@ setting replaces it. Anything else is left as it is.
 'LOG_LEVEL: debug'
 >>> rewrite_lookups("Key    config/db/pool\\nValue  40")
 'Key    config/db/pool\\nconfig.db.pool: 40'
+
+A field's history printed under the field's name (``field history (panel_room)``, ``JOURNAL
+panel_room``), one stamped row a value, oldest first, reads as that many values of the field,
+the last the one that holds:
+
+>>> rewrite_lookups("history (panel_room)\\n  09:12  Ann  Room 4\\n  10:40  Bo   Room 7  [current]")
+'history (panel_room)\\npanel_room: Room 4\\npanel_room: Room 7'
 """
 
 from __future__ import annotations
@@ -60,6 +67,16 @@ _MAY_RECORD = re.compile(r"\b(?:value|val|Value|VALUE)\b")
 _TAG = re.compile(r"^\s*</?[A-Za-z_][\w-]*>\s*$")
 _NAME_FIELDS = frozenset({"key", "name", "setting", "parameter", "param", "field", "variable"})
 _VALUE_FIELDS = frozenset({"value", "val"})
+#: A line that ends with a field's name (a word joined by ``_``), bare or in brackets: the
+#: head of that field's history (``ELN > field history (panel_room)``, ``JOURNAL lx_plot``).
+_HISTORY_HEAD = re.compile(r"^\S.*?\s\(?(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\)?:?\s*$")
+#: A row of a field's history: indented, a time with or without a day, who (one capitalised
+#: word before two spaces, or no one), the value, and a mark of the current one or none.
+_HISTORY_ROW = re.compile(
+    r"^\s+(?:\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{1,4})?\s+)?\d{1,2}:\d{2}(?::\d{2})?\s+"
+    r"(?:[A-Z][a-z]+\s{2,})?(?P<value>\S.*?)\s*(?P<mark>[\[(](?:current|now|latest)[\])])?\s*$"
+)
+_MAY_HISTORY = re.compile(r"^\s+(?:\d{1,4}[/.-]\d{1,2}\S*\s+)?\d{1,2}:\d{2}\b", re.MULTILINE)
 #: How many lines after a record's name its value may come (a store prints flags between).
 RECORD_REACH = 4
 
@@ -105,7 +122,9 @@ def rewrite_lookups(text: str, *, command: str | None = None) -> str:
     after a prompt line (``$ cmd``) or, for the output's first lines, after ``command`` (the
     command the tool ran) when it reads one setting and prints one line (under a header at
     most); and a record's ``value`` field named by its ``key``/``name`` field above it."""
-    if command is None and not (_MAY_PROMPT.search(text) or _MAY_RECORD.search(text)):
+    if command is None and not (
+        _MAY_PROMPT.search(text) or _MAY_RECORD.search(text) or _MAY_HISTORY.search(text)
+    ):
         return text  # (most texts: read once, not line by line)
     lines = text.split("\n")
     out = list(lines)
@@ -118,6 +137,7 @@ def rewrite_lookups(text: str, *, command: str | None = None) -> str:
         if name is not None:
             _name_value(out, start, end, name)
     _name_record_values(out)
+    _name_history_rows(out)
     return "\n".join(out)
 
 
@@ -150,6 +170,30 @@ def _name_record_values(lines: list[str]) -> None:
             if i - named[0] <= RECORD_REACH:
                 lines[i] = f"{_as_key(named[1])}: {value}"
             named = None
+
+
+def _name_history_rows(lines: list[str]) -> None:
+    """Name each stamped row under a field's name (``_HISTORY_HEAD``) by that name: two rows
+    or more, each a time (a day before it or not), who wrote it (a name alone, or none) and a
+    value; a mark that says which one holds (``[current]``) is left off."""
+    at = 0
+    while at < len(lines):
+        head = _HISTORY_HEAD.match(lines[at])
+        rows = []
+        if head is not None:
+            end = at + 1
+            while end < len(lines) and (row := _HISTORY_ROW.match(lines[end])) is not None:
+                rows.append((end, row.group("value"), row.group("mark") is not None))
+                end += 1
+        if len(rows) < 2 or head is None:
+            at += 1
+            continue
+        # (the row marked as the one that holds goes last, wherever the listing put it)
+        values = [v for _i, v, marked in rows if not marked] + [v for _i, v, m in rows if m]
+        for (i, _value, _marked), value in zip(rows, values, strict=True):
+            if len(value) <= MAX_VALUE_CHARS:
+                lines[i] = f"{head.group('name')}: {value}"
+        at = rows[-1][0] + 1
 
 
 def _as_key(name: str) -> str:
