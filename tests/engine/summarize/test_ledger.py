@@ -808,6 +808,18 @@ def test_what_a_line_is_about_is_not_the_value_it_names(line: str, key: str) -> 
     assert key_of(line) == key
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Saoirse N. Etuden runs wardrobe; every quick change goes through them.",
+        "Brief for tonight: Evander F. Banennas is company manager; contracts go through them.",
+    ],
+)
+def test_a_names_initial_ends_no_sentence(text: str) -> None:
+    facts = extract_facts([Message.user("go"), Message.assistant(text)])
+    assert [f.text for f in facts if f.listed] == [text]
+
+
 def test_a_person_in_a_role_is_replaced_by_the_next_one_named_to_it() -> None:
     ledger = build_ledger(
         [

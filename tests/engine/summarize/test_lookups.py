@@ -29,6 +29,9 @@ from tests.engine.summarize.corrections import bash
         ('echo "$LOG_LEVEL"', "LOG_LEVEL"),
         ("echo ${LOG_LEVEL}", "LOG_LEVEL"),
         ("printenv LOG_LEVEL", "LOG_LEVEL"),
+        # a JSON or YAML query of one path
+        ("jq -r '.production.desk_model' season.json", "production.desk_model"),
+        ("yq .spec.replicas deploy.yaml", "spec.replicas"),
     ],
 )
 def test_a_command_that_reads_one_setting_names_it(command: str, name: str) -> None:
@@ -46,6 +49,9 @@ def test_a_command_that_reads_one_setting_names_it(command: str, name: str) -> N
         "npm pkg get config.queueAdapter | jq .",
         "git log -1 --format=%H",
         "cat 'unbalanced",
+        # a filter that reads more than one path, or the whole document
+        "jq '.items[] | .name' pods.json",
+        "jq . season.json",
     ],
 )
 def test_other_commands_read_no_named_setting(command: str) -> None:

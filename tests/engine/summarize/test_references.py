@@ -227,3 +227,17 @@ def test_signed_levels_and_counts_of_people_are_quantities(text: str, value: str
 def test_a_ranges_dash_is_no_sign() -> None:
     assert ("20 ms", "quantity") in reference_kinds("Latency runs 10-20 ms.")
     assert not [v for v, _k in reference_kinds("Latency runs 10-20 ms.") if v.startswith("-")]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Across the run we have 72'685 tickets to sell.", "72'685"),
+        ("The fee is CHF 20'708.00 for the run.", "CHF 20'708.00"),
+        ("Budget: 1'250'000 CHF", "1'250'000 CHF"),
+    ],
+)
+def test_thousands_grouped_by_apostrophes_are_one_quantity(text: str, value: str) -> None:
+    assert (value, "quantity") in reference_kinds(text)
+    # an apostrophe between digits that group no thousands is no quantity's
+    assert reference_kinds("He is 5'10 tall, it's 9'9") == []

@@ -178,7 +178,8 @@ _QUOTE_LINE = re.compile(r"^\s*>+\s?(\S.*)$")
 _FRAME = re.compile(r'^\s*File "([^"\n]+)", line (\d+)(?:, in ([\w.<>]+))?')
 _WORD = re.compile(r"[A-Za-z][a-z]+(?:'[a-z]+)?")
 _SYMBOLS = re.compile(r"[(){}\[\]=<>;|\\*&$]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n")
+#: (not after a name's initial, *Evander F. Banennas*: one sentence goes on)
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[A-Z`\"'(\[])|\n")
 _LABEL = re.compile(r"^\s*(?:[-*>#]+\s*)?([A-Za-z][\w .()/-]{0,40}?)\s*:\s+(?=\S)")
 # (a key may hold a path: ``paths./services/billing.timeout``, under an OpenAPI ``paths:``)
 #: ``key = value`` and its kin: a shell's ``export``, Make's ``override`` and its ``?=``,
@@ -1923,7 +1924,7 @@ def _another_named_thing(new: Fact, old: Fact, changed: Sequence[tuple[str, str]
 
 
 #: Where a clause ends: a sentence's end, a label's colon, a cell's or a field's separator.
-_CLAUSE_END = re.compile(r"(?<=[.!?])\s+|:\s+|\s+\|\s+|;\s+")
+_CLAUSE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+|:\s+|\s+\|\s+|;\s+")
 
 
 def _clause(text: str, value: str) -> str:
@@ -2275,7 +2276,7 @@ def _topic(fact: Fact) -> frozenset[str]:
 
 
 #: Where a statement's own words start or stop: a sentence's end, a semicolon, a label's colon.
-_STATEMENT_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|:\s+(?=[A-Z])")
+_STATEMENT_END = re.compile(r"(?<=[.!?;])(?<!\b[A-Z]\.)\s+(?=\S)|:\s+(?=[A-Z])")
 
 
 def _value_topic(fact: Fact) -> frozenset[str]:

@@ -42,6 +42,10 @@ _PROMPT = re.compile(r"^\s*(?:\$|[\w.-]+@[\w.-]+:[^\s$#]*[$#])\s+(\S.*)$")
 #: Words of a command that read a named value: ``get`` and its spellings (``pillar.get``,
 #: ``get-parameter``), ``show``, ``read``, ``access``, ``echo``, ``printenv``, ...
 _READ_VERB = re.compile(r"^(?:[\w-]+[.:])?(?:get|get-\w+|show|read|access|lookup|value)$")
+#: Tools that print what a filter reads from a JSON or YAML file (``jq``, ``yq``).
+_QUERY_TOOLS = frozenset({"jq", "yq", "gojq", "jaq"})
+#: A filter that reads one path (``.production.desk_model``, ``.spec.replicas``).
+_FILTER_PATH = re.compile(r"^\.[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*$")
 #: Words that print a variable: only a variable's name follows them (``echo done`` reads none).
 _PRINT_VERB = frozenset({"echo", "printenv", "getenv", "printf"})
 #: An option that names what to read (``--secret=db-pass``, ``--name /app/pool``).
@@ -95,6 +99,10 @@ def looked_up_name(command: str) -> str | None:
     words = simple_command_words(line) if len(line) <= 300 else None
     if words is None:
         return None  # a pipeline or a script prints what its last part makes of the value
+    if words and words[0] in _QUERY_TOOLS:
+        # ``jq -r '.production.desk_model' season.json``: the path the filter reads
+        path = next((w for w in words[1:] if _FILTER_PATH.match(w)), None)
+        return path[1:] if path is not None else None
     verb = ""
     for at, word in enumerate(words):
         if not verb:

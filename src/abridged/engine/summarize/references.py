@@ -36,9 +36,10 @@ _UNITS = (
     r"dB(?:FS|m|A|i)?|students?|participants?|attendees?|people|seats?"
 )
 #: An amount with its currency's ISO code or sign, before or after it, its thousands grouped
-#: by commas, spaces or dots (``11 514 SEK``, ``EUR 1.250,00``, ``CHF 3,613.85``).
+#: by commas, spaces, dots or apostrophes (``11 514 SEK``, ``EUR 1.250,00``, ``CHF 3,613.85``,
+#: ``CHF 20'708.00`` as Switzerland writes it).
 _CURRENCY = r"(?:USD|EUR|GBP|CHF|SEK|NOK|DKK|ISK|PLN|CZK|HUF|JPY|CNY|INR|AUD|CAD|NZD|ZAR|BRL|[€£¥])"
-_AMOUNT = r"\d{1,3}(?:[ \u00a0\u202f.,]\d{3})*(?:[.,]\d{1,2})?"
+_AMOUNT = r"\d{1,3}(?:[ \u00a0\u202f.,'\u2019]\d{3})*(?:[.,]\d{1,2})?"
 #: A dollar amount only when grouped or with cents (``$31,406``, ``$5.00``): a bare ``$1`` is
 #: a shell's argument, an awk field, a debugger's value history.
 _DOLLARS = r"\$(?:\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2})(?!\d|[.,]\d)"
@@ -154,7 +155,8 @@ _REFERENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     # (a sign before it is the value's: ``-20.2 dBFS``, ``-18 °C``; not a range's dash)
     ("quantity", re.compile(r"(?:(?<![\w.-])-)?\b\d+(?:[.,]\d+)*\s?(?:" + _UNITS + r")(?![\w/])")),
-    ("quantity", re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b")),
+    # (thousands grouped by commas, or by apostrophes as Switzerland writes them: ``72'685``)
+    ("quantity", re.compile(r"\b\d{1,3}(?:(?:,\d{3})+|(?:['\u2019]\d{3})+)(?:\.\d+)?\b")),
     ("quantity", re.compile(r"(?<![\w.,])" + _CURRENCY + r"\s?" + _AMOUNT + r"(?![\d])")),
     ("quantity", re.compile(r"(?<![\w.,$])" + _DOLLARS)),
     ("quantity", re.compile(r"(?<![\w.,])" + _AMOUNT + r"\s?" + _CURRENCY + r"(?![\w])")),
