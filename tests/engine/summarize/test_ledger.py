@@ -791,21 +791,35 @@ def test_a_chat_lines_speaker_is_not_its_key(line: str, key: str | None) -> None
         # a person said to be a role: the role is what the fact is about
         ("Evander F. Banennas is company manager; contracts go through them.", "company manager"),
         ("Ann Lee is the release manager.", "release manager"),
-        # a person said to be how, or where: the person
+        # a person said to be how, where or one of many: the person
         ("Ann Lee is very happy now.", "ann lee"),
         ("Ann Lee is on leave until May.", "ann lee"),
+        ("Ann Lee is busy today.", "ann lee"),
+        ("Ann Lee is working remotely.", "ann lee"),
+        ("Ann Lee is a senior engineer.", "ann lee"),
         # a record's id in a log line names no setting: the key given a value there does
         (
             "[tix-bridge 08:48:33] event EV6794: wrote saturday_cover=Jules Thrinn (3 rows)",
             "saturday_cover",
         ),
         ("[limsd 20:45:09] project PRJ-119: pushed line_cap=£286,874 (by laleh)", "line_cap"),
+        # an id given with ``=`` is a setting all the same
+        ("upload ok SHA256=9f86d081", "sha256"),
     ],
 )
 def test_what_a_line_is_about_is_not_the_value_it_names(line: str, key: str) -> None:
     from abridged.engine.summarize.ledger import key_of
 
     assert key_of(line) == key
+
+
+def test_an_amount_given_to_a_key_in_a_log_line_is_whole() -> None:
+    from abridged.engine.summarize.ledger import structured
+
+    line = "[limsd 20:45:09] project PRJ-119: pushed line_cap=£286,874 (by laleh)"
+    assert structured(line) == ("line_cap", "£286,874")
+    # a shell's variable is no amount
+    assert structured("+ echo DB_URL=$DATABASE_URL") is None
 
 
 @pytest.mark.parametrize(

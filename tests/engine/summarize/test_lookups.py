@@ -32,6 +32,7 @@ from tests.engine.summarize.corrections import bash
         # a JSON or YAML query of one path
         ("jq -r '.production.desk_model' season.json", "production.desk_model"),
         ("yq .spec.replicas deploy.yaml", "spec.replicas"),
+        ("jq --arg v .x -r '.a.b' f.json", "a.b"),
     ],
 )
 def test_a_command_that_reads_one_setting_names_it(command: str, name: str) -> None:
@@ -52,6 +53,7 @@ def test_a_command_that_reads_one_setting_names_it(command: str, name: str) -> N
         # a filter that reads more than one path, or the whole document
         "jq '.items[] | .name' pods.json",
         "jq . season.json",
+        "jq -c . .prettierrc.json",
     ],
 )
 def test_other_commands_read_no_named_setting(command: str) -> None:
@@ -152,6 +154,11 @@ def test_a_fields_history_reads_as_its_values_oldest_first(text: str, rows: list
         # stamped lines under no field's name, one stamped row only
         "build log\n  10:12  compile\n  10:13  link",
         "history (export_bucket)\n  15:12  s3://exp-a1\nno more rows",
+        # a heading that is no history's, a schedule under it
+        "Running nightly_export\n  10:12  started\n  10:14  finished",
+        "Schedule for team_offsite:\n  09:00  Breakfast, Hall B\n  10:30  Keynote, Room 4.12",
+        # newest first with no mark of the one that holds: which one holds is not said
+        "history (export_bucket)\n  16:28  Cosima  s3://exp-b2\n  15:12  Benedek  s3://exp-a1",
     ],
 )
 def test_stamped_lines_without_a_fields_name_are_left_as_they_are(text: str) -> None:

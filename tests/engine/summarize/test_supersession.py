@@ -1025,6 +1025,40 @@ STILL_BESIDE = [
         "while staff keep theirs.",
         "PR-4410",
     ),
+    # two sides of one thing, two options, two measures, said in statements of one frame or
+    # with no word that the later one is what a source gives
+    (
+        "Office hours start at 09:00.",
+        "Office hours start at 09:00. Office hours end at 17:00.",
+        "09:00",
+    ),
+    (
+        "We could store the dumps in s3://kelp-07.",
+        "We could store the dumps in s3://kelp-07. Or we could store the dumps in s3://kelp-12.",
+        "s3://kelp-07",
+    ),
+    (
+        "The build took 12 minutes on main.",
+        "The build took 12 minutes on main. The build took 4 minutes on the branch.",
+        "12 minutes",
+    ),
+    (
+        "The dashboard shows p95 at 120 ms.",
+        "The dashboard shows p95 at 120 ms. It shows p99 at 480 ms.",
+        "120 ms",
+    ),
+    (
+        "The lockfile pins numpy 1.26.4.",
+        "The lockfile pins numpy 1.26.4. The numpy 2.0.1 release breaks the ABI.",
+        "1.26.4",
+    ),
+    # one key in two files, or two sections
+    (
+        "Staging uses db-staging-01.internal.",
+        "==> deploy/staging.env <==\nDB_HOST=db-staging-01.internal\n"
+        "==> deploy/prod.env <==\nDB_HOST=db-prod-02.internal",
+        "db-staging-01.internal",
+    ),
     # code names one setting twice in two places
     (
         "The timeout is 30s.",

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -178,8 +179,34 @@ _QUOTE_LINE = re.compile(r"^\s*>+\s?(\S.*)$")
 _FRAME = re.compile(r'^\s*File "([^"\n]+)", line (\d+)(?:, in ([\w.<>]+))?')
 _WORD = re.compile(r"[A-Za-z][a-z]+(?:'[a-z]+)?")
 _SYMBOLS = re.compile(r"[(){}\[\]=<>;|\\*&$]")
-#: (not after a name's initial, *Evander F. Banennas*: one sentence goes on)
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[A-Z`\"'(\[])|\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n")
+#: A name's initial right before a split (*Evander F.* of *Evander F. Banennas*): no end.
+_INITIAL_BEFORE = re.compile(r"\b[A-Z][a-z]+ [A-Z]\.\Z")
+
+
+def split_statements(pattern: re.Pattern[str], text: str) -> list[str]:
+    """``pattern.split(text)``, but not after a name's middle initial on one line (*Evander
+    F. Banennas is company manager*: one sentence; *We picked option B. The deadline ...*:
+    two).
+
+    >>> split_statements(_SENTENCE_END, "Ann B. Lee owns it. We chose plan B. Go.")
+    ['Ann B. Lee owns it.', 'We chose plan B.', 'Go.']
+    """
+    out: list[str] = []
+    start = 0
+    for found in pattern.finditer(text):
+        if found.start() == found.end():
+            continue
+        if "\n" not in found.group() and _INITIAL_BEFORE.search(
+            text, max(start, found.start() - 40), found.start()
+        ):
+            continue
+        out.append(text[start : found.start()])
+        start = found.end()
+    out.append(text[start:])
+    return out
+
+
 _LABEL = re.compile(r"^\s*(?:[-*>#]+\s*)?([A-Za-z][\w .()/-]{0,40}?)\s*:\s+(?=\S)")
 # (a key may hold a path: ``paths./services/billing.timeout``, under an OpenAPI ``paths:``)
 #: ``key = value`` and its kin: a shell's ``export``, Make's ``override`` and its ``?=``,
@@ -307,7 +334,7 @@ def structured(line: str) -> tuple[str, str] | None:
         return flag.group(1), next(g for g in flag.group(2, 3, 4) if g)
     for embedded in _EMBEDDED_KEY_VALUE.finditer(body):
         key, value = embedded.group(1, 2) if embedded.group(1) else embedded.group(3, 4)
-        if _RECORD_ID.fullmatch(key):
+        if _RECORD_ID.fullmatch(key) and body[embedded.end(1) :].lstrip().startswith(":"):
             continue  # (a record's id, *event EV6794: wrote key=X*, names no setting)
         if key.lower() not in _GENERIC_LABELS:  # ``NOTE: Heads up`` sets nothing
             # inside prose the value ends where its code span or its sentence does
@@ -326,11 +353,7 @@ def _spaced_field(body: str) -> re.Match[str] | None:
     if field is None:
         return None
     words = {w.strip(".,;:!?").lower() for w in field.group("value").split()}
-    return None if words & (_STOP | _FUNCTION_WORDS | _STATE_WORDS) else field
-
-
-#: Verbs a sentence states with.
-_STATE_WORDS = _words("is are was were be been has have had must should will can does do")
+    return None if words & _SENTENCE_WORDS else field
 
 
 def _exact(value: str) -> bool:
@@ -436,9 +459,9 @@ _EMBEDDED_KEY_VALUE = re.compile(
     # (a capitalised word right after a number is its unit or zone, ``09:55 UTC: ...``)
     # (not a URL's host before its port: ``redis://cache.internal:6379``)
     r"(?<![\w./])([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|(?<!\d\s)[A-Z][A-Z0-9_]{2,})\s*(?:=|:)\s*"
-    r"([\w\"'/.@$£€-][^\s,;]*)"
+    r"([$£€]\d[\d,.'’]*\d|[\w\"'/.@-][^\s,;]*)"
     # or a log line's ``key=value`` (no spaces around the sign)
-    r"|(?<=\s)([a-z][a-z0-9]{2,})=([\w\"'/.@$£€-][^\s,;]*)"
+    r"|(?<=\s)([a-z][a-z0-9]{2,})=([$£€]\d[\d,.'’]*\d|[\w\"'/.@-][^\s,;]*)"
 )
 #: A name, dot leaders, a value (``cfg_path ....... ~/.config/app.toml``).
 _DOT_LEADER = re.compile(r"^([A-Za-z_][\w.\-]{0,60}?)\s*\.{4,}\s*(\S.{0,200})$")
@@ -514,6 +537,11 @@ _PREPOSITION = re.compile(
 #: Small words left out of keys and topics.
 _FUNCTION_WORDS = _words(
     "for of in on at to with from by under over about as into onto via per than then"
+)
+
+#: Words that make a value a sentence's: small words, and verbs a sentence states with.
+_SENTENCE_WORDS = (
+    _STOP | _FUNCTION_WORDS | _words("is are was were be been has have had must should will can")
 )
 #: Words that make a subject a clause, not the name of a thing.
 _NOT_A_NAME = _words(
@@ -732,18 +760,27 @@ def key_of(text: str) -> str | None:
 
 #: A role said after a copula: a short noun phrase up to the clause's end (*the release
 #: manager*; *company manager; contracts go through them*).
-_ROLE = re.compile(r"^\s*(the |our |their |a |an )?([a-z][a-z' -]{2,40}?)\s*(?:[.;,:(]|$)")
+_ROLE = re.compile(r"^\s*(the |our |their )?([a-z][a-z' -]{2,40}?)\s*(?:[.;,:(]|$)")
+#: The last word of a role said without an article: one who does something (*company manager*,
+#: *production electrician*, *fight director*), not how one is (*busy today*).
+_ROLE_NOUN = re.compile(
+    r"(?:er|or|ist|ian|ant|ent|ee|man|woman|person|chair|head|lead|owner|contact)\Z"
+)
 
 
 def _role_after(predicate: str) -> str | None:
-    """The role ``predicate`` names, as a key (``release manager``), when it is a noun phrase
-    of two to four words, or one after an article (not *happy*), none a pronoun or a word a
-    clause opens with."""
+    """The role ``predicate`` names, as a key (``release manager``): a noun phrase of one to
+    four words after *the*, *our* or *their* (a role one person holds; *a senior engineer* is
+    one of many), or of two to four without, ending as a role does (``_ROLE_NOUN``: not *busy
+    today*); none a pronoun or a word a clause opens with."""
     found = _ROLE.match(predicate)
     if found is None:
         return None
     words = found.group(2).split()
-    if not (2 if found.group(1) is None else 1) <= len(words) <= 4 or any(
+    bare = found.group(1) is None
+    if bare and not _ROLE_NOUN.search(words[-1] if words else ""):
+        return None
+    if not (2 if bare else 1) <= len(words) <= 4 or any(
         w in _PRONOUNS or w in _NOT_A_NAME or w in _STOP or w in _TOPIC_STOP for w in words
     ):
         return None
@@ -1194,14 +1231,14 @@ def _units(text: str, source: Source, command: str | None = None) -> Iterable[st
         # (a member's or a keyword argument's comma only separates it from the next)
         for line in _SEPARATING_COMMA.sub(r"\1", text).split("\n"):
             if len(line) > 600:
-                yield from (s for s in _SENTENCE_END.split(line) if s)
+                yield from (s for s in split_statements(_SENTENCE_END, line) if s)
             elif line.strip() and not line.lstrip().startswith("<"):
                 yield line
             elif line.strip().startswith("<") and ">" in line and not line.strip().endswith(">"):
                 # an output tag glued to the first line (``<output>text``)
                 yield line[line.index(">") + 1 :]
         return
-    for piece in _SENTENCE_END.split(text):
+    for piece in split_statements(_SENTENCE_END, text):
         if piece and piece.strip():
             yield piece
 
@@ -1924,7 +1961,7 @@ def _another_named_thing(new: Fact, old: Fact, changed: Sequence[tuple[str, str]
 
 
 #: Where a clause ends: a sentence's end, a label's colon, a cell's or a field's separator.
-_CLAUSE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+|:\s+|\s+\|\s+|;\s+")
+_CLAUSE_END = re.compile(r"(?<=[.!?])\s+|:\s+|\s+\|\s+|;\s+")
 
 
 def _clause(text: str, value: str) -> str:
@@ -1934,7 +1971,7 @@ def _clause(text: str, value: str) -> str:
     >>> _clause("A (accepted): Data has to stay in eu-9. On the page too.", "eu-9")
     'data has to stay in eu-9'
     """
-    for part in _CLAUSE_END.split(text):
+    for part in split_statements(_CLAUSE_END, text):
         if value in part:
             return part.strip().rstrip(".!?;,").lower()
     return text.lower()
@@ -2276,7 +2313,7 @@ def _topic(fact: Fact) -> frozenset[str]:
 
 
 #: Where a statement's own words start or stop: a sentence's end, a semicolon, a label's colon.
-_STATEMENT_END = re.compile(r"(?<=[.!?;])(?<!\b[A-Z]\.)\s+(?=\S)|:\s+(?=[A-Z])")
+_STATEMENT_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|:\s+(?=[A-Z])")
 
 
 def _value_topic(fact: Fact) -> frozenset[str]:
@@ -2299,7 +2336,7 @@ def _value_statements(fact: Fact) -> str:
 
 @functools.lru_cache(maxsize=8_192)  # asked once per pair of facts: the same facts many times
 def _statements_holding(text: str, values: tuple[str, ...]) -> str:
-    pieces = _STATEMENT_END.split(text)
+    pieces = split_statements(_STATEMENT_END, text)
     held: list[str] = []
     for at, piece in enumerate(pieces):
         if any(v in piece for v in values):
@@ -3319,7 +3356,9 @@ def ended_on(
     - a closing line that names ``Y`` alone of the form, after lines naming ``X`` and ``Y``
       (two candidates in a table, then *Final: 22 GiB*; a poll, then its result);
     - ``X`` and ``Y`` under the keys of one field's history (*previous_value: X* then *value:
-      Y*; *Original: X* then *Updated: Y*; ``_history_pair``).
+      Y*; *Original: X* then *Updated: Y*; ``_history_pair``);
+    - of any form but code's and a person's, ``X`` in a statement of its own and ``Y`` given
+      after it as what a source says (``_given_after``).
 
     No word that says it corrects is asked for. A message naming two earlier values of one
     form, or ending on the old one, replaces nothing; nor does one naming things side by side
@@ -3396,17 +3435,19 @@ def _given_after(
     *the batch tier*: ``_modifiers``)."""
     # each statement, whether its line is prose (a listing's or code's lines name values side
     # by side: ``ls -l``'s times, a doctest's units), and its fact's key
-    statements = [
-        (piece, _reads_as_prose(fact.text), fact.key)
-        for _n, fact in facts
-        for piece in _STATEMENT_END.split(fact.text)
-    ]
     forms: dict[str, set[str]] = {}
     for _number, fact in facts:
         for value in fact.values:
             form = _given_form(value)
             if form is not None:
                 forms.setdefault(form, set()).add(value)
+    if not any(len(values) == 2 for values in forms.values()):
+        return []  # (most messages)
+    statements = [
+        (piece, _reads_as_prose(fact.text), fact.key)
+        for _n, fact in facts
+        for piece in split_statements(_STATEMENT_END, fact.text)
+    ]
     out: list[tuple[str, str]] = []
     for values in forms.values():
         if len(values) != 2:
@@ -3431,16 +3472,25 @@ def _given_after(
             continue
         if _apart(*(_things_named(text, value) for text, value in ((said, new), (before, old)))):
             continue
-        # (prose goes on about the same thing: it shares a word with the old value's
-        # statement, refers back to it, or reports what a source gives; *the worker has X;
-        # the node has Y* is two things)
-        if not laid_out and not (
-            (_topic_words(said, (new,)) & _topic_words(before, (old,))) - _FRAME_VERBS
-            or _GOES_ON.search(said.replace(new, " "))
+        # (prose gives the new value as what a source says or as the old one's again: it
+        # refers back, *It is Y*, or reports, *the signed form says Y*; two statements of one
+        # frame but a word, *hours start at X* / *hours end at Y*, *p95 at X* / *p99 at Y*,
+        # are two things)
+        if not laid_out and (
+            not _GOES_ON.search(said.replace(new, " ")) or _parallel(before, old, said, new)
         ):
             continue
         out.append((old, new))
     return out
+
+
+def _parallel(first: str, value: str, second: str, other: str) -> bool:
+    """Whether two statements say the same but a word or two, their values aside (*The
+    dashboard shows p95 at X* and *It shows p99 at Y*): two things side by side."""
+    a = re.findall(r"[a-z0-9]+", first.replace(value, " ").lower())
+    b = re.findall(r"[a-z0-9]+", second.replace(other, " ").lower())
+    shared = sum((Counter(a) & Counter(b)).values())
+    return shared >= 2 and max(len(a), len(b)) - shared <= 3
 
 
 def _reads_as_prose(line: str) -> bool:
@@ -3820,10 +3870,13 @@ def build_ledger(
 #: A line of a program (a definition, a block's opening or closing brace, a return): not of a
 #: settings file, a shell session or a REPL.
 _PROGRAM_LINE = re.compile(
-    r"^\s*(?:(?:async )?def |class |function |func |fn |public |private |protected |return\b"
-    r"|(?:if|for|while) .*:$|[{}]\s*$)",
+    r"^[ \t]*(?:(?:async )?def |class |function |func |fn |public |private |protected |return\b"
+    r"|(?:if|for|while) .*:$|[{}][ \t]*$)",
     re.MULTILINE,
 )
+#: A line that opens a section or a file of its own (``[prod]``, ``# staging``, ``==> a <==``):
+#: two lines of one key on either side of it are two places.
+_SECTION_LINE = re.compile(r"^[ \t]*(?:\[[^\]\n]+\][ \t]*$|#|==>|---)", re.MULTILINE)
 
 
 class MessageTexts:
@@ -3874,13 +3927,15 @@ class MessageTexts:
         return found
 
     def holds_code(self, message: int) -> bool:
-        """Whether message ``message``'s text has a line of a program (``_PROGRAM_LINE``):
-        its lines of one name are code's, not a settings file's."""
+        """Whether message ``message``'s text has a line of a program (``_PROGRAM_LINE``) or
+        opens sections (``_SECTION_LINE``): its lines of one name are code's, or of two
+        places, not one settings file's."""
         self._read()
         at = len(self._entries) + message
-        if not 0 <= at < len(self._said):
-            return False
-        return _PROGRAM_LINE.search(self._said[at]) is not None
+        if message < 0 or not 0 <= at < len(self._said):
+            return False  # (carried entries are read one by one: no layout across them)
+        said = self._said[at]
+        return _PROGRAM_LINE.search(said) is not None or _SECTION_LINE.search(said) is not None
 
     def first(self, value: str) -> int | None:
         """The index of the first message whose text names ``value`` as a whole token (-1: the

@@ -65,22 +65,29 @@ _FIELD = re.compile(
     r"^\s*[\"']?([A-Za-z]\w{0,20})[\"']?\s*(?:[=:]|\s{2,})\s*[\"']?(.*?)[\"']?,?\s*$"
 )
 #: Cheap tests that a text may hold a prompt line or a record's value field at all.
-_MAY_PROMPT = re.compile(r"^\s*(?:\$|[\w.-]+@[\w.-]+:)", re.MULTILINE)
+_MAY_PROMPT = re.compile(r"^[ \t]*(?:\$|[\w.-]+@[\w.-]+:)", re.MULTILINE)
 _MAY_RECORD = re.compile(r"\b(?:value|val|Value|VALUE)\b")
 #: An output's own tag (``</output>``), no line of it.
 _TAG = re.compile(r"^\s*</?[A-Za-z_][\w-]*>\s*$")
 _NAME_FIELDS = frozenset({"key", "name", "setting", "parameter", "param", "field", "variable"})
 _VALUE_FIELDS = frozenset({"value", "val"})
-#: A line that ends with a field's name (a word joined by ``_``), bare or in brackets: the
-#: head of that field's history (``ELN > field history (panel_room)``, ``JOURNAL lx_plot``).
-_HISTORY_HEAD = re.compile(r"^\S.*?\s\(?(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\)?:?\s*$")
-#: A row of a field's history: indented, a time with or without a day, who (one capitalised
-#: word before two spaces, or no one), the value, and a mark of the current one or none.
-_HISTORY_ROW = re.compile(
-    r"^\s+(?:\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{1,4})?\s+)?\d{1,2}:\d{2}(?::\d{2})?\s+"
-    r"(?:[A-Z][a-z]+\s{2,})?(?P<value>\S.*?)\s*(?P<mark>[\[(](?:current|now|latest)[\])])?\s*$"
+#: The head of a field's history: a word that says it is one (*history*, *journal*, *audit*,
+#: *revisions*), then the field's name (a word joined by ``_``), bare or in brackets, at the
+#: line's end (``ELN > field history (panel_room)``, ``JOURNAL lx_plot``).
+_HISTORY_HEAD = re.compile(
+    r"^(?=\S).*?\b(?:history|journal|audit|revisions|changes|changelog)\b.*?"
+    r"\s\(?(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\)?:?[ \t]*$",
+    re.IGNORECASE,
 )
-_MAY_HISTORY = re.compile(r"^\s+(?:\d{1,4}[/.-]\d{1,2}\S*\s+)?\d{1,2}:\d{2}\b", re.MULTILINE)
+#: A row of a field's history: indented, a time with or without a day, who (one word before
+#: two spaces, or no one), then the rest: the value and a mark of the current one or none.
+_HISTORY_ROW = re.compile(
+    r"^[ \t]+(?P<day>\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{1,4})?[ \t]+)?"
+    r"(?P<time>\d{1,2}:\d{2}(?::\d{2})?)[ \t]+(?:[^\s\d]\S*[ \t]{2,})?(?P<rest>\S.*)$"
+)
+#: The mark of the row that holds, at a row's end (``[current]``, ``(latest)``).
+_CURRENT_MARK = re.compile(r"[\[(](?:current|now|latest)[\])]\Z")
+_MAY_HISTORY = re.compile(r"^[ \t]+(?:\d{1,4}[/.-]\d{1,2}\S*[ \t]+)?\d{1,2}:\d{2}\b", re.MULTILINE)
 #: How many lines after a record's name its value may come (a store prints flags between).
 RECORD_REACH = 4
 
@@ -100,9 +107,7 @@ def looked_up_name(command: str) -> str | None:
     if words is None:
         return None  # a pipeline or a script prints what its last part makes of the value
     if words and words[0] in _QUERY_TOOLS:
-        # ``jq -r '.production.desk_model' season.json``: the path the filter reads
-        path = next((w for w in words[1:] if _FILTER_PATH.match(w)), None)
-        return path[1:] if path is not None else None
+        return _filter_path(words[1:])
     verb = ""
     for at, word in enumerate(words):
         if not verb:
@@ -123,6 +128,27 @@ def looked_up_name(command: str) -> str | None:
         if " " in word.strip() or _NAME_SHAPE.match(word):
             return word.strip()
     return None
+
+
+def _filter_path(words: list[str]) -> str | None:
+    """The one path a ``jq``/``yq`` filter reads (``jq -r '.production.desk_model' f.json``:
+    ``production.desk_model``): the filter is the first word that is no option nor an
+    option's argument; ``None`` when it is anything but a path (``.``, a pipe, a function)."""
+    skip = 0
+    for word in words:
+        if skip:
+            skip -= 1
+        elif word in _TWO_ARGUMENTS:
+            skip = 2
+        elif word in ("-f", "--from-file"):
+            return None  # (the filter is in a file)
+        elif not word.startswith("-"):
+            return word[1:] if _FILTER_PATH.match(word) else None
+    return None
+
+
+#: ``jq`` options followed by a name and a value (``--arg v .x``).
+_TWO_ARGUMENTS = frozenset({"--arg", "--argjson", "--slurpfile", "--rawfile"})
 
 
 def rewrite_lookups(text: str, *, command: str | None = None) -> str:
@@ -191,16 +217,32 @@ def _name_history_rows(lines: list[str]) -> None:
         if head is not None:
             end = at + 1
             while end < len(lines) and (row := _HISTORY_ROW.match(lines[end])) is not None:
-                rows.append((end, row.group("value"), row.group("mark") is not None))
+                rest = row.group("rest").rstrip()
+                mark = _CURRENT_MARK.search(rest)
+                value = rest[: mark.start()].rstrip() if mark is not None else rest
+                clock = tuple(int(part) for part in row.group("time").split(":"))
+                rows.append(
+                    (end, value, mark is not None, ((row.group("day") or "").strip(), clock))
+                )
                 end += 1
-        if len(rows) < 2 or head is None:
+        marked = [r for r in rows if r[2]]
+        stamps = [r[3] for r in rows]
+        # (oldest first, or the holding row marked: a newest-first listing without a mark,
+        # or rows out of order, says nothing of which one holds)
+        in_order = stamps == sorted(stamps)
+        if (
+            head is None
+            or len(rows) < 2
+            or len(marked) > 1
+            or (not marked and not in_order)
+            or any(len(r[1]) > MAX_VALUE_CHARS or not r[1] for r in rows)
+        ):
             at += 1
             continue
         # (the row marked as the one that holds goes last, wherever the listing put it)
-        values = [v for _i, v, marked in rows if not marked] + [v for _i, v, m in rows if m]
-        for (i, _value, _marked), value in zip(rows, values, strict=True):
-            if len(value) <= MAX_VALUE_CHARS:
-                lines[i] = f"{head.group('name')}: {value}"
+        values = [r[1] for r in rows if not r[2]] + [r[1] for r in marked]
+        for (i, *_row), value in zip(rows, values, strict=True):
+            lines[i] = f"{head.group('name')}: {value}"
         at = rows[-1][0] + 1
 
 
