@@ -3474,8 +3474,7 @@ def _given_after(
             continue
         # (prose gives the new value as what a source says or as the old one's again: it
         # refers back, *It is Y*, or reports, *the signed form says Y*; two statements of one
-        # frame but a word, *hours start at X* / *hours end at Y*, *p95 at X* / *p99 at Y*,
-        # are two things)
+        # frame but a word, *hours start at X* / *hours end at Y*, are two things)
         if not laid_out and (
             not _GOES_ON.search(said.replace(new, " ")) or _parallel(before, old, said, new)
         ):
@@ -3486,7 +3485,8 @@ def _given_after(
 
 def _parallel(first: str, value: str, second: str, other: str) -> bool:
     """Whether two statements say the same but a word or two, their values aside (*The
-    dashboard shows p95 at X* and *It shows p99 at Y*): two things side by side."""
+    dashboard shows the median at X* and *It shows the worst at Y*): two things side by
+    side."""
     a = re.findall(r"[a-z0-9]+", first.replace(value, " ").lower())
     b = re.findall(r"[a-z0-9]+", second.replace(other, " ").lower())
     shared = sum((Counter(a) & Counter(b)).values())
