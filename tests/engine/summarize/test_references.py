@@ -241,3 +241,19 @@ def test_thousands_grouped_by_apostrophes_are_one_quantity(text: str, value: str
     assert (value, "quantity") in reference_kinds(text)
     # an apostrophe between digits that group no thousands is no quantity's
     assert reference_kinds("He is 5'10 tall, it's 9'9") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("The winch's safe working load comes to 3.09 kN.", "3.09 kN"),
+        ("The stage floor is rated 7.5 kN/m².", "7.5 kN/m²"),
+        ("The boiler runs at 350 kPa.", "350 kPa"),
+        ("Tyres go to 40 psi.", "40 psi"),
+        ("The impact absorbs 12 kJ.", "12 kJ"),
+    ],
+)
+def test_force_pressure_and_energy_are_quantities(text: str, value: str) -> None:
+    assert (value, "quantity") in reference_kinds(text)
+    # a lone capital after a number is no newton (*Step 3 N*)
+    assert reference_kinds("Step 3 N is next") == []

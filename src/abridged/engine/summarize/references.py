@@ -32,6 +32,8 @@ _UNITS = (
     r"CPUs?|GPUs?|workers?|threads?|retries|records?|calls?|steps?|x|"
     # physical units and counts of things (``62.0 °C``, ``366.1 kg``, ``2114 mV``, ``4298 pcs``)
     r"°[CF]|kg|mg|lbs?|oz|[mk]?[VAW]h?|MW|mAh|kWh|Ω|[mck]m|pcs|pieces|units|words|pages|"
+    # force, pressure and energy (``3.09 kN``, ``7.5 kN/m²``, ``350 kPa``, ``40 psi``, ``12 kJ``)
+    r"[kMG]N(?:/m[²2])?|N·?m|[khMG]?Pa|psi|[kMG]J|lux|lm|"
     # levels in decibels (``-20.2 dBFS``, ``3 dBm``) and counts of people (``297 students``)
     r"dB(?:FS|m|A|i)?|students?|participants?|attendees?|people|seats?"
 )
