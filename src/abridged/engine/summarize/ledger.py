@@ -3186,9 +3186,10 @@ def _resolve_rows(
 
     def message_ends() -> None:
         message = this_message[-1][1].message
-        in_code = texts.holds_code(message)
         for value, number in ended_on(
-            this_message, lambda v: is_earlier(v, message), in_code=in_code
+            this_message,
+            lambda v: is_earlier(v, message),
+            in_code=lambda: texts.holds_code(message),
         ):
             replaced([value], number)
         last = this_message[-1][0]
@@ -3346,7 +3347,10 @@ def _paired_forms(values: Iterable[str]) -> set[str]:
 
 
 def ended_on(
-    facts: Sequence[tuple[int, Fact]], earlier: Callable[[str], bool], *, in_code: bool = False
+    facts: Sequence[tuple[int, Fact]],
+    earlier: Callable[[str], bool],
+    *,
+    in_code: Callable[[], bool] = lambda: False,
 ) -> list[tuple[str, int]]:
     """The earlier values one message shows replaced by how it ends, with its last fact's
     number. Of each value form (``_setting_form``): the one earlier value ``X`` the message
@@ -3365,7 +3369,8 @@ def ended_on(
     (*numpy 1.26.4 works with pandas 2.2.1, and pandas 2.2.1 is the newest*: one line; ``auth:
     X`` and ``billing: Y``: two keys); nor one naming code. ``facts`` are the message's facts
     with their numbers; ``earlier`` says whether an earlier message named a value; ``in_code``
-    whether the message holds code (``_given_after``).
+    whether the message holds code (``_given_after``; asked only of two lines of one key, so
+    the message's text is scanned only then).
 
     >>> old = Fact("previous_value: s3://kelp-07", "previous_value", "tool", "decision", 1.0, 1,
     ...            values=("s3://kelp-07",))
@@ -3419,7 +3424,10 @@ def _given_form(value: str) -> str | None:
 
 
 def _given_after(
-    facts: Sequence[tuple[int, Fact]], earlier: Callable[[str], bool], *, in_code: bool = False
+    facts: Sequence[tuple[int, Fact]],
+    earlier: Callable[[str], bool],
+    *,
+    in_code: Callable[[], bool] = lambda: False,
 ) -> list[tuple[str, str]]:
     """The earlier values a message names in statements of their own and then replaces, with
     the value that replaces each: a message that names two values of one form
@@ -3466,7 +3474,7 @@ def _given_after(
         # (two lines of one key, the later one's value is the one that holds)
         # (not in code: two functions may give one name two values)
         laid_out = (
-            not in_code and key is not None and old_key is not None and _same_key(key, old_key)
+            key is not None and old_key is not None and _same_key(key, old_key) and not in_code()
         )
         if not ((prose and old_prose) or laid_out) or _ADDS.search(said) or _BESIDE.search(said):
             continue
